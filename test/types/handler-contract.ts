@@ -1,0 +1,40 @@
+// Type-level test, checked by `npm run typecheck` (tsc): each `@ts-expect-error` below
+// fails the build if the line after it stops being a compile error, i.e. if the handler
+// types stop enforcing the contract.
+import type { Handler } from '../../src/contract/handler.js';
+
+const pet = { id: 1, name: 'Rex', categoryId: 2, status: 'available' as const };
+const error = { code: 'not_found', message: 'Pet 1 does not exist', status: 404 };
+
+// The well-typed answers compile.
+export const found: Handler<'getPet'> = async () => ({ status: 200, body: pet });
+export const missing: Handler<'getPet'> = async () => ({ status: 404, body: error });
+export const created: Handler<'createPet'> = async () => ({ status: 201, body: pet, headers: { Location: '/v1/pets/1' } });
+export const listed: Handler<'listPets'> = async ({ query }) => ({ status: 200, body: query.status ? [pet] : [] });
+
+// A Pet without `id` is not a getPet answer.
+// @ts-expect-error Property 'id' is missing
+export const noId: Handler<'getPet'> = async () => ({ status: 200, body: { name: 'Rex', categoryId: 2 } });
+
+// 418 is not a status that getPet declares.
+// @ts-expect-error Type '418' is not assignable
+export const teapot: Handler<'getPet'> = async () => ({ status: 418, body: error });
+
+// A 404 must carry the Error body, not a Pet.
+// @ts-expect-error Property 'code' is missing
+export const wrongBody: Handler<'getPet'> = async () => ({ status: 404, body: pet });
+
+// createPet's 201 must set the Location header the contract declares.
+// @ts-expect-error Property 'headers' is missing
+export const noLocation: Handler<'createPet'> = async () => ({ status: 201, body: pet });
+
+// A status outside the enumeration does not fit PetStatus.
+// @ts-expect-error Type '"lost"' is not assignable
+export const badStatus: Handler<'getPet'> = async () => ({ status: 200, body: { ...pet, status: 'lost' } });
+
+// The handler reads only the inputs the operation declares.
+export const wrongParam: Handler<'getPet'> = async ({ params }) => {
+  // @ts-expect-error Property 'id' does not exist (the path parameter is petId)
+  const id: number = params.id;
+  return { status: 200, body: { ...pet, id } };
+};
