@@ -291,9 +291,9 @@ export interface components {
          */
         Sunset: string;
         /**
-         * @description The replacement (`rel="successor-version"`) and the deprecation notice
-         *     (`rel="deprecation"`), as RFC 8288 links.
-         * @example </v1/pets>; rel="successor-version", </docs>; rel="deprecation"; type="text/html"
+         * @description The replacement (`rel="successor-version"`), as an RFC 8288 link; further links
+         *     (for example `rel="deprecation"` to a notice) may be added.
+         * @example </v1/pets>; rel="successor-version"
          */
         Link: string;
     };

@@ -1,0 +1,80 @@
+// The application as a plain Fastify plugin, built from injected dependencies (the pool,
+// the configuration) so that tests build exactly what production runs.
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import fp from 'fastify-plugin';
+import type pg from 'pg';
+import './types.js';
+import { createApiKeyVerifier } from './auth/apiKeys.js';
+import type { Config } from './config.js';
+import { validatorCompiler } from './contract/validation.js';
+import { createStore } from './db/store.js';
+import { serviceHandlers } from './handlers/index.js';
+import contract from './plugins/openapi-glue.js';
+import errors from './plugins/errors.js';
+import health from './plugins/health.js';
+
+/** Requests bodies above this are refused with 413 (documented in the contract). */
+export const BODY_LIMIT = 64 * 1024;
+
+export type AppConfig = Pick<Config, 'DATABASE_URL' | 'LOG_LEVEL' | 'REQUEST_TIMEOUT_MS' | 'KEEP_ALIVE_TIMEOUT_MS'>;
+
+export interface AppDeps {
+  config: AppConfig;
+  pool: pg.Pool;
+  /** A logger to use instead of one built from LOG_LEVEL (tests capture logs this way). */
+  logger?: FastifyBaseLogger;
+}
+
+// A client-supplied X-Request-Id is kept only if it is short and plain, so it cannot
+// forge log lines or grow without bound.
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export function serverOptions(deps: AppDeps): FastifyServerOptions {
+  const redact = ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization'];
+  return {
+    ...(deps.logger ? { loggerInstance: deps.logger } : { logger: { level: deps.config.LOG_LEVEL, redact } }),
+    bodyLimit: BODY_LIMIT,
+    requestTimeout: deps.config.REQUEST_TIMEOUT_MS,
+    keepAliveTimeout: deps.config.KEEP_ALIVE_TIMEOUT_MS,
+    // HEAD is not in the contract: an undeclared method is a 404 like any other.
+    exposeHeadRoutes: false,
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    // Deep or huge JSON is refused by the body limit; prototype pollution attempts are a 400.
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+  };
+}
+
+export const app = fp(
+  async function animalStore(fastify: FastifyInstance, deps: AppDeps) {
+    fastify.setValidatorCompiler(validatorCompiler);
+    // Only JSON bodies are accepted; anything else is 415, not a string to validate.
+    fastify.removeContentTypeParser(['text/plain']);
+
+    fastify.addHook('onRequest', async (request, reply) => {
+      reply.header('x-request-id', request.id);
+    });
+
+    const store = createStore(deps.pool);
+    const apiKeys = await createApiKeyVerifier({ store, databaseUrl: deps.config.DATABASE_URL, log: fastify.log });
+    fastify.addHook('onClose', async () => apiKeys.close());
+
+    await fastify.register(errors);
+    await fastify.register(health, { pool: deps.pool });
+    await fastify.register(contract, { serviceHandlers: serviceHandlers({ store }), apiKeys });
+  },
+  { name: 'animal-store' },
+);
+
+/** A ready-to-listen (or inject) instance. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const fastify = Fastify(serverOptions(deps));
+  await fastify.register(app, deps);
+  await fastify.ready();
+  return fastify;
+}

@@ -1,0 +1,145 @@
+// API keys: generated here, stored as SHA-256 hashes, checked against an in-process cache
+// so the hot path costs no database round trip. The cache follows the table through
+// LISTEN/NOTIFY (a trigger notifies on any change), so a revoked key stops working on
+// every instance within milliseconds. While the listener is down the cache cannot be
+// trusted, and each check asks the database instead.
+import { createHash, randomBytes } from 'node:crypto';
+import pg from 'pg';
+import type { Store } from '../db/store.js';
+
+const KEY_PREFIX = 'ask_';
+const CHANNEL = 'api_keys_changed';
+
+export interface ApiKeyIdentity {
+  id: number;
+  name: string;
+}
+
+export function generateApiKey(): string {
+  return KEY_PREFIX + randomBytes(32).toString('base64url');
+}
+
+export function hashApiKey(key: string): Buffer {
+  return createHash('sha256').update(key).digest();
+}
+
+interface Logger {
+  warn: (obj: object, msg: string) => void;
+  info: (msg: string) => void;
+}
+
+export interface ApiKeyVerifier {
+  /** The key's identity, or undefined when it is unknown or revoked. */
+  verify(key: string): Promise<ApiKeyIdentity | undefined>;
+  /** True while the cache is known to be current. */
+  readonly live: boolean;
+  close(): Promise<void>;
+}
+
+export async function createApiKeyVerifier(options: {
+  store: Store;
+  databaseUrl: string;
+  log: Logger;
+  /** Pause before reconnecting the listener after it drops. */
+  reconnectDelayMs?: number;
+}): Promise<ApiKeyVerifier> {
+  const { store, databaseUrl, log } = options;
+  const reconnectDelayMs = options.reconnectDelayMs ?? 500;
+  let cache = new Map<string, ApiKeyIdentity>();
+  let listener: pg.Client | undefined;
+  let live = false;
+  let closed = false;
+  let reloading: Promise<void> | undefined;
+  let reloadAgain = false;
+
+  async function reload(): Promise<void> {
+    // Coalesce bursts of notifications into at most one reload in flight plus one queued.
+    if (reloading) {
+      reloadAgain = true;
+      return reloading;
+    }
+    reloading = (async () => {
+      do {
+        reloadAgain = false;
+        const rows = await store.activeApiKeys();
+        cache = new Map(rows.map((r) => [r.hash.toString('hex'), { id: r.id, name: r.name }]));
+      } while (reloadAgain);
+    })().finally(() => {
+      reloading = undefined;
+    });
+    return reloading;
+  }
+
+  function scheduleReconnect(): void {
+    live = false;
+    if (closed) return;
+    setTimeout(() => {
+      connect().catch((error: unknown) => {
+        log.warn({ err: error }, 'api key listener: reconnect failed');
+        scheduleReconnect();
+      });
+    }, reconnectDelayMs).unref();
+  }
+
+  async function connect(): Promise<void> {
+    const client = new pg.Client({ connectionString: databaseUrl, application_name: 'animal-store-api:api-keys', connectionTimeoutMillis: 2000 });
+    let dropped = false;
+    const onDrop = (): void => {
+      if (dropped) return;
+      dropped = true;
+      listener = undefined;
+      client.end().catch(() => {});
+      scheduleReconnect();
+    };
+    client.on('error', onDrop);
+    client.on('end', onDrop);
+    client.on('notification', () => {
+      reload().catch((error: unknown) => {
+        // Without a fresh copy the cache cannot be trusted: fall back to the database.
+        log.warn({ err: error }, 'api key cache: reload failed');
+        live = false;
+        client.end().catch(() => {});
+      });
+    });
+    await client.connect();
+    if (closed) {
+      await client.end();
+      return;
+    }
+    // LISTEN before loading, so no change can fall between the load and the subscription.
+    await client.query(`LISTEN ${CHANNEL}`);
+    listener = client;
+    await reload();
+    live = true;
+  }
+
+  try {
+    await connect();
+  } catch (error) {
+    log.warn({ err: error }, 'api key listener: not connected, checking keys against the database until it is');
+    scheduleReconnect();
+  }
+
+  return {
+    get live() {
+      return live;
+    },
+    async verify(key: string) {
+      const hash = hashApiKey(key);
+      if (live) return cache.get(hash.toString('hex'));
+      return store.findActiveApiKey(hash);
+    },
+    async close() {
+      closed = true;
+      live = false;
+      const client = listener;
+      listener = undefined;
+      if (client) {
+        client.removeAllListeners('end');
+        client.removeAllListeners('error');
+        client.on('error', () => {});
+        await client.end().catch(() => {});
+      }
+    },
+  };
+}

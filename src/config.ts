@@ -1,0 +1,57 @@
+// Configuration comes only from the environment and is validated once, at start-up:
+// a wrong value stops the process with one line that names the variable.
+import envSchema from 'env-schema';
+
+export interface Config {
+  DATABASE_URL: string;
+  HOST: string;
+  PORT: number;
+  LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Connections in this instance's pool. */
+  DB_POOL_MAX: number;
+  /** How long a request waits for a connection before answering 503. */
+  DB_CONNECT_TIMEOUT_MS: number;
+  /** Server-side limit on any one statement. */
+  DB_STATEMENT_TIMEOUT_MS: number;
+  /** On SIGTERM/SIGINT, how long in-flight requests may take before the process exits anyway. */
+  SHUTDOWN_TIMEOUT_MS: number;
+  /** Whole-request limit (node's server.requestTimeout). */
+  REQUEST_TIMEOUT_MS: number;
+  /** Idle keep-alive connections are closed after this. */
+  KEEP_ALIVE_TIMEOUT_MS: number;
+  /** Apply migrations at start-up (under node-pg-migrate's advisory lock). */
+  MIGRATE_ON_START: boolean;
+}
+
+const integer = (def: number, minimum: number, maximum: number) => ({ type: 'integer', default: def, minimum, maximum });
+
+export const configSchema = {
+  type: 'object',
+  required: ['DATABASE_URL'],
+  properties: {
+    DATABASE_URL: { type: 'string', pattern: '^postgres(ql)?://' },
+    HOST: { type: 'string', default: '127.0.0.1', minLength: 1 },
+    PORT: integer(3000, 0, 65535),
+    LOG_LEVEL: { type: 'string', default: 'info', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
+    DB_POOL_MAX: integer(10, 1, 1000),
+    DB_CONNECT_TIMEOUT_MS: integer(1000, 100, 60_000),
+    DB_STATEMENT_TIMEOUT_MS: integer(5000, 100, 600_000),
+    SHUTDOWN_TIMEOUT_MS: integer(10_000, 100, 600_000),
+    REQUEST_TIMEOUT_MS: integer(30_000, 1000, 600_000),
+    KEEP_ALIVE_TIMEOUT_MS: integer(72_000, 1000, 600_000),
+    MIGRATE_ON_START: { type: 'boolean', default: true },
+  },
+} as const;
+
+export class ConfigError extends Error {}
+
+/** Reads and validates the configuration; throws ConfigError with a one-line message. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  try {
+    return envSchema<Config>({ schema: configSchema, data: env, dotenv: false });
+  } catch (error) {
+    // env-schema says e.g. "env/PORT must be <= 65535": keep it, minus the prefix.
+    const message = error instanceof Error ? error.message.replace(/env\//g, '') : String(error);
+    throw new ConfigError(`Invalid configuration: ${message}`);
+  }
+}

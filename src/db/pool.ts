@@ -1,0 +1,21 @@
+import pg from 'pg';
+import type { Config } from '../config.js';
+
+export type DbSettings = Pick<Config, 'DATABASE_URL' | 'DB_POOL_MAX' | 'DB_CONNECT_TIMEOUT_MS' | 'DB_STATEMENT_TIMEOUT_MS'>;
+
+/** The one pool of the process. Connection waits and statements are both bounded. */
+export function createPool(settings: DbSettings): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: settings.DATABASE_URL,
+    max: settings.DB_POOL_MAX,
+    // A request never waits longer than this for a connection: it gets 503 instead.
+    connectionTimeoutMillis: settings.DB_CONNECT_TIMEOUT_MS,
+    idleTimeoutMillis: 30_000,
+    statement_timeout: settings.DB_STATEMENT_TIMEOUT_MS,
+    application_name: 'animal-store-api',
+  });
+  // An idle client losing its connection (database restart) must not crash the process;
+  // the pool drops it and the next checkout opens a new one.
+  pool.on('error', () => {});
+  return pool;
+}

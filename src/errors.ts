@@ -1,0 +1,40 @@
+// The catalogue of errors this service answers with. Every error response carries the
+// contract's Error body {code, message, status}; the codes are listed on the Error schema
+// in openapi/v1.yaml, and clients must tolerate new ones.
+import createError from '@fastify/error';
+
+export type ErrorCode =
+  | 'bad_request'
+  | 'unauthorized'
+  | 'not_found'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'rate_limited'
+  | 'internal'
+  | 'not_implemented'
+  | 'unavailable';
+
+export interface ErrorDetail {
+  location: string;
+  field: string;
+  rule: string;
+  message: string;
+}
+
+export interface ErrorBody {
+  code: ErrorCode;
+  message: string;
+  status: number;
+  details?: ErrorDetail[];
+}
+
+export const errors = {
+  notFound: createError<[string]>('not_found', '%s', 404),
+  notImplemented: createError<[string]>('not_implemented', '%s', 501),
+  unavailable: createError('unavailable', 'Service temporarily unavailable, retry later', 503),
+  unauthorized: createError('unauthorized', 'Missing or invalid API key', 401),
+};
+
+export function errorBody(code: ErrorCode, status: number, message: string, details?: ErrorDetail[]): ErrorBody {
+  return details && details.length > 0 ? { code, message, status, details } : { code, message, status };
+}

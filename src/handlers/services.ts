@@ -1,0 +1,6 @@
+import type { Store } from '../db/store.js';
+
+/** What handlers may use. Built once by the app and passed to every handler. */
+export interface Services {
+  store: Store;
+}
