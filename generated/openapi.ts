@@ -567,7 +567,8 @@ const openapi = {
             "type": "string",
             "minLength": 1,
             "maxLength": 100,
-            "description": "The animal's name, 1 to 100 characters.",
+            "pattern": "^[^\\u0000-\\u001F\\u007F]*$",
+            "description": "The animal's name, 1 to 100 characters, without control characters.",
             "examples": [
               "Rex"
             ]

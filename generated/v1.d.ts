@@ -101,7 +101,7 @@ export interface components {
          */
         NewPet: {
             /**
-             * @description The animal's name, 1 to 100 characters.
+             * @description The animal's name, 1 to 100 characters, without control characters.
              * @example Rex
              */
             name: string;

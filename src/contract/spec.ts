@@ -7,6 +7,7 @@ export const spec = openapi;
 
 type Operation = {
   operationId?: string;
+  requestBody?: { required?: boolean };
   deprecated?: boolean;
   'x-sunset'?: string;
   'x-deprecated-since'?: string;
@@ -68,4 +69,9 @@ export const deprecationHeaders: ReadonlyMap<string, Readonly<Record<string, str
       if (operation['x-successor']) headers.link = `<${operationPath(operation['x-successor'])}>; rel="successor-version"`;
       return [operationId, headers] as const;
     }),
+);
+
+/** Operations whose request body the contract marks required. */
+export const bodyRequired: ReadonlySet<string> = new Set(
+  operations.filter((o) => o.operation.requestBody?.required === true).map((o) => o.operationId),
 );

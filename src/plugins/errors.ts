@@ -23,7 +23,7 @@ function validationBody(error: FastifyError): ErrorBody {
   const location = locations[error.validationContext ?? 'body'] ?? 'body';
   const details: ErrorDetail[] = (error.validation as AjvError[]).map((v) => {
     let pointer = v.instancePath;
-    if (v.keyword === 'required') pointer += `/${String(v.params.missingProperty)}`;
+    if (v.keyword === 'required' && v.params.missingProperty !== undefined) pointer += `/${String(v.params.missingProperty)}`;
     if (v.keyword === 'additionalProperties') pointer += `/${String(v.params.additionalProperty)}`;
     const field = location === 'body' ? pointer : pointer.replace(/^\//, '');
     let message = v.message ?? 'is invalid';

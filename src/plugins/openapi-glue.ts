@@ -1,18 +1,30 @@
 // Serves the contract: fastify-openapi-glue turns every operation of openapi/v1.yaml into
 // a route under the contract's base path, with request validation and response
 // serialization from the spec's schemas.
-import type { FastifyInstance, onRequestHookHandler } from 'fastify';
+import type { FastifyInstance, onRequestHookHandler, preValidationHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import openapiGlue from 'fastify-openapi-glue';
 import { bearerAuth } from '../auth/bearer.js';
 import type { ApiKeyVerifier } from '../auth/apiKeys.js';
-import { basePath, deprecationHeaders, spec } from '../contract/spec.js';
+import { basePath, bodyRequired, deprecationHeaders, spec } from '../contract/spec.js';
 import type { ServiceHandlers } from '../handlers/index.js';
 
 export interface ContractOptions {
   serviceHandlers: ServiceHandlers;
   apiKeys: ApiKeyVerifier;
 }
+
+// Fastify validates a body against the schema of its media type; a request with no body
+// and no Content-Type has none, so the validator never runs. A required body is checked
+// here instead, with the same 400 a validation failure gets.
+const requireBody: preValidationHookHandler = async (request) => {
+  if (request.body !== undefined) return;
+  throw Object.assign(new Error('body is required'), {
+    statusCode: 400,
+    validationContext: 'body',
+    validation: [{ keyword: 'required', instancePath: '', params: {}, message: 'a JSON body is required' }],
+  });
+};
 
 function asArray<T>(value: T | T[] | undefined): T[] {
   if (value === undefined) return [];
@@ -46,6 +58,10 @@ export default fp(
         route.preHandler = undefined;
       }
       route.onRequest = onRequest;
+
+      if (bodyRequired.has(operationId)) {
+        route.preValidation = [requireBody, ...asArray(route.preValidation as preValidationHookHandler | preValidationHookHandler[] | undefined)];
+      }
     });
 
     await fastify.register(openapiGlue, {

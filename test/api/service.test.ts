@@ -1,0 +1,82 @@
+// Behaviour outside the operations: unknown routes, request ids, health probes, and a
+// database that cannot be reached.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { createPool } from '../../src/db/pool.js';
+import { contractViolations } from '../contract.js';
+import { buildTestApp, testConfig, type TestApp } from '../helper.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await buildTestApp();
+});
+afterAll(async () => t.close());
+
+describe('routes the contract does not have', () => {
+  it.each([
+    ['an unknown path', { method: 'GET', url: '/v1/animals' }],
+    ['a path outside /v1', { method: 'GET', url: '/pets' }],
+    ['an undeclared method', { method: 'DELETE', url: '/v1/pets/1' }],
+    ['PUT on the collection', { method: 'PUT', url: '/v1/pets' }],
+    ['HEAD (not in the contract)', { method: 'HEAD', url: '/v1/pets' }],
+    ['a trailing slash on the collection', { method: 'POST', url: '/v1/pets/' }],
+  ])('%s is 404 with the Error body', async (_title, request) => {
+    const response = await t.api({ ...request, headers: t.auth });
+    expect(response.statusCode).toBe(404);
+    if (request.method !== 'HEAD') expect(response.json()).toMatchObject({ code: 'not_found', status: 404 });
+  });
+});
+
+describe('request ids', () => {
+  it('generates one and echoes it', async () => {
+    const response = await t.api({ method: 'GET', url: '/v1/pets', headers: t.auth });
+    expect(response.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+  it('keeps a well-formed one from the client, on errors too', async () => {
+    const response = await t.api({ method: 'GET', url: '/v1/pets?limit=0', headers: { ...t.auth, 'x-request-id': 'client-123.abc' } });
+    expect(response.statusCode).toBe(400);
+    expect(response.headers['x-request-id']).toBe('client-123.abc');
+  });
+  it('replaces one that could forge log lines', async () => {
+    const response = await t.api({ method: 'GET', url: '/v1/pets', headers: { ...t.auth, 'x-request-id': 'x'.repeat(200) } });
+    expect(response.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('health probes', () => {
+  it('/healthz and /readyz answer without a key', async () => {
+    expect((await t.app.inject({ method: 'GET', url: '/healthz' })).json()).toEqual({ status: 'ok' });
+    expect((await t.app.inject({ method: 'GET', url: '/readyz' })).json()).toEqual({ status: 'ready' });
+  });
+});
+
+describe('with the database unreachable', () => {
+  it('answers 503 with Retry-After within about a second, and /readyz is not ready', async () => {
+    // Port 1 on loopback: connections are refused at once, like a stopped server.
+    const url = 'postgres://postgres@127.0.0.1:1/none';
+    const pool = createPool({ DATABASE_URL: url, DB_POOL_MAX: 2, DB_CONNECT_TIMEOUT_MS: 1000, DB_STATEMENT_TIMEOUT_MS: 1000 });
+    const app = await buildApp({ config: testConfig(url), pool });
+    try {
+      for (const request of [
+        { method: 'GET', url: '/v1/pets' },
+        { method: 'POST', url: '/v1/pets', payload: { name: 'Rex', categoryId: 1 } },
+        { method: 'GET', url: '/v1/pets/1' },
+      ] as const) {
+        const started = performance.now();
+        const response = await app.inject({ ...request, headers: { authorization: 'Bearer ask_any' } });
+        expect(performance.now() - started).toBeLessThan(3000);
+        expect(contractViolations(request.method, request.url, response)).toEqual([]);
+        expect(response.statusCode).toBe(503);
+        expect(response.headers['retry-after']).toBe('1');
+        expect(response.json()).toEqual({ code: 'unavailable', message: 'Service temporarily unavailable, retry later', status: 503 });
+      }
+      const ready = await app.inject({ method: 'GET', url: '/readyz' });
+      expect(ready.statusCode).toBe(503);
+      expect(ready.json()).toMatchObject({ code: 'unavailable', status: 503 });
+      expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+    } finally {
+      await app.close();
+      await pool.end();
+    }
+  });
+});

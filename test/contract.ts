@@ -1,0 +1,117 @@
+// Checks any response against openapi/v1.yaml: the status must be one the operation
+// declares, the body must match the schema declared for it, and the declared required
+// headers must be present and valid. The schemas come from the spec file, never from
+// shapes written in tests, so the whole suite doubles as a conformance check.
+import { readFileSync } from 'node:fs';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { parse } from 'yaml';
+
+type Json = Record<string, any>;
+export const specDocument: Json = parse(readFileSync(new URL('../openapi/v1.yaml', import.meta.url), 'utf8'));
+
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+addFormats.default(ajv);
+ajv.addSchema({ $id: 'spec', components: specDocument.components });
+const compiled = new Map<string, ValidateFunction>();
+
+function validator(pointer: string, schema: Json): ValidateFunction {
+  let fn = compiled.get(pointer);
+  if (!fn) {
+    fn = ajv.compile(rebase(schema));
+    compiled.set(pointer, fn);
+  }
+  return fn;
+}
+
+/** Inline schemas refer to `#/components/...`; point them at the registered spec. */
+function rebase(schema: Json): Json {
+  return JSON.parse(JSON.stringify(schema).replace(/"\$ref":"#\//g, '"$ref":"spec#/'));
+}
+
+function deref(node: Json): Json {
+  let current = node;
+  while (current && typeof current.$ref === 'string') {
+    current = current.$ref.slice(2).split('/').reduce((at: Json, key: string) => at[key.replace(/~1/g, '/')], specDocument);
+  }
+  return current;
+}
+
+const basePath = new URL(specDocument.servers[0].url.replace('{host}', 'h')).pathname;
+
+export interface MatchedOperation {
+  operationId: string;
+  operation: Json;
+}
+
+/** The operation of the contract that a method and URL address, if any. */
+export function findOperation(method: string, url: string): MatchedOperation | undefined {
+  const path = url.split('?')[0] ?? '';
+  if (!path.startsWith(`${basePath}/`)) return undefined;
+  const rest = path.slice(basePath.length);
+  for (const [template, item] of Object.entries(specDocument.paths as Json)) {
+    const pattern = new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]*')}$`);
+    const operation = item[method.toLowerCase()];
+    if (pattern.test(rest) && operation) return { operationId: operation.operationId, operation };
+  }
+  return undefined;
+}
+
+export interface ResponseLike {
+  statusCode: number;
+  headers: Record<string, string | string[] | number | undefined>;
+  body: string;
+}
+
+/** Problems with a response, empty when it conforms. */
+export function contractViolations(method: string, url: string, response: ResponseLike): string[] {
+  const problems: string[] = [];
+  const matched = findOperation(method, url);
+  const status = String(response.statusCode);
+  let declared: Json | undefined;
+  let where: string;
+  if (matched) {
+    where = `${matched.operationId} ${status}`;
+    const responses = matched.operation.responses as Json;
+    declared = responses[status] ? deref(responses[status]) : undefined;
+    if (!declared) return [`${matched.operationId} does not declare status ${status}`];
+  } else {
+    // Outside the contract's operations the only answer is 404 with the Error body.
+    where = `${method} ${url} ${status}`;
+    if (response.statusCode !== 404) return [`${method} ${url} is not in the contract but answered ${status}`];
+    declared = { content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+  }
+
+  for (const [name, header] of Object.entries((declared.headers ?? {}) as Json)) {
+    const spec = deref(header);
+    const value = response.headers[name.toLowerCase()];
+    if (value === undefined) {
+      if (spec.required) problems.push(`${where}: missing header ${name}`);
+      continue;
+    }
+    const schema = spec.schema ? deref(spec.schema) : {};
+    const typed = schema.type === 'integer' ? Number(value) : value;
+    const check = validator(`header:${matched?.operationId}:${status}:${name}`, schema);
+    if (!check(typed)) problems.push(`${where}: header ${name}=${String(value)} ${ajv.errorsText(check.errors)}`);
+  }
+
+  const media = declared.content?.['application/json'];
+  if (media) {
+    const type = String(response.headers['content-type'] ?? '');
+    if (!type.startsWith('application/json')) problems.push(`${where}: content-type ${type}, not application/json`);
+    let body: unknown;
+    try {
+      body = JSON.parse(response.body);
+    } catch {
+      return [...problems, `${where}: body is not JSON: ${response.body.slice(0, 100)}`];
+    }
+    const check = validator(`body:${matched?.operationId}:${status}`, media.schema);
+    if (!check(body)) problems.push(`${where}: body ${ajv.errorsText(check.errors)}: ${response.body.slice(0, 200)}`);
+    if (response.statusCode >= 400 && (body as Json).status !== response.statusCode) {
+      problems.push(`${where}: Error.status ${(body as Json).status} differs from the HTTP status`);
+    }
+  } else if (response.body !== '') {
+    problems.push(`${where}: declares no body but got ${response.body.slice(0, 100)}`);
+  }
+  return problems;
+}

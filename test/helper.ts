@@ -1,0 +1,115 @@
+// Builds the app for tests, the way src/server.ts builds it, on a database of the test
+// file's own (a copy of the migrated template). Every response that goes through `api`
+// is checked against the contract.
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import type { FastifyInstance, InjectOptions } from 'fastify';
+import pg from 'pg';
+import { pino } from 'pino';
+import { expect, inject } from 'vitest';
+import { buildApp, type AppConfig } from '../src/app.js';
+import { generateApiKey, hashApiKey } from '../src/auth/apiKeys.js';
+import { createPool } from '../src/db/pool.js';
+import { createStore } from '../src/db/store.js';
+import { contractViolations } from './contract.js';
+import { databaseUrl } from './setup/database.js';
+
+export { databaseUrl };
+
+/** A fresh database copied from the migrated template. */
+export async function createTestDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const adminUrl = inject('adminUrl');
+  const name = `animal_store_t${process.pid}_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name} TEMPLATE ${inject('templateDatabase')}`);
+  await admin.end();
+  return {
+    url: databaseUrl(adminUrl, name),
+    drop: async () => {
+      const client = new pg.Client({ connectionString: adminUrl });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await client.end();
+    },
+  };
+}
+
+/** An empty database (no migrations), for tests of migrating itself. */
+export async function createEmptyDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const adminUrl = inject('adminUrl');
+  const name = `animal_store_t${process.pid}_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  return {
+    url: databaseUrl(adminUrl, name),
+    drop: async () => {
+      const client = new pg.Client({ connectionString: adminUrl });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await client.end();
+    },
+  };
+}
+
+export function testConfig(url: string): AppConfig {
+  return { DATABASE_URL: url, LOG_LEVEL: 'silent', REQUEST_TIMEOUT_MS: 30_000, KEEP_ALIVE_TIMEOUT_MS: 5000 };
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  pool: pg.Pool;
+  url: string;
+  /** Every log line the app wrote, as text. */
+  logs: string[];
+  /** A valid API key. */
+  key: string;
+  /** Sends a request through inject and checks the answer against the contract. */
+  api: (options: InjectOptions & { method: string; url: string }) => Promise<Awaited<ReturnType<FastifyInstance['inject']>> & { json: () => any }>;
+  auth: Record<string, string>;
+  close: () => Promise<void>;
+}
+
+export async function createApiKey(pool: pg.Pool, name = 'test'): Promise<{ key: string; id: number }> {
+  const key = generateApiKey();
+  const record = await createStore(pool).insertApiKey(name, hashApiKey(key));
+  return { key, id: record.id };
+}
+
+/** The app on a database of its own (or on `url`), with one API key. */
+export async function buildTestApp(options: { url?: string; pool?: pg.Pool } = {}): Promise<TestApp> {
+  const database = options.url ? undefined : await createTestDatabase();
+  const url = options.url ?? (database as { url: string }).url;
+  const pool = options.pool ?? createPool({ DATABASE_URL: url, DB_POOL_MAX: 5, DB_CONNECT_TIMEOUT_MS: 1000, DB_STATEMENT_TIMEOUT_MS: 5000 });
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      logs.push(String(chunk));
+      done();
+    },
+  });
+  const logger = pino({ level: 'info', redact: ['req.headers.authorization'] }, sink);
+  const { key } = options.pool ? { key: '' } : await createApiKey(pool);
+  const app = await buildApp({ config: testConfig(url), pool, logger });
+  const auth = { authorization: `Bearer ${key}` };
+  return {
+    app,
+    pool,
+    url,
+    logs,
+    key,
+    auth,
+    api: async (request) => {
+      const response = await app.inject(request);
+      expect(contractViolations(request.method, request.url, response), `${request.method} ${request.url}`).toEqual([]);
+      return response;
+    },
+    close: async () => {
+      await app.close();
+      if (!options.pool) await pool.end();
+      await database?.drop();
+    },
+  };
+}
