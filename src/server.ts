@@ -6,11 +6,11 @@ import { migrate } from './db/migrate.js';
 import { createPool } from './db/pool.js';
 
 async function main(config: Config): Promise<void> {
+  // Migrate before building the app: the app reads the api_keys table as it starts.
+  if (config.MIGRATE_ON_START) await migrate(config.DATABASE_URL, { info: (m) => console.error(m) });
   const pool = createPool(config);
   const app = await buildApp({ config, pool });
   app.server.headersTimeout = Math.min(config.REQUEST_TIMEOUT_MS, 20_000);
-
-  if (config.MIGRATE_ON_START) await migrate(config.DATABASE_URL, { info: (m) => app.log.info(m) });
 
   // Drain HTTP first (stop accepting, finish in-flight requests), then release the pool.
   closeWithGrace({ delay: config.SHUTDOWN_TIMEOUT_MS }, async ({ signal, err }) => {

@@ -58,6 +58,13 @@ export function testConfig(url: string): AppConfig {
   return { DATABASE_URL: url, LOG_LEVEL: 'silent', REQUEST_TIMEOUT_MS: 30_000, KEEP_ALIVE_TIMEOUT_MS: 5000 };
 }
 
+export interface ApiRequest {
+  method: string;
+  url: string;
+  headers?: Record<string, string>;
+  payload?: InjectOptions['payload'];
+}
+
 export interface TestApp {
   app: FastifyInstance;
   pool: pg.Pool;
@@ -67,7 +74,7 @@ export interface TestApp {
   /** A valid API key. */
   key: string;
   /** Sends a request through inject and checks the answer against the contract. */
-  api: (options: InjectOptions & { method: string; url: string }) => Promise<Awaited<ReturnType<FastifyInstance['inject']>> & { json: () => any }>;
+  api: (request: ApiRequest) => Promise<Awaited<ReturnType<FastifyInstance['inject']>>>;
   auth: Record<string, string>;
   close: () => Promise<void>;
 }
@@ -102,7 +109,7 @@ export async function buildTestApp(options: { url?: string; pool?: pg.Pool } = {
     key,
     auth,
     api: async (request) => {
-      const response = await app.inject(request);
+      const response = await app.inject({ ...request, method: request.method as InjectOptions['method'] });
       expect(contractViolations(request.method, request.url, response), `${request.method} ${request.url}`).toEqual([]);
       return response;
     },

@@ -1,0 +1,23 @@
+// A wrong setting stops start-up with one line that names the variable.
+import { describe, expect, it } from 'vitest';
+import { runTs } from './process.js';
+
+const database = 'postgres://postgres@127.0.0.1:1/unused';
+
+describe('configuration', () => {
+  it.each([
+    ['PORT not a number', { given: { DATABASE_URL: database, PORT: 'abc' }, want: 'PORT' }],
+    ['PORT out of range', { given: { DATABASE_URL: database, PORT: '70000' }, want: 'PORT' }],
+    ['LOG_LEVEL unknown', { given: { DATABASE_URL: database, LOG_LEVEL: 'loud' }, want: 'LOG_LEVEL' }],
+    ['DATABASE_URL not PostgreSQL', { given: { DATABASE_URL: 'mysql://localhost/db' }, want: 'DATABASE_URL' }],
+    ['DB_POOL_MAX zero', { given: { DATABASE_URL: database, DB_POOL_MAX: '0' }, want: 'DB_POOL_MAX' }],
+  ])('%s: exit 1, one line naming the variable', async (_title, { given, want }) => {
+    const result = await runTs('src/server.ts', [], given);
+    expect(result.code).toBe(1);
+    const lines = result.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^Invalid configuration: /);
+    expect(lines[0]).toContain(want);
+    expect(result.stdout).toBe('');
+  });
+});
