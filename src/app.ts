@@ -17,7 +17,8 @@ import health from './plugins/health.js';
 /** Requests bodies above this are refused with 413 (documented in the contract). */
 export const BODY_LIMIT = 64 * 1024;
 
-export type AppConfig = Pick<Config, 'DATABASE_URL' | 'LOG_LEVEL' | 'REQUEST_TIMEOUT_MS' | 'KEEP_ALIVE_TIMEOUT_MS'>;
+/** What the app reads; DATABASE_URL is the resolved one (the embedded server's, if any). */
+export type AppConfig = Pick<Config, 'LOG_LEVEL' | 'REQUEST_TIMEOUT_MS' | 'KEEP_ALIVE_TIMEOUT_MS'> & { DATABASE_URL: string };
 
 export interface AppDeps {
   config: AppConfig;

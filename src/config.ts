@@ -1,9 +1,16 @@
 // Configuration comes only from the environment and is validated once, at start-up:
 // a wrong value stops the process with one line that names the variable.
+import path from 'node:path';
 import envSchema from 'env-schema';
+import { projectRoot } from './paths.js';
 
 export interface Config {
-  DATABASE_URL: string;
+  /** Unset: an embedded PostgreSQL in DATA_DIR (development only). */
+  DATABASE_URL?: string;
+  /** Where the embedded PostgreSQL keeps its data. */
+  DATA_DIR: string;
+  /** Port of the embedded PostgreSQL; 0 picks a free one. */
+  EMBEDDED_PG_PORT: number;
   HOST: string;
   PORT: number;
   LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -27,9 +34,10 @@ const integer = (def: number, minimum: number, maximum: number) => ({ type: 'int
 
 export const configSchema = {
   type: 'object',
-  required: ['DATABASE_URL'],
   properties: {
     DATABASE_URL: { type: 'string', pattern: '^postgres(ql)?://' },
+    DATA_DIR: { type: 'string', minLength: 1, default: path.join(projectRoot, '.data') },
+    EMBEDDED_PG_PORT: integer(0, 0, 65535),
     HOST: { type: 'string', default: '127.0.0.1', minLength: 1 },
     PORT: integer(3000, 0, 65535),
     LOG_LEVEL: { type: 'string', default: 'info', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },

@@ -1,36 +1,75 @@
 // Bootstrap only: configuration, database, migrations, listen, graceful close.
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.js';
+import { generateApiKey, hashApiKey } from './auth/apiKeys.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
+import { openDatabase, type Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { createPool } from './db/pool.js';
+import { createStore } from './db/store.js';
+
+const note = (message: string): void => {
+  process.stderr.write(`${message}\n`);
+};
 
 async function main(config: Config): Promise<void> {
-  // Migrate before building the app: the app reads the api_keys table as it starts.
-  if (config.MIGRATE_ON_START) await migrate(config.DATABASE_URL, { info: (m) => console.error(m) });
-  const pool = createPool(config);
-  const app = await buildApp({ config, pool });
+  let database: Database | undefined;
+  try {
+    database = await openDatabase(config, { shareRunning: false, log: note });
+    // Migrate before building the app: the app reads the api_keys table as it starts.
+    if (config.MIGRATE_ON_START) await migrate(database.url, { info: note });
+  } catch (error) {
+    await database?.close();
+    throw error;
+  }
+  const db = database;
+  const pool = createPool({ ...config, DATABASE_URL: db.url });
+  const app = await buildApp({ config: { ...config, DATABASE_URL: db.url }, pool });
   app.server.headersTimeout = Math.min(config.REQUEST_TIMEOUT_MS, 20_000);
 
-  // Drain HTTP first (stop accepting, finish in-flight requests), then release the pool.
+  // Drain HTTP first (stop accepting, finish in-flight requests), then release the pool,
+  // and stop an embedded PostgreSQL last.
   closeWithGrace({ delay: config.SHUTDOWN_TIMEOUT_MS }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an uncaught error');
     else app.log.info({ signal }, 'shutting down');
     await app.close();
     await pool.end();
+    await db.close();
   });
 
-  await app.listen({ host: config.HOST, port: config.PORT });
+  // A development database starts with one key, shown once; never with DATABASE_URL.
+  const store = createStore(pool);
+  let developmentKey: string | undefined;
+  if (db.embedded && (await store.countApiKeys()) === 0) {
+    developmentKey = generateApiKey();
+    await store.insertApiKey('development', hashApiKey(developmentKey));
+  }
+
+  const address = await app.listen({ host: config.HOST, port: config.PORT });
+  if (db.embedded) note(`Using the embedded PostgreSQL in ${config.DATA_DIR} (port ${db.embedded.port}); set DATABASE_URL to use your own server.`);
+  if (developmentKey) {
+    note(
+      [
+        '',
+        `Development API key (shown once, keep it): ${developmentKey}`,
+        'Try it:',
+        `  curl -H "Authorization: Bearer ${developmentKey}" ${address}/v1/pets`,
+        `  curl -H "Authorization: Bearer ${developmentKey}" -H "Content-Type: application/json" -d '{"name":"Rex","categoryId":1,"status":"available"}' ${address}/v1/pets`,
+        'More keys: npm run --silent apikey -- create <name>',
+        '',
+      ].join('\n'),
+    );
+  }
 }
 
 let config: Config;
 try {
   config = loadConfig();
 } catch (error) {
-  console.error(error instanceof ConfigError ? error.message : String(error));
+  note(error instanceof ConfigError ? error.message : String(error));
   process.exit(1);
 }
 await main(config).catch((error: unknown) => {
-  console.error(`Start-up failed: ${error instanceof Error ? error.message : String(error)}`);
+  note(`Start-up failed: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);
 });

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type { Config } from '../config.js';
 
-export type DbSettings = Pick<Config, 'DATABASE_URL' | 'DB_POOL_MAX' | 'DB_CONNECT_TIMEOUT_MS' | 'DB_STATEMENT_TIMEOUT_MS'>;
+export type DbSettings = Pick<Config, 'DB_POOL_MAX' | 'DB_CONNECT_TIMEOUT_MS' | 'DB_STATEMENT_TIMEOUT_MS'> & { DATABASE_URL: string };
 
 /** The one pool of the process. Connection waits and statements are both bounded. */
 export function createPool(settings: DbSettings): pg.Pool {
