@@ -1,0 +1,48 @@
+// The service on its embedded PostgreSQL (no DATABASE_URL): who owns the data folder,
+// and what a terminal's Ctrl-C does.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runTs, startServer } from '../process.js';
+
+const dataDir = mkdtempSync(path.join(tmpdir(), 'animal-store-embedded-'));
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+const owner = () => JSON.parse(readFileSync(path.join(dataDir, 'owner.json'), 'utf8')) as { pid: number; postgresPid: number };
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('embedded PostgreSQL', () => {
+  it('refuses a second service on a folder a live service owns, with a clear message and exit 1', async () => {
+    const first = await startServer({ DATA_DIR: dataDir });
+    try {
+      const second = await runTs('src/server.ts', [], { DATA_DIR: dataDir, PORT: '0' });
+      expect(second.code).toBe(1);
+      expect(second.stderr).toContain(`The embedded PostgreSQL in ${dataDir} is in use by another running service (pid ${owner().pid})`);
+      // The first one is unharmed.
+      expect((await fetch(`${first.url}/readyz`)).status).toBe(200);
+    } finally {
+      expect(await first.stop('SIGTERM')).toBe(0);
+    }
+  });
+
+  it('runs PostgreSQL in its own process group, so Ctrl-C reaches the service only, which stops it last', async () => {
+    const server = await startServer({ DATA_DIR: dataDir });
+    const { postgresPid } = owner();
+    const group = (pid: number) => execFileSync('ps', ['-o', 'pgid=', '-p', String(pid)], { encoding: 'utf8' }).trim();
+    expect(group(postgresPid)).not.toBe(group(server.child.pid as number));
+    // Ctrl-C in a terminal: SIGINT to the foreground process group (here, the service's).
+    process.kill(server.child.pid as number, 'SIGINT');
+    expect(await server.stop()).toBe(0);
+    expect(alive(postgresPid)).toBe(false);
+    expect(server.output()).not.toMatch(/terminating connection due to administrator command/);
+  });
+});
