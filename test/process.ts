@@ -39,6 +39,8 @@ export interface ServerProcess {
   url: string;
   child: ChildProcess;
   output: () => string;
+  /** Resolves with the exit code once the process has exited. */
+  exited: Promise<number | null>;
   /** Sends a signal and resolves with the exit code. */
   stop: (signal?: NodeJS.Signals) => Promise<number | null>;
 }
@@ -68,6 +70,7 @@ export function startServer(env: Record<string, string | undefined>, timeoutMs =
           url: match[1] as string,
           child,
           output: () => output,
+          exited,
           stop: async (signal = 'SIGTERM') => {
             if (child.exitCode === null && child.signalCode === null) child.kill(signal);
             return exited;

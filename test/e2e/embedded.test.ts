@@ -41,7 +41,7 @@ describe('embedded PostgreSQL', () => {
     expect(group(postgresPid)).not.toBe(group(server.child.pid as number));
     // Ctrl-C in a terminal: SIGINT to the foreground process group (here, the service's).
     process.kill(server.child.pid as number, 'SIGINT');
-    expect(await server.stop()).toBe(0);
+    expect(await server.exited, server.output()).toBe(0);
     expect(alive(postgresPid)).toBe(false);
     expect(server.output()).not.toMatch(/terminating connection due to administrator command/);
   });
