@@ -16,42 +16,20 @@ import { databaseUrl } from './setup/database.js';
 
 export { databaseUrl };
 
-/** A fresh database copied from the migrated template. */
-export async function createTestDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+/**
+ * A database of the test file's own: a copy of the migrated template, or (`empty`) one
+ * with no tables at all, for tests of migrating itself.
+ */
+export async function createTestDatabase(options: { empty?: boolean } = {}): Promise<{ url: string; drop: () => Promise<void> }> {
   const adminUrl = inject('adminUrl');
   const name = `animal_store_t${process.pid}_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name} TEMPLATE ${inject('templateDatabase')}`);
-  await admin.end();
-  return {
-    url: databaseUrl(adminUrl, name),
-    drop: async () => {
-      const client = new pg.Client({ connectionString: adminUrl });
-      await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await client.end();
-    },
+  const admin = async (sql: string) => {
+    const client = new pg.Client({ connectionString: adminUrl });
+    await client.connect();
+    await client.query(sql).finally(() => client.end());
   };
-}
-
-/** An empty database (no migrations), for tests of migrating itself. */
-export async function createEmptyDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-  const adminUrl = inject('adminUrl');
-  const name = `animal_store_t${process.pid}_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  return {
-    url: databaseUrl(adminUrl, name),
-    drop: async () => {
-      const client = new pg.Client({ connectionString: adminUrl });
-      await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await client.end();
-    },
-  };
+  await admin(options.empty ? `CREATE DATABASE ${name}` : `CREATE DATABASE ${name} TEMPLATE ${inject('templateDatabase')}`);
+  return { url: databaseUrl(adminUrl, name), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
 export function testConfig(url: string): AppConfig {

@@ -96,3 +96,13 @@ export async function within(ms: number, check: () => Promise<boolean>, interval
     await new Promise((r) => setTimeout(r, interval));
   }
 }
+
+/** True while a process with this pid exists. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

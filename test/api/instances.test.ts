@@ -2,14 +2,14 @@
 // share the catalogue, and both refuse a revoked key within a second.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEmptyDatabase } from '../helper.js';
+import { createTestDatabase } from '../helper.js';
 import { apikey, startServer, within, type ServerProcess } from '../process.js';
 
 let database: { url: string; drop: () => Promise<void> };
 let servers: ServerProcess[] = [];
 
 beforeAll(async () => {
-  database = await createEmptyDatabase();
+  database = await createTestDatabase({ empty: true });
   // Both start at once on an empty database: node-pg-migrate's lock must serialise them.
   servers = await Promise.all([startServer({ DATABASE_URL: database.url }), startServer({ DATABASE_URL: database.url })]);
 }, 60_000);

@@ -5,20 +5,12 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runTs, startServer } from '../process.js';
+import { alive, runTs, startServer } from '../process.js';
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'animal-store-embedded-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 const owner = () => JSON.parse(readFileSync(path.join(dataDir, 'owner.json'), 'utf8')) as { pid: number; postgresPid: number };
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe('embedded PostgreSQL', () => {
   it('refuses a second service on a folder a live service owns, with a clear message and exit 1', async () => {

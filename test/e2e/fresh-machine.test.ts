@@ -6,7 +6,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { root } from '../process.js';
+import { alive, root } from '../process.js';
 
 const folder = mkdtempSync(path.join(tmpdir(), 'animal-store-fresh-'));
 const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', CI: 'true' };
@@ -44,14 +44,6 @@ async function start(): Promise<Started> {
 }
 
 const owner = () => JSON.parse(readFileSync(path.join(folder, '.data', 'owner.json'), 'utf8')) as { pid: number; postgresPid: number };
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 beforeAll(() => {
   // Tracked files plus new ones not yet committed; nothing ignored (no node_modules, .data, dist).
