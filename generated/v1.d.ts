@@ -159,7 +159,7 @@ export interface components {
              * @example 404
              */
             status: number;
-            /** @description For `400`, one entry per rule that the request broke. */
+            /** @description For `400`, the rule that the request broke (the first one found), as a list so that more can be reported later. */
             details?: components["schemas"]["ErrorDetail"][];
         };
         /** @description One rule that the request broke. */
