@@ -1,6 +1,7 @@
 // Emits everything the code needs from openapi/v1.yaml into generated/:
 //   v1.d.ts     TypeScript types of the contract (openapi-typescript)
-//   openapi.ts  the contract as a JS object, so the server never parses YAML at start-up
+//   openapi.ts  the contract as a JS object (so the server never parses YAML at start-up)
+//               and as its YAML text (served at /v1/openapi.yaml, comments and all)
 // `--check` writes nothing and exits 1 when a committed file differs from what would be
 // generated, so CI catches a spec edited without regenerating.
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
@@ -24,7 +25,8 @@ async function render(): Promise<Map<string, string>> {
     [
       'generated/openapi.ts',
       `${banner('the contract as a plain object')}\n` +
-        `const openapi = ${JSON.stringify(document, null, 2)};\n\nexport default openapi;\n`,
+        `const openapi = ${JSON.stringify(document, null, 2)};\n\nexport default openapi;\n\n` +
+        `export const yamlSource = ${JSON.stringify(source)};\n`,
     ],
   ]);
 }

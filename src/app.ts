@@ -13,12 +13,14 @@ import { serviceHandlers } from './handlers/index.js';
 import contract from './plugins/openapi-glue.js';
 import errors from './plugins/errors.js';
 import health from './plugins/health.js';
+import servedContract from './plugins/served-contract.js';
+import docs from './plugins/swagger.js';
 
 /** Requests bodies above this are refused with 413 (documented in the contract). */
 export const BODY_LIMIT = 64 * 1024;
 
 /** What the app reads; DATABASE_URL is the resolved one (the embedded server's, if any). */
-export type AppConfig = Pick<Config, 'LOG_LEVEL' | 'REQUEST_TIMEOUT_MS' | 'KEEP_ALIVE_TIMEOUT_MS'> & { DATABASE_URL: string };
+export type AppConfig = Pick<Config, 'LOG_LEVEL' | 'REQUEST_TIMEOUT_MS' | 'KEEP_ALIVE_TIMEOUT_MS' | 'PUBLIC_URL'> & { DATABASE_URL: string };
 
 export interface AppDeps {
   config: AppConfig;
@@ -67,6 +69,8 @@ export const app = fp(
 
     await fastify.register(errors);
     await fastify.register(health, { pool: deps.pool });
+    await fastify.register(servedContract, { publicUrl: deps.config.PUBLIC_URL });
+    await fastify.register(docs, { publicUrl: deps.config.PUBLIC_URL });
     await fastify.register(contract, { serviceHandlers: serviceHandlers({ store }), apiKeys });
   },
   { name: 'animal-store' },

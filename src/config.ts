@@ -26,6 +26,11 @@ export interface Config {
   REQUEST_TIMEOUT_MS: number;
   /** Idle keep-alive connections are closed after this. */
   KEEP_ALIVE_TIMEOUT_MS: number;
+  /**
+   * The service's public origin (`https://api.example.com`), listed first in the served
+   * contract. Unset: derived from each request's Host.
+   */
+  PUBLIC_URL?: string;
   /** Apply migrations at start-up (under node-pg-migrate's advisory lock). */
   MIGRATE_ON_START: boolean;
 }
@@ -48,6 +53,7 @@ export const configSchema = {
     REQUEST_TIMEOUT_MS: integer(30_000, 1000, 600_000),
     KEEP_ALIVE_TIMEOUT_MS: integer(72_000, 1000, 600_000),
     MIGRATE_ON_START: { type: 'boolean', default: true },
+    PUBLIC_URL: { type: 'string', pattern: '^https?://[^/]+$' },
   },
 } as const;
 

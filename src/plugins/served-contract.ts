@@ -1,0 +1,23 @@
+// GET /v1/openapi.json and /v1/openapi.yaml: the contract, without authentication, with an
+// ETag so that clients and SDK generators can revalidate cheaply.
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { basePath } from '../contract/spec.js';
+import { requestOrigin, servedJson, servedYaml } from '../contract/served.js';
+
+export default fp(
+  async function servedContract(fastify: FastifyInstance, { publicUrl }: { publicUrl?: string }) {
+    const serve = (render: (origin: string | undefined) => string, type: string) => (request: FastifyRequest, reply: FastifyReply) => {
+      const body = render(requestOrigin(publicUrl, request.protocol, request.host));
+      const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+      reply.header('etag', etag).header('cache-control', 'public, max-age=300');
+      if (!publicUrl) reply.header('vary', 'Host');
+      if (request.headers['if-none-match'] === etag) return reply.code(304).send();
+      return reply.type(type).send(body);
+    };
+    fastify.get(`${basePath}/openapi.json`, serve(servedJson, 'application/json; charset=utf-8'));
+    fastify.get(`${basePath}/openapi.yaml`, serve(servedYaml, 'application/yaml; charset=utf-8'));
+  },
+  { name: 'served-contract' },
+);
