@@ -260,10 +260,7 @@ export interface components {
          * @example 20
          */
         Limit: number;
-        /**
-         * @description Keep only animals with this status. Without it, no filter applies.
-         * @example available
-         */
+        /** @description Keep only animals with this status. Without it, no filter applies. */
         StatusFilter: components["schemas"]["PetStatus"];
     };
     requestBodies: never;
@@ -309,10 +306,7 @@ export interface operations {
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
-                /**
-                 * @description Keep only animals with this status. Without it, no filter applies.
-                 * @example available
-                 */
+                /** @description Keep only animals with this status. Without it, no filter applies. */
                 status?: components["parameters"]["StatusFilter"];
             };
             header?: never;
