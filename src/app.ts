@@ -11,7 +11,7 @@ import { validatorCompiler } from './contract/validation.js';
 import { createStore } from './db/store.js';
 import { serviceHandlers } from './handlers/index.js';
 import contract from './plugins/openapi-glue.js';
-import errors from './plugins/errors.js';
+import errors, { handleFrameworkError } from './plugins/errors.js';
 import health from './plugins/health.js';
 import servedContract from './plugins/served-contract.js';
 import docs from './plugins/swagger.js';
@@ -49,6 +49,11 @@ export function serverOptions(deps: AppDeps): FastifyServerOptions {
     },
     // Deep or huge JSON is refused by the body limit; prototype pollution attempts are a 400.
     onProtoPoisoning: 'error',
+    frameworkErrors: handleFrameworkError,
+    // Any path segment Node accepts (URLs are bounded by its 16 KiB header limit) reaches its
+    // route and is validated there (a 500-character petId is a 400, not a routing failure).
+    // We have no regex parameters, which is what the default of 100 protects.
+    maxParamLength: 16_384,
     onConstructorPoisoning: 'error',
   };
 }

@@ -46,9 +46,14 @@ export interface MatchedOperation {
 
 /** The operation of the contract that a method and URL address, if any. */
 export function findOperation(method: string, url: string): MatchedOperation | undefined {
-  const path = url.split('?')[0] ?? '';
+  const path = url.split(/[?#]/)[0] ?? '';
   if (!path.startsWith(`${basePath}/`)) return undefined;
   const rest = path.slice(basePath.length);
+  try {
+    decodeURIComponent(rest);
+  } catch {
+    return undefined; // a path that cannot be decoded names no operation
+  }
   for (const [template, item] of Object.entries(specDocument.paths as Json)) {
     const pattern = new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]*')}$`);
     const operation = item[method.toLowerCase()];
@@ -75,8 +80,9 @@ export function contractViolations(method: string, url: string, response: Respon
     const responses = matched.operation.responses as Json;
     declared = responses[status] ? deref(responses[status]) : undefined;
     if (!declared) return [`${matched.operationId} does not declare status ${status}`];
-  } else if (/^\/v1\/openapi\.(json|yaml)$/.test(url.split('?')[0] ?? '') && method === 'GET') {
-    // The contract itself, served beside the operations (test/api/served-contract.test.ts).
+  } else if (/^\/(v1\/openapi\.(json|yaml)|healthz|readyz|docs(\/.*)?)$/.test(url.split(/[?#]/)[0] ?? '') && method === 'GET') {
+    // Beside the operations: the contract itself, the probes and the docs (tested in
+    // test/api/served-contract.test.ts and test/api/service.test.ts).
     return [];
   } else {
     // Outside the contract's operations the only answer is 404 with the Error body.

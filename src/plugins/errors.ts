@@ -78,7 +78,29 @@ function isSecurityError(error: unknown): error is SecurityError {
   return error instanceof Error && Array.isArray((error as Partial<SecurityError>).errors);
 }
 
+function notFound(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const path = request.url.split('?')[0]?.slice(0, 200) ?? '';
+  return send(reply, errorBody('not_found', 404, `No operation ${request.method} ${path}`));
+}
+
+/**
+ * Errors Fastify raises before routing (`frameworkErrors`): a path that is not validly
+ * percent-encoded, or a path segment over `maxParamLength`. Such a path names no operation
+ * of the contract, so the answer is the contract's 404.
+ */
+export function handleFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  reply.header('x-request-id', request.id);
+  if (error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    const why = error.code === 'FST_ERR_BAD_URL' ? 'it is not validly percent-encoded' : 'a path segment is too long';
+    return send(reply, errorBody('not_found', 404, `No operation at this path: ${why}`));
+  }
+  return handleError(error, request, reply);
+}
+
 export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  // A route the contract does not have is a 404, even when its body could not be parsed
+  // (Fastify parses bodies of unknown OPTIONS/DELETE/... requests before routing to 404).
+  if (request.is404) return notFound(request, reply);
   if (error.validation) return send(reply, validationBody(error));
 
   if (isSecurityError(error)) {
@@ -119,10 +141,7 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
 export default fp(
   async function errors(fastify: FastifyInstance) {
     fastify.setErrorHandler(handleError);
-    fastify.setNotFoundHandler((request, reply) => {
-      const path = request.url.split('?')[0]?.slice(0, 200) ?? '';
-      return send(reply, errorBody('not_found', 404, `No operation ${request.method} ${path}`));
-    });
+    fastify.setNotFoundHandler(notFound);
   },
   { name: 'errors' },
 );
