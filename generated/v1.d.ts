@@ -136,9 +136,11 @@ export interface components {
          *     | `bad_request` | 400 | malformed JSON, a parameter or body field that breaks the contract |
          *     | `unauthorized` | 401 | missing, malformed, unknown or revoked API key |
          *     | `not_found` | 404 | no such animal, or no such path or method |
+         *     | `idempotency_in_flight` | 409 | a request with this `Idempotency-Key` is still being processed |
          *     | `payload_too_large` | 413 | request body over the size limit |
          *     | `unsupported_media_type` | 415 | request body not `application/json` |
-         *     | `rate_limited` | 429 | too many requests (when rate limiting applies) |
+         *     | `idempotency_key_reused` | 422 | the `Idempotency-Key` was used with another body |
+         *     | `rate_limited` | 429 | over the rate limit; retry after `Retry-After` |
          *     | `internal` | 500 | an unexpected failure; details are only in the service's log |
          *     | `not_implemented` | 501 | the operation is documented but not implemented |
          *     | `unavailable` | 503 | the database cannot be reached; retry after `Retry-After` |
@@ -234,6 +236,41 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description A request with this `Idempotency-Key` is still being processed; retry later. */
+        IdempotencyInFlight: {
+            headers: {
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description This `Idempotency-Key` was used with a different request body. */
+        IdempotencyKeyReused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description Over the rate limit: per API key, or per client address without a valid key. Retry
+         *     after `Retry-After` seconds.
+         */
+        TooManyRequests: {
+            headers: {
+                "Retry-After": components["headers"]["Retry-After"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description An unexpected failure. The details are in the service's log under the request id, never in the answer. */
         InternalError: {
             headers: {
@@ -262,6 +299,17 @@ export interface components {
         Limit: number;
         /** @description Keep only animals with this status. Without it, no filter applies. */
         StatusFilter: components["schemas"]["PetStatus"];
+        /**
+         * @description Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). The first
+         *     request with a key is processed once and its answer kept for 24 hours; a retry with
+         *     the same key and the same body gets that answer again (same status, body and
+         *     `Location`, plus `Idempotent-Replayed: true`) and adds nothing. The same key with a
+         *     different body is `422`; a retry while the first request is still being processed is
+         *     `409`. Keys are scoped to the API key that sent them: 1 to 255 visible ASCII
+         *     characters, a UUID is a good choice. The draft's quoted form (`"abc"`) is accepted.
+         * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+         */
+        IdempotencyKey: string;
     };
     requestBodies: never;
     headers: {
@@ -277,6 +325,21 @@ export interface components {
          * @example 1
          */
         "Retry-After": number;
+        /**
+         * @description Requests allowed in the current window (IETF draft-ietf-httpapi-ratelimit-headers).
+         * @example 1000
+         */
+        "RateLimit-Limit": number;
+        /**
+         * @description Requests left in the current window.
+         * @example 0
+         */
+        "RateLimit-Remaining": number;
+        /**
+         * @description Seconds until the window resets.
+         * @example 42
+         */
+        "RateLimit-Reset": number;
         /**
          * @description When the operation was deprecated, as `@` followed by Unix seconds (RFC 9745).
          * @example @1795219200
@@ -326,6 +389,7 @@ export interface operations {
             };
             400: components["responses"]["BadParameter"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -333,7 +397,19 @@ export interface operations {
     createPet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). The first
+                 *     request with a key is processed once and its answer kept for 24 hours; a retry with
+                 *     the same key and the same body gets that answer again (same status, body and
+                 *     `Location`, plus `Idempotent-Replayed: true`) and adds nothing. The same key with a
+                 *     different body is `422`; a retry while the first request is still being processed is
+                 *     `409`. Keys are scoped to the API key that sent them: 1 to 255 visible ASCII
+                 *     characters, a UUID is a good choice. The draft's quoted form (`"abc"`) is accepted.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -352,6 +428,11 @@ export interface operations {
                      * @example /v1/pets/1
                      */
                     Location: string;
+                    /**
+                     * @description `true` when this answer is the stored answer to an earlier request with the
+                     *     same `Idempotency-Key` (no new animal was added).
+                     */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -360,8 +441,11 @@ export interface operations {
             };
             400: components["responses"]["BadBody"];
             401: components["responses"]["Unauthorized"];
+            409: components["responses"]["IdempotencyInFlight"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -427,6 +511,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Too many requests (see `TooManyRequests`). */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description An unexpected failure (see `InternalError`). */
             500: {
                 headers: {
@@ -464,6 +564,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             /** @description Not implemented yet. */
             501: {

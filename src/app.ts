@@ -13,6 +13,11 @@ import { serviceHandlers } from './handlers/index.js';
 import contract from './plugins/openapi-glue.js';
 import errors, { handleFrameworkError } from './plugins/errors.js';
 import health from './plugins/health.js';
+import cors from './plugins/cors.js';
+import securityHeaders from './plugins/helmet.js';
+import idempotency from './plugins/idempotency.js';
+import rateLimits from './plugins/rate-limit.js';
+import loadShedding from './plugins/under-pressure.js';
 import servedContract from './plugins/served-contract.js';
 import docs from './plugins/swagger.js';
 
@@ -20,7 +25,7 @@ import docs from './plugins/swagger.js';
 export const BODY_LIMIT = 64 * 1024;
 
 /** What the app reads; DATABASE_URL is the resolved one (the embedded server's, if any). */
-export type AppConfig = Pick<Config, 'LOG_LEVEL' | 'REQUEST_TIMEOUT_MS' | 'KEEP_ALIVE_TIMEOUT_MS' | 'PUBLIC_URL'> & { DATABASE_URL: string };
+export type AppConfig = Config & { DATABASE_URL: string };
 
 export interface AppDeps {
   config: AppConfig;
@@ -73,9 +78,21 @@ export const app = fp(
     fastify.addHook('onClose', async () => apiKeys.close());
 
     await fastify.register(errors);
+    await fastify.register(securityHeaders);
+    await fastify.register(cors, { origins: deps.config.CORS_ORIGINS });
+    await fastify.register(loadShedding, { maxEventLoopDelay: deps.config.MAX_EVENT_LOOP_DELAY_MS });
     await fastify.register(health, { pool: deps.pool });
+    // Before the contract's routes: its hook must come first on each of them.
+    await fastify.register(rateLimits, {
+      apiKeys,
+      max: deps.config.RATE_LIMIT_MAX,
+      anonymousMax: deps.config.RATE_LIMIT_ANONYMOUS_MAX,
+      windowMs: deps.config.RATE_LIMIT_WINDOW_MS,
+      ...(deps.config.REDIS_URL ? { redisUrl: deps.config.REDIS_URL, redisPrefix: deps.config.REDIS_PREFIX } : {}),
+    });
     await fastify.register(servedContract, { publicUrl: deps.config.PUBLIC_URL });
     await fastify.register(docs, { publicUrl: deps.config.PUBLIC_URL });
+    await fastify.register(idempotency, { store });
     await fastify.register(contract, { serviceHandlers: serviceHandlers({ store }), apiKeys });
   },
   { name: 'animal-store' },

@@ -31,6 +31,19 @@ export interface Config {
    * contract. Unset: derived from each request's Host.
    */
   PUBLIC_URL?: string;
+  /** Requests per RATE_LIMIT_WINDOW_MS for each API key. */
+  RATE_LIMIT_MAX: number;
+  /** Requests per window for each client address without a valid key. */
+  RATE_LIMIT_ANONYMOUS_MAX: number;
+  RATE_LIMIT_WINDOW_MS: number;
+  /** Shares rate-limit counts between instances; unset: counted in this process. */
+  REDIS_URL?: string;
+  /** Prefix of this deployment's keys in Redis (several deployments may share one Redis). */
+  REDIS_PREFIX: string;
+  /** Comma-separated origins allowed by CORS; unset: CORS is off. */
+  CORS_ORIGINS?: string;
+  /** Shed load (503) while the event loop lags more than this; 0 turns it off. */
+  MAX_EVENT_LOOP_DELAY_MS: number;
   /** Apply migrations at start-up (under node-pg-migrate's advisory lock). */
   MIGRATE_ON_START: boolean;
 }
@@ -53,6 +66,13 @@ export const configSchema = {
     REQUEST_TIMEOUT_MS: integer(30_000, 1000, 600_000),
     KEEP_ALIVE_TIMEOUT_MS: integer(72_000, 1000, 600_000),
     MIGRATE_ON_START: { type: 'boolean', default: true },
+    RATE_LIMIT_MAX: integer(1000, 1, 10_000_000),
+    RATE_LIMIT_ANONYMOUS_MAX: integer(60, 1, 10_000_000),
+    RATE_LIMIT_WINDOW_MS: integer(60_000, 1000, 86_400_000),
+    REDIS_URL: { type: 'string', pattern: '^rediss?://' },
+    REDIS_PREFIX: { type: 'string', default: 'animal-store:', pattern: '^[A-Za-z0-9:._-]{1,64}$' },
+    CORS_ORIGINS: { type: 'string', pattern: '^https?://[^,\\s]+(,https?://[^,\\s]+)*$' },
+    MAX_EVENT_LOOP_DELAY_MS: integer(1000, 0, 60_000),
     PUBLIC_URL: { type: 'string', pattern: '^https?://[^/]+$' },
   },
 } as const;

@@ -7,8 +7,10 @@ export type ErrorCode =
   | 'bad_request'
   | 'unauthorized'
   | 'not_found'
+  | 'idempotency_in_flight'
   | 'payload_too_large'
   | 'unsupported_media_type'
+  | 'idempotency_key_reused'
   | 'rate_limited'
   | 'internal'
   | 'not_implemented'
@@ -33,7 +35,18 @@ export const errors = {
   notImplemented: createError<[string]>('not_implemented', '%s', 501),
   unavailable: createError('unavailable', 'Service temporarily unavailable, retry later', 503),
   unauthorized: createError('unauthorized', 'Missing or invalid API key', 401),
+  idempotencyInFlight: createError('idempotency_in_flight', 'A request with this Idempotency-Key is still being processed', 409),
+  idempotencyKeyReused: createError('idempotency_key_reused', 'This Idempotency-Key was already used with a different request body', 422),
 };
+
+const codes: ReadonlySet<string> = new Set<ErrorCode>([
+  'bad_request', 'unauthorized', 'not_found', 'idempotency_in_flight', 'payload_too_large', 'unsupported_media_type',
+  'idempotency_key_reused', 'rate_limited', 'internal', 'not_implemented', 'unavailable',
+]);
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && codes.has(value);
+}
 
 export function errorBody(code: ErrorCode, status: number, message: string, details?: ErrorDetail[]): ErrorBody {
   return details && details.length > 0 ? { code, message, status, details } : { code, message, status };

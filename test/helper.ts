@@ -8,6 +8,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { expect, inject } from 'vitest';
 import { buildApp, type AppConfig } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
 import { generateApiKey, hashApiKey } from '../src/auth/apiKeys.js';
 import { createPool } from '../src/db/pool.js';
 import { createStore } from '../src/db/store.js';
@@ -32,8 +33,9 @@ export async function createTestDatabase(options: { empty?: boolean } = {}): Pro
   return { url: databaseUrl(adminUrl, name), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
-export function testConfig(url: string): AppConfig {
-  return { DATABASE_URL: url, LOG_LEVEL: 'silent', REQUEST_TIMEOUT_MS: 30_000, KEEP_ALIVE_TIMEOUT_MS: 5000 };
+/** The configuration production would load, for this database, with logging off. */
+export function testConfig(url: string, overrides: Record<string, string> = {}): AppConfig {
+  return { ...loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent', ...overrides }), DATABASE_URL: url };
 }
 
 export interface ApiRequest {
@@ -64,7 +66,7 @@ export async function createApiKey(pool: pg.Pool, name = 'test'): Promise<{ key:
 }
 
 /** The app on a database of its own (or on `url`), with one API key. */
-export async function buildTestApp(options: { url?: string; pool?: pg.Pool } = {}): Promise<TestApp> {
+export async function buildTestApp(options: { url?: string; pool?: pg.Pool; env?: Record<string, string> } = {}): Promise<TestApp> {
   const database = options.url ? undefined : await createTestDatabase();
   const url = options.url ?? (database as { url: string }).url;
   const pool = options.pool ?? createPool({ DATABASE_URL: url, DB_POOL_MAX: 5, DB_CONNECT_TIMEOUT_MS: 1000, DB_STATEMENT_TIMEOUT_MS: 5000 });
@@ -77,7 +79,7 @@ export async function buildTestApp(options: { url?: string; pool?: pg.Pool } = {
   });
   const logger = pino({ level: 'info', redact: ['req.headers.authorization'] }, sink);
   const { key } = options.pool ? { key: '' } : await createApiKey(pool);
-  const app = await buildApp({ config: testConfig(url), pool, logger });
+  const app = await buildApp({ config: testConfig(url, options.env), pool, logger });
   const auth = { authorization: `Bearer ${key}` };
   return {
     app,

@@ -6,7 +6,8 @@ import type { Handler, HandlerInput, OperationId } from './handler.js';
 
 export function bind<K extends OperationId, S>(handler: Handler<K, S>, services: S) {
   return async function serve(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
-    const input = { params: request.params, query: request.query, body: request.body } as HandlerInput<K>;
+    const context = request.idempotency ? { idempotency: request.idempotency } : {};
+    const input = { params: request.params, query: request.query, body: request.body, context } as HandlerInput<K>;
     const result = await handler(input, services);
     reply.code(result.status);
     if (result.headers) reply.headers(result.headers);

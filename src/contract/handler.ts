@@ -34,10 +34,17 @@ export type HandlerResult<K extends OperationId> = {
     : { status: S; body: JsonOf<Responses<K>[S]>; headers: HandlerHeaders<Responses<K>[S]> & Record<string, string> };
 }[DeclaredStatus<K>];
 
+/** Facts about the request that cross-cutting plugins establish before the handler runs. */
+export interface RequestContext {
+  /** Set when the request carries an Idempotency-Key that this request has claimed. */
+  idempotency?: { apiKeyId: number; key: string };
+}
+
 export interface HandlerInput<K extends OperationId> {
   params: PathParams<K>;
   query: QueryParams<K>;
   body: RequestBody<K>;
+  context: RequestContext;
 }
 
 /** A handler: typed input in, a declared answer out. `Services` is what the app provides. */

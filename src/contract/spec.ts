@@ -7,6 +7,7 @@ export const spec = openapi;
 
 type Operation = {
   operationId?: string;
+  parameters?: { $ref?: string; name?: string; in?: string }[];
   requestBody?: { required?: boolean };
   deprecated?: boolean;
   'x-sunset'?: string;
@@ -74,4 +75,18 @@ export const deprecationHeaders: ReadonlyMap<string, Readonly<Record<string, str
 /** Operations whose request body the contract marks required. */
 export const bodyRequired: ReadonlySet<string> = new Set(
   operations.filter((o) => o.operation.requestBody?.required === true).map((o) => o.operationId),
+);
+
+/** Operations that accept an Idempotency-Key header (directly or through a $ref). */
+export const idempotentOperations: ReadonlySet<string> = new Set(
+  operations
+    .filter((o) =>
+      (o.operation.parameters ?? []).some((p) => {
+        const resolved = p.$ref
+          ? (spec.components.parameters as Record<string, { name?: string; in?: string }>)[p.$ref.split('/').pop() ?? '']
+          : p;
+        return resolved?.in === 'header' && resolved.name === 'Idempotency-Key';
+      }),
+    )
+    .map((o) => o.operationId),
 );

@@ -14,6 +14,8 @@ interface PetRow {
   status: PetStatus | null;
 }
 
+const INSERT_PET = 'INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING id, name, category_id, status';
+
 // bigint columns arrive as strings; the table's checks keep them below 2^53, so Number()
 // is exact.
 function toPet(row: PetRow): Pet {
@@ -27,6 +29,20 @@ export interface ApiKeyRecord {
   name: string;
   createdAt: Date;
   revokedAt: Date | null;
+}
+
+/** How long keys are kept (the contract documents 24 hours). */
+export const IDEMPOTENCY_RETENTION_HOURS = 24;
+
+export type IdempotencyClaim =
+  | { outcome: 'claimed' }
+  | { outcome: 'in-flight' }
+  | { outcome: 'reused' }
+  | { outcome: 'replay'; status: number; body: unknown; location: string | null };
+
+export interface IdempotencyScope {
+  apiKeyId: number;
+  key: string;
 }
 
 export function createStore(pool: pg.Pool) {
@@ -47,12 +63,75 @@ export function createStore(pool: pg.Pool) {
     },
 
     async createPet(pet: NewPet): Promise<Pet> {
-      const result = await pool.query<PetRow>({
-        name: 'pets-insert',
-        text: 'INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING id, name, category_id, status',
-        values: [pet.name, pet.categoryId, pet.status ?? null],
-      });
+      const result = await pool.query<PetRow>({ name: 'pets-insert', text: INSERT_PET, values: [pet.name, pet.categoryId, pet.status ?? null] });
       return toPet(result.rows[0] as PetRow);
+    },
+
+    /**
+     * Stores the pet and completes the claimed idempotency key in one transaction: either
+     * both happen or neither, so a retry can never add the pet twice.
+     */
+    async createPetIdempotently(pet: NewPet, scope: IdempotencyScope, locationOf: (id: number) => string): Promise<Pet> {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const inserted = await client.query<PetRow>({ name: 'pets-insert', text: INSERT_PET, values: [pet.name, pet.categoryId, pet.status ?? null] });
+        const stored = toPet(inserted.rows[0] as PetRow);
+        await client.query({
+          name: 'idempotency-complete',
+          text: 'UPDATE idempotency_keys SET status_code = 201, response_body = $3, location = $4 WHERE api_key_id = $1 AND key = $2',
+          values: [scope.apiKeyId, scope.key, JSON.stringify(stored), locationOf(stored.id)],
+        });
+        await client.query('COMMIT');
+        return stored;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+
+    /**
+     * Claims a key for a request with this body hash, or says why not. An expired key (past
+     * the retention) starts over; a claim whose request died (lease over, same body) is
+     * taken over.
+     */
+    async claimIdempotencyKey(scope: IdempotencyScope, hash: Buffer, leaseMs: number): Promise<IdempotencyClaim> {
+      const claimed = await pool.query({
+        name: 'idempotency-claim',
+        text: `INSERT INTO idempotency_keys AS k (api_key_id, key, request_hash, locked_until)
+               VALUES ($1, $2, $3, now() + $4 * interval '1 millisecond')
+               ON CONFLICT (api_key_id, key) DO UPDATE
+                 SET request_hash = EXCLUDED.request_hash, locked_until = EXCLUDED.locked_until, created_at = now(),
+                     status_code = NULL, response_body = NULL, location = NULL
+                 WHERE k.created_at < now() - interval '${IDEMPOTENCY_RETENTION_HOURS} hours'
+                    OR (k.status_code IS NULL AND k.locked_until < now() AND k.request_hash = EXCLUDED.request_hash)
+               RETURNING 1`,
+        values: [scope.apiKeyId, scope.key, hash, leaseMs],
+      });
+      if (claimed.rowCount === 1) return { outcome: 'claimed' };
+      const existing = await pool.query<{ request_hash: Buffer; status_code: number | null; response_body: unknown; location: string | null }>({
+        name: 'idempotency-read',
+        text: 'SELECT request_hash, status_code, response_body, location FROM idempotency_keys WHERE api_key_id = $1 AND key = $2',
+        values: [scope.apiKeyId, scope.key],
+      });
+      const row = existing.rows[0];
+      if (!row) return this.claimIdempotencyKey(scope, hash, leaseMs); // purged in between
+      if (!row.request_hash.equals(hash)) return { outcome: 'reused' };
+      if (row.status_code === null) return { outcome: 'in-flight' };
+      return { outcome: 'replay', status: row.status_code, body: row.response_body, location: row.location };
+    },
+
+    /** Gives a claim back when its request failed, so that a retry is processed afresh. */
+    async releaseIdempotencyKey(scope: IdempotencyScope): Promise<void> {
+      await pool.query('DELETE FROM idempotency_keys WHERE api_key_id = $1 AND key = $2 AND status_code IS NULL', [scope.apiKeyId, scope.key]);
+    },
+
+    /** Deletes keys past the retention; returns how many. */
+    async purgeIdempotencyKeys(): Promise<number> {
+      const result = await pool.query(`DELETE FROM idempotency_keys WHERE created_at < now() - interval '${IDEMPOTENCY_RETENTION_HOURS} hours'`);
+      return result.rowCount ?? 0;
     },
 
     async getPet(id: number): Promise<Pet | undefined> {

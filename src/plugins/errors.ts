@@ -5,7 +5,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import fp from 'fastify-plugin';
 import type { SecurityError } from 'fastify-openapi-glue';
 import { BearerError } from '../auth/bearer.js';
-import { errorBody, type ErrorBody, type ErrorCode, type ErrorDetail } from '../errors.js';
+import { errorBody, isErrorCode, type ErrorBody, type ErrorCode, type ErrorDetail } from '../errors.js';
 
 const RETRY_AFTER_SECONDS = '1';
 
@@ -125,9 +125,12 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
   // Errors from the catalogue (src/errors.ts) carry their code and status.
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) {
-    const code = genericCodes[status] ?? 'bad_request';
-    const catalogued = (error.code as string | undefined) === code;
-    return send(reply, errorBody(code, status, catalogued ? error.message : 'Bad request'));
+    // Our own errors (src/errors.ts, the rate limiter) carry a code of the catalogue and a
+    // message meant for clients; anything else gets a generic one. (@fastify/error upper-
+    // cases codes.)
+    const own = String(error.code ?? '').toLowerCase();
+    if (isErrorCode(own)) return send(reply, errorBody(own, status, error.message));
+    return send(reply, errorBody(genericCodes[status] ?? 'bad_request', status, 'Bad request'));
   }
   if (status === 501 || status === 503) {
     const code = genericCodes[status] as ErrorCode;

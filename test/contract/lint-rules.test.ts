@@ -32,7 +32,16 @@ describe('redocly.yaml rules', () => {
     ['a deprecated operation without x-successor', { given: (s) => delete s.paths['/pets/{petId}'].get['x-successor'], want: 'rule/deprecated-has-successor' }],
     ['an operation without x-stability', { given: (s) => delete s.paths['/pets'].get['x-stability'], want: 'rule/operation-stability' }],
     ['an unknown stability marker', { given: (s) => (s.paths['/pets'].post['x-stability'] = 'beta'), want: 'rule/operation-stability' }],
-    ['an operation without a 4xx answer', { given: (s) => delete s.paths['/pets'].get.responses['400'] && delete s.paths['/pets'].get.responses['401'], want: 'operation-4xx-response' }],
+    [
+      'an operation without a 4xx answer',
+      {
+        given: (s) => {
+          const responses = s.paths['/pets'].get.responses;
+          for (const status of Object.keys(responses)) if (status.startsWith('4')) delete responses[status];
+        },
+        want: 'operation-4xx-response',
+      },
+    ],
     ['an unused component', { given: (s) => (s.components.schemas.Orphan = { type: 'string' }), want: 'no-unused-components' }],
   ])('refuses %s', async (_title, { given, want }) => {
     const spec = parse(source) as Spec;

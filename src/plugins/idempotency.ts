@@ -1,0 +1,110 @@
+// Idempotency-Key for the operations whose contract accepts it (createPet), following
+// draft-ietf-httpapi-idempotency-key-header. Runs after authentication and validation:
+// - first request with a key: claim it, let the handler run (it completes the claim in the
+//   same transaction that stores the pet);
+// - same key, same body, finished: replay the stored answer (status, body, Location) with
+//   `Idempotent-Replayed: true`;
+// - same key, same body, still running: 409 with Retry-After;
+// - same key, another body: 422.
+// Keys are scoped to the API key and kept 24 hours; expired ones are purged hourly.
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { idempotentOperations, spec } from '../contract/spec.js';
+import type { Store } from '../db/store.js';
+import { errors } from '../errors.js';
+
+/** How long a claim holds before a retry may take over from a request that died. */
+const LEASE_MS = 30_000;
+const PURGE_EVERY_MS = 60 * 60 * 1000;
+
+/** The same JSON value always hashes the same, whatever the order of its keys. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+// Fastify lower-cases header names, so glue's header schema (`Idempotency-Key`) never
+// matches and the header is checked here, against the rule the contract gives.
+const KEY_RULE = spec.components.parameters.IdempotencyKey.schema;
+const KEY = new RegExp(KEY_RULE.pattern, 'u');
+
+function keyOf(request: FastifyRequest): string | undefined {
+  const header = request.headers['idempotency-key'];
+  if (typeof header !== 'string') return undefined;
+  // The draft sends a Structured Field string ("abc"); a bare token is accepted too.
+  return header.length >= 2 && header.startsWith('"') && header.endsWith('"') ? header.slice(1, -1) : header;
+}
+
+export interface IdempotencyOptions {
+  store: Store;
+  /** Counted for every replayed answer (metrics). */
+  onReplay?: (request: FastifyRequest) => void;
+}
+
+export default fp(
+  async function idempotency(fastify: FastifyInstance, { store, onReplay }: IdempotencyOptions) {
+    fastify.decorateRequest('idempotency', null);
+
+    const claim = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
+      const key = keyOf(request);
+      if (key === undefined || !request.apiKey) return undefined;
+      if (!KEY.test(key) || key.length > KEY_RULE.maxLength - 2) {
+        throw Object.assign(new Error('header Idempotency-Key: must be 1 to 255 visible ASCII characters'), { statusCode: 400, code: 'bad_request' });
+      }
+      const scope = { apiKeyId: request.apiKey.id, key };
+      const hash = createHash('sha256').update(canonical(request.body)).digest();
+      const found = await store.claimIdempotencyKey(scope, hash, LEASE_MS);
+      switch (found.outcome) {
+        case 'claimed':
+          request.idempotency = scope;
+          return undefined;
+        case 'in-flight':
+          reply.header('retry-after', '1');
+          throw new errors.idempotencyInFlight();
+        case 'reused':
+          throw new errors.idempotencyKeyReused();
+        case 'replay':
+          onReplay?.(request);
+          if (found.location) reply.header('location', found.location);
+          return reply.code(found.status).header('idempotent-replayed', 'true').send(found.body);
+      }
+    };
+
+    // A claimed request that did not succeed gives its key back, so a retry runs afresh.
+    const release = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+      if (request.idempotency && reply.statusCode !== 201) {
+        await store.releaseIdempotencyKey(request.idempotency).catch((err: unknown) => request.log.warn({ err }, 'idempotency: release failed'));
+      }
+    };
+
+    // Global hooks that act only on idempotent operations: route-level preHandlers are where
+    // fastify-openapi-glue puts security, which src/plugins/openapi-glue.ts moves.
+    const applies = (request: FastifyRequest): boolean => {
+      const operationId = (request.routeOptions.schema as { operationId?: string } | undefined)?.operationId;
+      return operationId !== undefined && idempotentOperations.has(operationId);
+    };
+    fastify.addHook('preHandler', async (request, reply) => {
+      // A replay sends the stored answer here; returning the reply ends the request.
+      return applies(request) ? claim(request, reply) : undefined;
+    });
+    fastify.addHook('onResponse', async (request, reply) => {
+      if (request.idempotency) await release(request, reply);
+    });
+
+    const purge = (): void => {
+      store.purgeIdempotencyKeys().then(
+        (n) => n > 0 && fastify.log.info({ purged: n }, 'idempotency: purged expired keys'),
+        (err: unknown) => fastify.log.warn({ err }, 'idempotency: purge failed'),
+      );
+    };
+    const timer = setInterval(purge, PURGE_EVERY_MS).unref();
+    fastify.addHook('onReady', async () => purge());
+    fastify.addHook('onClose', async () => clearInterval(timer));
+  },
+  { name: 'idempotency' },
+);

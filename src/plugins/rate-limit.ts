@@ -1,0 +1,63 @@
+// Rate limiting (@fastify/rate-limit) on /v1: a budget per API key, and a smaller one per
+// client address for requests without a valid key. Counts live in this process, or in
+// Redis when REDIS_URL is set so that every instance spends from one budget.
+//
+// It runs as the first onRequest hook of each operation, before authentication, so an
+// over-budget caller is refused without further work; to count per key, it identifies the
+// key itself, through the same in-memory cache authentication uses.
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { Redis } from 'ioredis';
+import type { ApiKeyVerifier } from '../auth/apiKeys.js';
+import { basePath } from '../contract/spec.js';
+
+export interface RateLimitOptions {
+  apiKeys: ApiKeyVerifier;
+  max: number;
+  anonymousMax: number;
+  windowMs: number;
+  redisUrl?: string;
+  redisPrefix?: string;
+  /** Counted when a request is refused (metrics). */
+  onExceeded?: (request: FastifyRequest) => void;
+}
+
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+
+export default fp(
+  async function rateLimits(fastify: FastifyInstance, options: RateLimitOptions) {
+    // No offline queue: while Redis is unreachable a count fails at once (and the request is
+    // served, skipOnError) instead of waiting. So connect before serving.
+    const redis = options.redisUrl
+      ? new Redis(options.redisUrl, { connectTimeout: 500, maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true })
+      : undefined;
+    redis?.on('error', (err) => fastify.log.warn({ err: { message: err.message } }, 'rate limit: redis error'));
+    await redis?.connect().catch((err: Error) => fastify.log.warn({ err: { message: err.message } }, 'rate limit: redis not reachable yet; counting resumes when it is'));
+    if (redis) fastify.addHook('onClose', async () => void (await redis.quit().catch(() => redis.disconnect())));
+
+    await fastify.register(rateLimit, {
+      global: true,
+      hook: 'onRequest',
+      timeWindow: options.windowMs,
+      ...(redis ? { redis, nameSpace: `${options.redisPrefix ?? 'animal-store:'}rate:` } : {}),
+      // If Redis is down, serve rather than refuse: the limit is protection, not a gate.
+      skipOnError: true,
+      enableDraftSpec: true,
+      allowList: (request) => !request.url.startsWith(`${basePath}/`),
+      keyGenerator: async (request) => {
+        const token = BEARER.exec(request.headers.authorization ?? '')?.[1];
+        const identity = token ? await options.apiKeys.verify(token) : undefined;
+        return identity ? `key:${identity.id}` : `ip:${request.ip}`;
+      },
+      max: (_request, key) => (key.startsWith('key:') ? options.max : options.anonymousMax),
+      onExceeded: (request) => options.onExceeded?.(request),
+      errorResponseBuilder: (_request, context) =>
+        Object.assign(new Error(`Rate limit exceeded: at most ${context.max} requests per ${Math.round(options.windowMs / 1000)} s; retry in ${context.after}`), {
+          statusCode: context.statusCode,
+          code: 'rate_limited',
+        }),
+    });
+  },
+  { name: 'rate-limit' },
+);

@@ -1,0 +1,132 @@
+// Rate limits, security headers, CORS and load shedding.
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { buildTestApp, createApiKey, createTestDatabase, type TestApp } from '../helper.js';
+import { within } from '../process.js';
+
+const opened: TestApp[] = [];
+afterEach(async () => {
+  for (const t of opened.splice(0)) await t.close();
+});
+async function app(env: Record<string, string>, url?: string): Promise<TestApp> {
+  const t = await buildTestApp({ env, ...(url ? { url } : {}) });
+  opened.push(t);
+  return t;
+}
+const list = (t: TestApp, headers: Record<string, string>) => t.api({ method: 'GET', url: '/v1/pets', headers });
+
+describe('rate limits', () => {
+  it('per API key: over the budget is 429 with the Error body, Retry-After and RateLimit headers', async () => {
+    const t = await app({ RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW_MS: '60000' });
+    for (let i = 0; i < 3; i++) expect((await list(t, t.auth)).statusCode).toBe(200);
+    const refused = await list(t, t.auth);
+    expect(refused.statusCode).toBe(429);
+    expect(refused.json()).toMatchObject({ code: 'rate_limited', status: 429 });
+    expect(refused.json().message).toMatch(/^Rate limit exceeded: at most 3 requests per 60 s/);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect(refused.headers['ratelimit-limit']).toBe('3');
+    expect(refused.headers['ratelimit-remaining']).toBe('0');
+    // Another key has its own budget.
+    const { key } = await createApiKey(t.pool, 'second');
+    // (A new key reaches the instance's cache through NOTIFY, within milliseconds.)
+    await within(1000, async () => (await t.app.inject({ method: 'GET', url: '/v1/pets', headers: { authorization: `Bearer ${key}` } })).statusCode === 200);
+  });
+
+  it('without a valid key: per client address, with its own (smaller) budget, before authentication', async () => {
+    const t = await app({ RATE_LIMIT_MAX: '100', RATE_LIMIT_ANONYMOUS_MAX: '2' });
+    expect((await list(t, {})).statusCode).toBe(401);
+    expect((await list(t, { authorization: 'Bearer ask_wrong' })).statusCode).toBe(401);
+    const refused = await list(t, {});
+    expect(refused.statusCode).toBe(429);
+    expect(refused.json()).toMatchObject({ code: 'rate_limited', status: 429 });
+    // A caller with a key is not held back by anonymous traffic from its address.
+    expect((await list(t, t.auth)).statusCode).toBe(200);
+  });
+
+  it('the deprecated getPet keeps its deprecation headers on a 429', async () => {
+    const t = await app({ RATE_LIMIT_MAX: '1' });
+    await t.api({ method: 'GET', url: '/v1/pets/1', headers: t.auth });
+    const refused = await t.api({ method: 'GET', url: '/v1/pets/1', headers: t.auth });
+    expect(refused.statusCode).toBe(429);
+    expect(refused.headers.sunset).toBe('Thu, 05 Dec 2030 00:00:00 GMT');
+  });
+
+  it('probes and docs are not limited', async () => {
+    const t = await app({ RATE_LIMIT_ANONYMOUS_MAX: '1' });
+    for (let i = 0; i < 5; i++) expect((await t.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+  });
+
+  it('with REDIS_URL, instances share one budget', async () => {
+    const database = await createTestDatabase();
+    try {
+      // A prefix of our own in the shared Redis: every run starts from zero.
+      const env = { RATE_LIMIT_MAX: '4', REDIS_URL: 'redis://127.0.0.1:6379', REDIS_PREFIX: `test-${randomUUID()}:`, RATE_LIMIT_WINDOW_MS: '60000' };
+      const a = await app(env, database.url);
+      const b = await app(env, database.url);
+      const { key } = await createApiKey(a.pool, 'shared');
+      const headers = { authorization: `Bearer ${key}` };
+      // Let the new key reach both caches (NOTIFY) without spending from its budget.
+      await new Promise((r) => setTimeout(r, 300));
+      const statuses: number[] = [];
+      for (let i = 0; i < 6; i++) statuses.push((await list(i % 2 === 0 ? a : b, headers)).statusCode);
+      expect(statuses).toEqual([200, 200, 200, 200, 429, 429]);
+    } finally {
+      await database.drop();
+    }
+  });
+});
+
+describe('security headers', () => {
+  it('every answer carries helmet\'s headers', async () => {
+    const t = await app({});
+    for (const response of [await list(t, t.auth), await list(t, {}), await t.app.inject({ method: 'GET', url: '/docs/' })]) {
+      expect(response.headers['x-content-type-options']).toBe('nosniff');
+      expect(response.headers['x-frame-options']).toBe('SAMEORIGIN');
+      expect(response.headers['content-security-policy']).toContain("default-src 'self'");
+      expect(response.headers['x-powered-by']).toBeUndefined();
+    }
+  });
+});
+
+describe('CORS', () => {
+  const preflight = (t: TestApp) =>
+    t.app.inject({ method: 'OPTIONS', url: '/v1/pets', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' } });
+
+  it('is off by default: no CORS headers, OPTIONS is not an operation', async () => {
+    const t = await app({});
+    const response = await preflight(t);
+    expect(response.statusCode).toBe(404);
+    expect(response.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
+  it('CORS_ORIGINS allows the listed origins only', async () => {
+    const t = await app({ CORS_ORIGINS: 'https://app.example,https://admin.example' });
+    const response = await preflight(t);
+    expect(response.statusCode).toBe(204);
+    expect(response.headers['access-control-allow-origin']).toBe('https://app.example');
+    expect(String(response.headers['access-control-allow-headers']).toLowerCase()).toContain('authorization');
+    const simple = await list(t, { ...t.auth, origin: 'https://admin.example' });
+    expect(simple.headers['access-control-allow-origin']).toBe('https://admin.example');
+    expect(String(simple.headers['access-control-expose-headers'])).toContain('Location');
+    const other = await list(t, { ...t.auth, origin: 'https://evil.example' });
+    expect(other.headers['access-control-allow-origin']).toBeUndefined();
+  });
+});
+
+describe('load shedding', () => {
+  it('while the event loop stalls, requests get 503 with the Error body and Retry-After', async () => {
+    const t = await app({ MAX_EVENT_LOOP_DELAY_MS: '50' });
+    expect((await list(t, t.auth)).statusCode).toBe(200);
+    // Stall the loop for 1.5 s (longer than under-pressure's 1 s sampling period), so the
+    // sample taken right after it sees the lag, and the next request is shed.
+    const until = Date.now() + 1500;
+    while (Date.now() < until) {
+      /* busy */
+    }
+    await new Promise((r) => setTimeout(r, 20));
+    const shedding = await list(t, t.auth);
+    expect(shedding.statusCode).toBe(503);
+    expect(shedding.headers['retry-after']).toBe('1');
+    expect(shedding.json()).toEqual({ code: 'unavailable', message: 'Service temporarily overloaded, retry later', status: 503 });
+  });
+});
