@@ -47,6 +47,10 @@ export function serverOptions(deps: AppDeps): FastifyServerOptions {
     keepAliveTimeout: deps.config.KEEP_ALIVE_TIMEOUT_MS,
     // HEAD is not in the contract: an undeclared method is a 404 like any other.
     exposeHeadRoutes: false,
+    // While draining on SIGTERM, Fastify would answer requests that arrive on open
+    // keep-alive connections with a 503 of its own (not the contract's Error body). Serve
+    // them instead: they get `Connection: close`, and the pool closes after the drain.
+    return503OnClosing: false,
     requestIdHeader: false,
     genReqId: (request) => {
       const given = request.headers['x-request-id'];

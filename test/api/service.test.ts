@@ -51,6 +51,31 @@ describe('health probes', () => {
 });
 
 describe('with the database unreachable', () => {
+  it('a database that accepts connections but never answers: 503 after the connect timeout, not a hang', async () => {
+    // A black hole on loopback: TCP connects, PostgreSQL never speaks.
+    const { createServer } = await import('node:net');
+    const sockets: import('node:net').Socket[] = [];
+    const hole = createServer((socket) => void sockets.push(socket)).listen(0, '127.0.0.1');
+    await new Promise((r) => hole.once('listening', r));
+    const url = `postgres://postgres@127.0.0.1:${(hole.address() as { port: number }).port}/none`;
+    const pool = createPool({ DATABASE_URL: url, DB_POOL_MAX: 2, DB_CONNECT_TIMEOUT_MS: 1000, DB_STATEMENT_TIMEOUT_MS: 1000 });
+    const app = await buildApp({ config: testConfig(url), pool });
+    try {
+      const started = performance.now();
+      const response = await app.inject({ method: 'GET', url: '/v1/pets', headers: { authorization: 'Bearer ask_any' } });
+      const ms = performance.now() - started;
+      expect(response.statusCode).toBe(503);
+      expect(response.json()).toMatchObject({ code: 'unavailable', status: 503 });
+      expect(ms).toBeGreaterThan(900);
+      expect(ms).toBeLessThan(3000);
+    } finally {
+      await app.close();
+      await pool.end();
+      for (const socket of sockets) socket.destroy();
+      hole.close();
+    }
+  }, 20_000);
+
   it('answers 503 with Retry-After within about a second, and /readyz is not ready', async () => {
     // Port 1 on loopback: connections are refused at once, like a stopped server.
     const url = 'postgres://postgres@127.0.0.1:1/none';

@@ -1,0 +1,96 @@
+// A database outage under traffic: a PostgreSQL of the test's own (embedded, on a fixed
+// port) is stopped while the service runs, then started again.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { ensureDatabase, openEmbeddedPostgres, type EmbeddedPostgres } from '../../src/db/embedded.js';
+import { migrate } from '../../src/db/migrate.js';
+import { contractViolations } from '../contract.js';
+import { apikey, startServer, within, type ServerProcess } from '../process.js';
+
+const dataDir = mkdtempSync(path.join(tmpdir(), 'animal-store-outage-'));
+let port: number;
+let database: EmbeddedPostgres;
+let url: string;
+let server: ServerProcess;
+let key: string;
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port: p } = s.address() as { port: number };
+      s.close(() => resolve(p));
+    });
+  });
+
+beforeAll(async () => {
+  port = await freePort();
+  database = await openEmbeddedPostgres({ dataDir, port, fast: true, log: () => {} });
+  url = await ensureDatabase(database, 'outage');
+  await migrate(url, { info: () => {} });
+  key = (await apikey(['create', 'outage'], url)).stdout.trim();
+  server = await startServer({ DATABASE_URL: url });
+}, 60_000);
+afterAll(async () => {
+  await server?.stop('SIGTERM');
+  await database?.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+const requests = [
+  { method: 'GET', path: '/v1/pets' },
+  { method: 'POST', path: '/v1/pets', body: JSON.stringify({ name: 'During', categoryId: 1 }) },
+  { method: 'GET', path: '/v1/pets/1' },
+] as const;
+
+async function call(request: (typeof requests)[number]) {
+  const started = performance.now();
+  const response = await fetch(`${server.url}${request.path}`, {
+    method: request.method,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    ...('body' in request ? { body: request.body } : {}),
+  });
+  const body = await response.text();
+  const ms = performance.now() - started;
+  expect(contractViolations(request.method, request.path, { statusCode: response.status, headers: Object.fromEntries(response.headers), body })).toEqual([]);
+  return { status: response.status, retryAfter: response.headers.get('retry-after'), body, ms };
+}
+
+it('answers 503 fast while PostgreSQL is down, reports not ready, and recovers by itself', async () => {
+  for (const request of requests) expect((await call(request)).status).toBeLessThan(300);
+
+  await database.stop();
+
+  // Under traffic: 3 rounds of every operation, 5 at a time.
+  const answers = [];
+  for (let round = 0; round < 3; round++) {
+    answers.push(...(await Promise.all(requests.flatMap((r) => Array.from({ length: 5 }, () => call(r))))));
+  }
+  for (const answer of answers) {
+    expect(answer.status).toBe(503);
+    expect(answer.retryAfter).toBe('1');
+    expect(JSON.parse(answer.body)).toEqual({ code: 'unavailable', message: 'Service temporarily unavailable, retry later', status: 503 });
+    expect(answer.ms).toBeLessThan(2500);
+  }
+  expect((await fetch(`${server.url}/readyz`)).status).toBe(503);
+  expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+  expect(server.child.exitCode).toBeNull();
+
+  database = await openEmbeddedPostgres({ dataDir, port, fast: true, log: () => {} });
+  const recoveredIn = await within(10_000, async () => (await call(requests[0])).status === 200, 100);
+  expect((await call(requests[1])).status).toBe(201);
+  expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+
+  // No connection leaked: the pool (10) and the key listener (1) at most.
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const open = await client.query<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE application_name LIKE 'animal-store-api%'");
+  await client.end();
+  expect(Number(open.rows[0]?.n)).toBeLessThanOrEqual(11);
+
+  const slowest = Math.max(...answers.map((a) => a.ms));
+  console.log(`outage: ${answers.length} requests during the outage, all 503, slowest ${Math.round(slowest)} ms; recovered ${Math.round(recoveredIn)} ms after PostgreSQL was back`);
+}, 60_000);
