@@ -17,6 +17,11 @@ export class BearerError extends Error {
 // RFC 7235: the scheme is case-insensitive; RFC 6750 b64token syntax for the credential.
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
+/** The bearer token of an Authorization header, if it is well-formed. */
+export function bearerToken(header: string | undefined): string | undefined {
+  return header === undefined ? undefined : BEARER.exec(header)?.[1];
+}
+
 export function bearerAuth(verifier: ApiKeyVerifier) {
   return async function authenticate(request: FastifyRequest): Promise<ApiKeyIdentity> {
     const header = request.headers.authorization;

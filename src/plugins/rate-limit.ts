@@ -10,6 +10,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { Redis } from 'ioredis';
 import type { ApiKeyVerifier } from '../auth/apiKeys.js';
+import { bearerToken } from '../auth/bearer.js';
 import { basePath } from '../contract/spec.js';
 
 export interface RateLimitOptions {
@@ -22,8 +23,6 @@ export interface RateLimitOptions {
   /** Counted when a request is refused (metrics). */
   onExceeded?: (request: FastifyRequest) => void;
 }
-
-const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
 export default fp(
   async function rateLimits(fastify: FastifyInstance, options: RateLimitOptions) {
@@ -46,7 +45,7 @@ export default fp(
       enableDraftSpec: true,
       allowList: (request) => !request.url.startsWith(`${basePath}/`),
       keyGenerator: async (request) => {
-        const token = BEARER.exec(request.headers.authorization ?? '')?.[1];
+        const token = bearerToken(request.headers.authorization);
         const identity = token ? await options.apiKeys.verify(token) : undefined;
         return identity ? `key:${identity.id}` : `ip:${request.ip}`;
       },
