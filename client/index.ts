@@ -39,6 +39,12 @@ function deprecationNotice(response: Response): DeprecationNotice {
   };
 }
 
+/** The `cursor` of a `Link: <...>; rel="next"` header, if there is a next page. */
+function nextCursor(link: string | null): string | undefined {
+  const target = /<([^>]*)>\s*;\s*rel="?next"?/.exec(link ?? '')?.[1];
+  return target ? (new URL(target, 'http://relative.invalid').searchParams.get('cursor') ?? undefined) : undefined;
+}
+
 export function createAnimalStoreClient(options: AnimalStoreClientOptions) {
   const client: Client<paths> = createClient<paths>({
     baseUrl: options.baseUrl.replace(/\/$/, ''),
@@ -53,6 +59,20 @@ export function createAnimalStoreClient(options: AnimalStoreClientOptions) {
     /** `listPets`: `{ data }` with the pets, or `{ error }` with the Error body. */
     listPets(query: paths['/pets']['get']['parameters']['query'] = {}) {
       return client.GET('/pets', { params: { query } });
+    },
+
+    /**
+     * Every pet matching `query`, page after page, following `Link: rel="next"`. Each pet
+     * comes exactly once, even while others are being added. Throws on an error answer.
+     */
+    async *listAllPets(query: Omit<NonNullable<paths['/pets']['get']['parameters']['query']>, 'cursor'> = {}): AsyncGenerator<Pet> {
+      let cursor: string | undefined;
+      do {
+        const { data, error, response } = await client.GET('/pets', { params: { query: { ...query, ...(cursor ? { cursor } : {}) } } });
+        if (error || !data) throw new Error(`listPets failed: ${error ? `${error.status} ${error.code}: ${error.message}` : 'no body'}`);
+        yield* data;
+        cursor = nextCursor(response.headers.get('link'));
+      } while (cursor);
     },
 
     /** `createPet`: `{ data }` with the stored Pet (and `response.headers.get('location')`), or `{ error }`. */

@@ -14,6 +14,12 @@ export interface paths {
          * @description Returns animals in ascending `id` order (stable across calls), at most `limit`
          *     of them, optionally only those with the given `status`. The body is a plain
          *     JSON array; an empty array means no animal matched.
+         *
+         *     **Pagination:** when more animals follow, the answer carries
+         *     `Link: <...>; rel="next"` (RFC 8288), the URL of the next page with the same
+         *     `limit` and `status` and an opaque `cursor`. Follow it until there is no
+         *     `rel="next"`: every animal is returned exactly once, even while animals are being
+         *     added (new ones appear on later pages).
          */
         get: operations["listPets"];
         put?: never;
@@ -297,6 +303,12 @@ export interface components {
          * @example 20
          */
         Limit: number;
+        /**
+         * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
+         *     Do not build or change it; a cursor that was altered, or that belongs to another
+         *     `status` filter, is refused with `400`.
+         */
+        Cursor: string;
         /** @description Keep only animals with this status. Without it, no filter applies. */
         StatusFilter: components["schemas"]["PetStatus"];
         /**
@@ -371,6 +383,12 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Keep only animals with this status. Without it, no filter applies. */
                 status?: components["parameters"]["StatusFilter"];
+                /**
+                 * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
+                 *     Do not build or change it; a cursor that was altered, or that belongs to another
+                 *     `status` filter, is refused with `400`.
+                 */
+                cursor?: components["parameters"]["Cursor"];
             };
             header?: never;
             path?: never;
@@ -381,6 +399,12 @@ export interface operations {
             /** @description The animals, in ascending `id` order. */
             200: {
                 headers: {
+                    /**
+                     * @description `<...>; rel="next"` when more animals follow: the next page's URL (relative),
+                     *     carrying `limit`, `status` and `cursor`. Absent on the last page.
+                     * @example </v1/pets?limit=20&cursor=eyJhIjoyMH0.Qk5u2y0f1mZqX3Jv9W6b1A>; rel="next"
+                     */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -9,6 +9,7 @@ import { createApiKeyVerifier } from './auth/apiKeys.js';
 import type { Config } from './config.js';
 import { validatorCompiler } from './contract/validation.js';
 import { createStore } from './db/store.js';
+import { lazyCursorCodec } from './pagination/cursor.js';
 import { serviceHandlers } from './handlers/index.js';
 import contract from './plugins/openapi-glue.js';
 import errors, { handleFrameworkError } from './plugins/errors.js';
@@ -78,6 +79,7 @@ export const app = fp(
     });
 
     const store = createStore(deps.pool);
+    const cursors = lazyCursorCodec(() => store.secret('cursor'));
     const apiKeys = await createApiKeyVerifier({ store, databaseUrl: deps.config.DATABASE_URL, log: fastify.log });
     fastify.addHook('onClose', async () => apiKeys.close());
 
@@ -97,7 +99,7 @@ export const app = fp(
     await fastify.register(servedContract, { publicUrl: deps.config.PUBLIC_URL });
     await fastify.register(docs, { publicUrl: deps.config.PUBLIC_URL });
     await fastify.register(idempotency, { store });
-    await fastify.register(contract, { serviceHandlers: serviceHandlers({ store }), apiKeys });
+    await fastify.register(contract, { serviceHandlers: serviceHandlers({ store, cursors }), apiKeys });
   },
   { name: 'animal-store' },
 );

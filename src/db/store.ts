@@ -47,19 +47,27 @@ export interface IdempotencyScope {
 
 export function createStore(pool: pg.Pool) {
   return {
-    async listPets(limit: number, status?: PetStatus): Promise<Pet[]> {
+    /** At most `limit` pets with an id above `after`, in id order (keyset pagination). */
+    async listPets(limit: number, status: PetStatus | undefined, after = 0): Promise<Pet[]> {
       const result = status
         ? await pool.query<PetRow>({
             name: 'pets-list-by-status',
-            text: 'SELECT id, name, category_id, status FROM pets WHERE status = $1 ORDER BY id LIMIT $2',
-            values: [status, limit],
+            text: 'SELECT id, name, category_id, status FROM pets WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3',
+            values: [status, after, limit],
           })
         : await pool.query<PetRow>({
             name: 'pets-list',
-            text: 'SELECT id, name, category_id, status FROM pets ORDER BY id LIMIT $1',
-            values: [limit],
+            text: 'SELECT id, name, category_id, status FROM pets WHERE id > $1 ORDER BY id LIMIT $2',
+            values: [after, limit],
           });
       return result.rows.map(toPet);
+    },
+
+    async secret(name: string): Promise<Buffer> {
+      const result = await pool.query<{ value: Buffer }>('SELECT value FROM service_secrets WHERE name = $1', [name]);
+      const row = result.rows[0];
+      if (!row) throw new Error(`service secret ${name} is missing: run the migrations`);
+      return row.value;
     },
 
     async createPet(pet: NewPet): Promise<Pet> {

@@ -28,7 +28,7 @@ describe('two instances on one database', () => {
     await client.connect();
     const applied = await client.query<{ name: string }>('SELECT name FROM pgmigrations ORDER BY run_on, id');
     await client.end();
-    expect(applied.rows.map((r) => r.name)).toEqual(['1763700000000_create-pets', '1763700000001_create-api-keys', '1763700000002_create-idempotency-keys']);
+    expect(applied.rows.map((r) => r.name)).toEqual(['1763700000000_create-pets', '1763700000001_create-api-keys', '1763700000002_create-idempotency-keys', '1763700000003_create-service-secrets']);
     for (const server of servers) expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
   });
 

@@ -88,6 +88,13 @@ describe('the typed client against the running service', () => {
     expect(fetched.data).toEqual(created.data);
   });
 
+  it('listAllPets follows the pages to the end', async () => {
+    for (let i = 0; i < 12; i++) await store.createPet({ name: `Paged ${i}`, categoryId: 5, status: 'sold' });
+    const names: string[] = [];
+    for await (const pet of store.listAllPets({ status: 'sold', limit: 5 })) names.push(pet.name);
+    expect(names).toEqual(Array.from({ length: 12 }, (_, i) => `Paged ${i}`));
+  });
+
   it('surfaces the deprecation headers of getPet, on success and on error', async () => {
     for (const id of [1, 987654]) {
       const { deprecation } = await store.getPet(id);

@@ -1,0 +1,66 @@
+// Opaque keyset cursors for listPets: `<payload>.<signature>`, both base64url. The payload
+// says where the next page starts (after which id) and for which status filter; the HMAC
+// (with a secret every instance reads from the database) makes a tampered or invented
+// cursor detectable, so it is a 400 rather than a page of something else.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+export interface CursorPosition {
+  /** The last id of the previous page. */
+  after: number;
+  /** The status filter the cursor was made for (undefined: none). */
+  status?: string;
+}
+
+export class InvalidCursorError extends Error {}
+
+export function createCursorCodec(secret: Buffer) {
+  const sign = (payload: string): string => createHmac('sha256', secret).update(payload).digest().subarray(0, 16).toString('base64url');
+
+  return {
+    encode(position: CursorPosition): string {
+      const payload = Buffer.from(JSON.stringify(position.status ? { a: position.after, s: position.status } : { a: position.after })).toString('base64url');
+      return `${payload}.${sign(payload)}`;
+    },
+
+    /** The position in `cursor`, which must have been made for `status`. */
+    decode(cursor: string, status: string | undefined): number {
+      const [payload, signature, extra] = cursor.split('.');
+      if (!payload || !signature || extra !== undefined) throw new InvalidCursorError('is not a cursor from this API');
+      const expected = Buffer.from(sign(payload));
+      const given = Buffer.from(signature);
+      if (expected.length !== given.length || !timingSafeEqual(expected, given)) throw new InvalidCursorError('was altered or comes from elsewhere');
+      let decoded: { a?: unknown; s?: unknown };
+      try {
+        decoded = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { a?: unknown; s?: unknown };
+      } catch {
+        throw new InvalidCursorError('is not a cursor from this API');
+      }
+      if (typeof decoded.a !== 'number' || !Number.isSafeInteger(decoded.a) || decoded.a < 0) throw new InvalidCursorError('is not a cursor from this API');
+      if ((decoded.s ?? undefined) !== status) throw new InvalidCursorError('belongs to another status filter; start again without cursor');
+      return decoded.a;
+    },
+  };
+}
+
+export type CursorCodec = ReturnType<typeof createCursorCodec>;
+
+/**
+ * The codec, with its secret read from the database on first use (so the service starts
+ * while the database is down; a failed read is retried on the next request).
+ */
+export function lazyCursorCodec(loadSecret: () => Promise<Buffer>) {
+  let codec: Promise<CursorCodec> | undefined;
+  const get = (): Promise<CursorCodec> => {
+    codec ??= loadSecret().then(createCursorCodec, (error: unknown) => {
+      codec = undefined;
+      throw error;
+    });
+    return codec;
+  };
+  return {
+    encode: async (position: CursorPosition) => (await get()).encode(position),
+    decode: async (cursor: string, status: string | undefined) => (await get()).decode(cursor, status),
+  };
+}
+
+export type LazyCursorCodec = ReturnType<typeof lazyCursorCodec>;
