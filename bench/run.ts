@@ -1,0 +1,188 @@
+// `npm run bench`: this service against a hand-written bare Fastify + pg reference
+// (bench/reference.ts), measured alternately (A B A B ...) in one run with autocannon, on
+// the same seeded database. Prints a table (requests/s, p50, p99, peak RSS, ours/reference)
+// and writes it to bench/results/ with the machine's description. Medians of REPS runs.
+//
+// Settings (environment): DATABASE_URL (else an embedded PostgreSQL), BENCH_DURATION (s,
+// default 10), BENCH_REPS (default 3), BENCH_CONNECTIONS (default 16), BENCH_SEED_ROWS
+// (default 10000).
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { generateApiKey, hashApiKey } from '../src/auth/apiKeys.js';
+import { ensureDatabase, openEmbeddedPostgres } from '../src/db/embedded.js';
+import { migrate } from '../src/db/migrate.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const REPS = Number(process.env.BENCH_REPS ?? 3);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+const ROWS = Number(process.env.BENCH_SEED_ROWS ?? 10_000);
+
+interface Server {
+  name: string;
+  url: string;
+  child: ChildProcess;
+  authorization: string;
+}
+
+function start(name: string, args: string[], env: NodeJS.ProcessEnv, authorization: string): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let seen = '';
+    const onData = (chunk: Buffer) => {
+      seen += chunk;
+      const url = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(seen)?.[1];
+      if (url) {
+        // From now on its output is drained and dropped (logging still happens, at info).
+        seen = '';
+        child.stdout?.off('data', onData);
+        child.stdout?.resume();
+        resolve({ name, url, child, authorization });
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.on('exit', (code) => reject(new Error(`${name} exited ${code}`)));
+  });
+}
+
+/** Peak resident set size of a process so far (VmHWM), in MiB. */
+function peakRssMiB(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmHWM:'));
+  return Math.round(Number(/\d+/.exec(line ?? '')?.[0] ?? 0) / 1024);
+}
+
+interface Scenario {
+  name: string;
+  method: 'GET' | 'POST';
+  path: string;
+  body?: string;
+  randomId?: boolean;
+}
+
+const scenarios: Scenario[] = [
+  { name: 'GET /v1/pets?limit=20', method: 'GET', path: '/v1/pets?limit=20' },
+  { name: 'GET /v1/pets?limit=100&status=available', method: 'GET', path: '/v1/pets?limit=100&status=available' },
+  { name: 'GET /v1/pets/{id} (random ids)', method: 'GET', path: '/v1/pets/1', randomId: true },
+  { name: 'POST /v1/pets', method: 'POST', path: '/v1/pets', body: JSON.stringify({ name: 'Bench', categoryId: 3, status: 'available' }) },
+];
+
+async function measure(server: Server, scenario: Scenario, seconds: number) {
+  const result = await autocannon({
+    url: server.url,
+    connections: CONNECTIONS,
+    duration: seconds,
+    headers: { authorization: server.authorization, 'content-type': 'application/json' },
+    requests: [
+      {
+        method: scenario.method,
+        path: scenario.path,
+        ...(scenario.body ? { body: scenario.body } : {}),
+        ...(scenario.randomId ? { setupRequest: (request: autocannon.Request) => ({ ...request, path: `/v1/pets/${1 + Math.floor(Math.random() * ROWS)}` }) } : {}),
+      },
+    ],
+  });
+  const ok = scenario.method === 'POST' ? result['2xx'] : result['2xx'];
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${server.name} ${scenario.name}: ${result.non2xx} non-2xx, ${result.errors} errors (of ${ok + result.non2xx})`);
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+};
+
+async function main(): Promise<void> {
+  execFileSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
+
+  let stopDatabase = async () => {};
+  let adminUrl = process.env.DATABASE_URL;
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'animal-store-bench-'));
+  let pgVersion = '';
+  if (!adminUrl) {
+    const embedded = await openEmbeddedPostgres({ dataDir, log: () => {} });
+    adminUrl = embedded.adminUrl;
+    stopDatabase = () => embedded.stop();
+  }
+  const name = `animal_store_bench_${Date.now()}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  pgVersion = (await admin.query<{ server_version: string }>('SHOW server_version')).rows[0]?.server_version ?? '';
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const databaseUrl = url.toString();
+  await migrate(databaseUrl, { info: () => {} });
+
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  // A realistic mix: mostly available, some pending, a few sold, some without status.
+  await db.query(
+    `INSERT INTO pets (name, category_id, status)
+     SELECT 'pet-' || i, 1 + i % 50, (ARRAY['available','available','available','pending','sold',NULL])[1 + i % 6]
+     FROM generate_series(1, $1) AS i`,
+    [ROWS],
+  );
+  await db.query('ANALYZE pets');
+  const key = generateApiKey();
+  await db.query('INSERT INTO api_keys (name, key_hash) VALUES ($1, $2)', ['bench', hashApiKey(key)]);
+  await db.end();
+
+  const ours = await start('ours', ['dist/src/server.js'], { DATABASE_URL: databaseUrl, PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_MAX: '10000000', MIGRATE_ON_START: 'false' }, `Bearer ${key}`);
+  const reference = await start('reference', ['--import', 'tsx', 'bench/reference.ts'], { DATABASE_URL: databaseUrl, PORT: '0', REFERENCE_TOKEN: 'reference' }, 'Bearer reference');
+
+  const rows: string[] = [];
+  const json: Record<string, unknown>[] = [];
+  try {
+    for (const scenario of scenarios) {
+      const runs: Record<string, { rps: number; p50: number; p99: number }[]> = { ours: [], reference: [] };
+      for (const server of [ours, reference]) await measure(server, scenario, 2); // warm-up
+      for (let rep = 0; rep < REPS; rep++) {
+        for (const server of rep % 2 === 0 ? [ours, reference] : [reference, ours]) runs[server.name]?.push(await measure(server, scenario, DURATION));
+      }
+      const summary = (n: string) => ({ rps: median(runs[n]!.map((r) => r.rps)), p50: median(runs[n]!.map((r) => r.p50)), p99: median(runs[n]!.map((r) => r.p99)) });
+      const a = summary('ours');
+      const b = summary('reference');
+      const ratio = a.rps / b.rps;
+      rows.push(`| ${scenario.name} | ${Math.round(a.rps)} | ${Math.round(b.rps)} | **${ratio.toFixed(2)}** | ${a.p50} / ${a.p99} | ${b.p50} / ${b.p99} |`);
+      json.push({ scenario: scenario.name, ours: a, reference: b, ratio });
+      console.log(rows[rows.length - 1]);
+    }
+  } finally {
+    const rss = { ours: peakRssMiB(ours.child.pid as number), reference: peakRssMiB(reference.child.pid as number) };
+    ours.child.kill('SIGTERM');
+    reference.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 1000));
+    const cpu = os.cpus()[0]?.model ?? 'unknown';
+    const machine = `${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}, Node ${process.version}, PostgreSQL ${pgVersion}`;
+    const table = [
+      `# Benchmark ${new Date().toISOString()}`,
+      '',
+      `Machine: ${machine}. Load generator, both servers and PostgreSQL share it.`,
+      `autocannon, ${CONNECTIONS} connections, ${DURATION} s per run, ${REPS} runs per server alternating (A B, B A, ...), medians; ${ROWS} seeded pets.`,
+      'Ours: full contract in force (validation, auth, error handling, request ids, deprecation headers, rate limiting on, security headers, logging at info to a pipe).',
+      '',
+      '| Operation | ours req/s | reference req/s | ours/reference | ours p50 / p99 ms | reference p50 / p99 ms |',
+      '|---|---|---|---|---|---|',
+      ...rows,
+      '',
+      `Peak RSS: ours ${rss.ours} MiB, reference ${rss.reference} MiB.`,
+      '',
+    ].join('\n');
+    mkdirSync(path.join(root, 'bench/results'), { recursive: true });
+    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+    writeFileSync(path.join(root, 'bench/results', `bench-${stamp}.md`), table);
+    writeFileSync(path.join(root, 'bench/results', `bench-${stamp}.json`), JSON.stringify({ machine, rows: json, rss }, null, 2));
+    console.log(`\n${table}`);
+    await stopDatabase();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
