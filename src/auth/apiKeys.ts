@@ -46,6 +46,10 @@ export async function createApiKeyVerifier(options: {
   const { store, databaseUrl, log } = options;
   const reconnectDelayMs = options.reconnectDelayMs ?? 500;
   let cache = new Map<string, ApiKeyIdentity>();
+  // Tokens already checked against the current cache, so the hot path skips the hash (the
+  // rate limiter and authentication both ask). Cleared with every reload, and bounded.
+  let checked = new Map<string, ApiKeyIdentity | null>();
+  const CHECKED_MAX = 10_000;
   let listener: pg.Client | undefined;
   let live = false;
   let closed = false;
@@ -63,6 +67,7 @@ export async function createApiKeyVerifier(options: {
         reloadAgain = false;
         const rows = await store.activeApiKeys();
         cache = new Map(rows.map((r) => [r.hash.toString('hex'), { id: r.id, name: r.name }]));
+        checked = new Map();
       } while (reloadAgain);
     })().finally(() => {
       reloading = undefined;
@@ -125,9 +130,13 @@ export async function createApiKeyVerifier(options: {
       return live;
     },
     async verify(key: string) {
-      const hash = hashApiKey(key);
-      if (live) return cache.get(hash.toString('hex'));
-      return store.findActiveApiKey(hash);
+      if (!live) return store.findActiveApiKey(hashApiKey(key));
+      const known = checked.get(key);
+      if (known !== undefined) return known ?? undefined;
+      const identity = cache.get(hashApiKey(key).toString('hex'));
+      if (checked.size >= CHECKED_MAX) checked = new Map();
+      checked.set(key, identity ?? null);
+      return identity;
     },
     async close() {
       closed = true;
