@@ -65,7 +65,7 @@ export function serverOptions(deps: AppDeps): FastifyServerOptions {
     // Any path segment Node accepts (URLs are bounded by its 16 KiB header limit) reaches its
     // route and is validated there (a 500-character petId is a 400, not a routing failure).
     // We have no regex parameters, which is what the default of 100 protects.
-    maxParamLength: 16_384,
+    routerOptions: { maxParamLength: 16_384 },
     onConstructorPoisoning: 'error',
   };
 }
