@@ -30,11 +30,11 @@ export interface ErrorBody {
   details?: ErrorDetail[];
 }
 
+/**
+ * Errors thrown from hooks, where no typed handler answer is possible. (Handlers return
+ * their error answers, typed by the contract; the error handler builds the others.)
+ */
 export const errors = {
-  notFound: createError<[string]>('not_found', '%s', 404),
-  notImplemented: createError<[string]>('not_implemented', '%s', 501),
-  unavailable: createError('unavailable', 'Service temporarily unavailable, retry later', 503),
-  unauthorized: createError('unauthorized', 'Missing or invalid API key', 401),
   idempotencyInFlight: createError('idempotency_in_flight', 'A request with this Idempotency-Key is still being processed', 409),
   idempotencyKeyReused: createError('idempotency_key_reused', 'This Idempotency-Key was already used with a different request body', 422),
 };
