@@ -14,8 +14,8 @@ let key: string;
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  server = await startServer({ DATABASE_URL: database.url });
   key = (await apikey(['create', 'arazzo'], database.url)).stdout.trim();
+  server = await startServer({ DATABASE_URL: database.url });
 }, 60_000);
 afterAll(async () => {
   expect(await server.stop('SIGTERM')).toBe(0);

@@ -57,8 +57,9 @@ const checkedFetch: typeof fetch = async (input, init) => {
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  server = await startServer({ DATABASE_URL: database.url });
+  // The key exists before the service starts, so its cache has it from the first request.
   const key = (await apikey(['create', 'client e2e'], database.url)).stdout.trim();
+  server = await startServer({ DATABASE_URL: database.url });
   const baseUrl = viaPrism ? await startPrism(`${server.url}/v1`) : `${server.url}/v1`;
   store = createAnimalStoreClient({ baseUrl, apiKey: key, fetch: checkedFetch });
   anonymous = createAnimalStoreClient({ baseUrl, apiKey: 'ask_not-a-real-key', fetch: checkedFetch });
