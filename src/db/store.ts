@@ -52,7 +52,11 @@ export function createStore(pool: pg.Pool) {
       const result = status
         ? await pool.query<PetRow>({
             name: 'pets-list-by-status',
-            text: 'SELECT id, name, category_id, status FROM pets WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3',
+            // ORDER BY status, id (the same order, status being fixed) matches the (status, id)
+            // index exactly. With ORDER BY id alone, a default-cost planner may walk the
+            // primary key and filter, which is slow when the status is rare among the
+            // lowest ids.
+            text: 'SELECT id, name, category_id, status FROM pets WHERE status = $1 AND id > $2 ORDER BY status, id LIMIT $3',
             values: [status, after, limit],
           })
         : await pool.query<PetRow>({
