@@ -1,0 +1,128 @@
+// `npm run bench:scale`: does the cost of a request grow with the catalogue? Loads 10,000
+// and then 5,000,000 pets, in two status distributions (a realistic mix, and a skewed one
+// where `sold` is rare and only among the newest rows, which tempts a default-cost planner
+// into walking the primary key), and measures single-client latency (p50, p99) through the
+// app of: listPets page 1 and a deep page, with and without `status`, and getPet. The
+// `EXPLAIN (ANALYZE, BUFFERS)` of each query is saved beside the results.
+//
+// Settings: DATABASE_URL (else an embedded PostgreSQL with default costs), SCALE_SIZES
+// (default "10000,5000000"), SCALE_SAMPLES (default 300 requests per measurement).
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { buildApp } from '../src/app.js';
+import { generateApiKey, hashApiKey } from '../src/auth/apiKeys.js';
+import { loadConfig } from '../src/config.js';
+import { ensureDatabase, openEmbeddedPostgres } from '../src/db/embedded.js';
+import { migrate } from '../src/db/migrate.js';
+import { createPool } from '../src/db/pool.js';
+import { createCursorCodec } from '../src/pagination/cursor.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const SIZES = (process.env.SCALE_SIZES ?? '10000,5000000').split(',').map(Number);
+const SAMPLES = Number(process.env.SCALE_SAMPLES ?? 300);
+
+const distributions = {
+  // 60% available, 25% pending, 10% sold, 5% none, spread evenly.
+  realistic: `(ARRAY['available','available','available','available','available','available','available','available','available','available','available','available','pending','pending','pending','pending','pending','sold','sold',NULL])[1 + (i * 7919) % 20]`,
+  // Old pets available, the newest 0.1% sold: `status=sold` is rare and only at the end.
+  skewed: `CASE WHEN i > $1 * 0.999 THEN 'sold' WHEN i % 10 = 0 THEN 'pending' ELSE 'available' END`,
+} as const;
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] as number;
+
+async function main(): Promise<void> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'animal-store-scale-'));
+  let adminUrl = process.env.DATABASE_URL;
+  let stop = async () => {};
+  if (!adminUrl) {
+    const embedded = await openEmbeddedPostgres({ dataDir, fast: true, log: () => {} });
+    adminUrl = embedded.adminUrl;
+    stop = () => embedded.stop();
+  }
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const out = path.join(root, 'bench/results', `scale-${stamp}`);
+  mkdirSync(out, { recursive: true });
+  const rows: { size: number; distribution: string; query: string; p50: number; p99: number }[] = [];
+
+  try {
+    for (const [distribution, expression] of Object.entries(distributions)) {
+      for (const size of SIZES) {
+        const name = `animal_store_scale_${distribution}_${size}`;
+        const admin = new pg.Client({ connectionString: adminUrl });
+        await admin.connect();
+        await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+        await admin.query(`CREATE DATABASE ${name}`);
+        await admin.end();
+        const url = Object.assign(new URL(adminUrl), { pathname: `/${name}` }).toString();
+        await migrate(url, { info: () => {} });
+        const db = new pg.Client({ connectionString: url });
+        await db.connect();
+        const loadStarted = performance.now();
+        await db.query(`INSERT INTO pets (name, category_id, status) SELECT 'pet-' || i, 1 + i % 100, ${expression} FROM generate_series(1, $1::bigint) AS i`, [size]);
+        await db.query('VACUUM ANALYZE pets');
+        console.log(`${distribution} ${size}: loaded in ${Math.round(performance.now() - loadStarted)} ms`);
+        const key = generateApiKey();
+        await db.query('INSERT INTO api_keys (name, key_hash) VALUES ($1, $2)', ['scale', hashApiKey(key)]);
+        const secret = (await db.query<{ value: Buffer }>("SELECT value FROM service_secrets WHERE name = 'cursor'")).rows[0]?.value as Buffer;
+        const cursors = createCursorCodec(secret);
+
+        const rare = distribution === 'skewed' ? 'sold' : 'available';
+        const deep = Math.floor(size * 0.9);
+        // The deep status page starts 90% of the way through that status's rows.
+        const deepStatus = Number((await db.query<{ id: string }>('SELECT id FROM pets WHERE status = $1 ORDER BY status, id OFFSET (SELECT count(*) * 0.9 FROM pets WHERE status = $1)::bigint LIMIT 1', [rare])).rows[0]?.id ?? 0);
+        const queries: { query: string; url: () => string; sql: string; params: unknown[] }[] = [
+          { query: 'listPets limit=20, page 1', url: () => '/v1/pets?limit=20', sql: 'SELECT id, name, category_id, status FROM pets WHERE id > $1 ORDER BY id LIMIT $2', params: [0, 21] },
+          { query: 'listPets limit=20, deep page (90%)', url: () => `/v1/pets?limit=20&cursor=${cursors.encode({ after: deep })}`, sql: 'SELECT id, name, category_id, status FROM pets WHERE id > $1 ORDER BY id LIMIT $2', params: [deep, 21] },
+          { query: `listPets limit=20 status=${rare}, page 1`, url: () => `/v1/pets?limit=20&status=${rare}`, sql: 'SELECT id, name, category_id, status FROM pets WHERE status = $1 AND id > $2 ORDER BY status, id LIMIT $3', params: [rare, 0, 21] },
+          { query: `listPets limit=20 status=${rare}, deep page (90%)`, url: () => `/v1/pets?limit=20&status=${rare}&cursor=${cursors.encode({ after: deepStatus, status: rare })}`, sql: 'SELECT id, name, category_id, status FROM pets WHERE status = $1 AND id > $2 ORDER BY status, id LIMIT $3', params: [rare, deepStatus, 21] },
+          { query: 'getPet (random ids)', url: () => `/v1/pets/${1 + Math.floor(Math.random() * size)}`, sql: 'SELECT id, name, category_id, status FROM pets WHERE id = $1', params: [Math.floor(size / 2)] },
+        ];
+
+        const pool = createPool({ DATABASE_URL: url, DB_POOL_MAX: 2, DB_CONNECT_TIMEOUT_MS: 5000, DB_STATEMENT_TIMEOUT_MS: 60_000 });
+        const app = await buildApp({ config: { ...loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '10000000' }), DATABASE_URL: url }, pool });
+        for (const q of queries) {
+          const plan = await db.query(`EXPLAIN (ANALYZE, BUFFERS) ${q.sql}`, q.params);
+          writeFileSync(path.join(out, `${distribution}-${size}-${q.query.replace(/[^a-z0-9]+/gi, '-')}.txt`), `${q.sql}\n-- ${JSON.stringify(q.params)}\n\n${plan.rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n')}\n`);
+          const times: number[] = [];
+          for (let i = 0; i < SAMPLES + 30; i++) {
+            const started = performance.now();
+            const response = await app.inject({ method: 'GET', url: q.url(), headers: { authorization: `Bearer ${key}` } });
+            const ms = performance.now() - started;
+            if (response.statusCode !== 200 && !(q.query.startsWith('getPet') && response.statusCode === 404)) throw new Error(`${q.query}: ${response.statusCode} ${response.body}`);
+            if (i >= 30) times.push(ms);
+          }
+          times.sort((a, b) => a - b);
+          rows.push({ size, distribution, query: q.query, p50: percentile(times, 0.5), p99: percentile(times, 0.99) });
+          console.log(`${distribution} ${size} ${q.query}: p50 ${percentile(times, 0.5).toFixed(2)} ms, p99 ${percentile(times, 0.99).toFixed(2)} ms`);
+        }
+        await app.close();
+        await pool.end();
+        await db.end();
+      }
+    }
+  } finally {
+    const [small, large] = [SIZES[0], SIZES[SIZES.length - 1]];
+    const lines = [
+      `# Scale ${new Date().toISOString()}`,
+      '',
+      `Single client, ${SAMPLES} requests per measurement through the app (inject, no network), after 30 warm-up requests. PostgreSQL with default planner costs. Plans: the .txt files beside this one.`,
+      '',
+      `| distribution | query | p50 @${small} | p50 @${large} | p50 ratio | p99 @${small} | p99 @${large} | p99 ratio |`,
+      '|---|---|---|---|---|---|---|---|',
+    ];
+    for (const row of rows.filter((r) => r.size === small)) {
+      const big = rows.find((r) => r.size === large && r.distribution === row.distribution && r.query === row.query);
+      if (!big) continue;
+      lines.push(`| ${row.distribution} | ${row.query} | ${row.p50.toFixed(2)} | ${big.p50.toFixed(2)} | **${(big.p50 / row.p50).toFixed(2)}** | ${row.p99.toFixed(2)} | ${big.p99.toFixed(2)} | ${(big.p99 / row.p99).toFixed(2)} |`);
+    }
+    writeFileSync(path.join(out, 'README.md'), `${lines.join('\n')}\n`);
+    console.log(`\n${lines.join('\n')}`);
+    await stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
