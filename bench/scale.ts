@@ -71,8 +71,16 @@ async function main(): Promise<void> {
 
         const rare = distribution === 'skewed' ? 'sold' : 'available';
         const deep = Math.floor(size * 0.9);
-        // The deep status page starts 90% of the way through that status's rows.
-        const deepStatus = Number((await db.query<{ id: string }>('SELECT id FROM pets WHERE status = $1 ORDER BY status, id OFFSET (SELECT count(*) * 0.9 FROM pets WHERE status = $1)::bigint LIMIT 1', [rare])).rows[0]?.id ?? 0);
+        // The deep status page starts 90% of the way through that status's rows, but still
+        // returns a full page (so both sizes compare pages of 20).
+        const deepStatus = Number(
+          (
+            await db.query<{ id: string }>(
+              'SELECT id FROM pets WHERE status = $1 ORDER BY status, id OFFSET (SELECT GREATEST(0, LEAST(count(*) * 0.9, count(*) - 21)) FROM pets WHERE status = $1)::bigint LIMIT 1',
+              [rare],
+            )
+          ).rows[0]?.id ?? 0,
+        ) - 1;
         const queries: { query: string; url: () => string; sql: string; params: unknown[] }[] = [
           { query: 'listPets limit=20, page 1', url: () => '/v1/pets?limit=20', sql: 'SELECT id, name, category_id, status FROM pets WHERE id > $1 ORDER BY id LIMIT $2', params: [0, 21] },
           { query: 'listPets limit=20, deep page (90%)', url: () => `/v1/pets?limit=20&cursor=${cursors.encode({ after: deep })}`, sql: 'SELECT id, name, category_id, status FROM pets WHERE id > $1 ORDER BY id LIMIT $2', params: [deep, 21] },
