@@ -5,9 +5,11 @@
 //
 // Settings (environment): DATABASE_URL (else an embedded PostgreSQL), BENCH_DURATION (s,
 // default 10), BENCH_REPS (default 3), BENCH_CONNECTIONS (default 16), BENCH_SEED_ROWS
-// (default 10000).
+// (default 10000), BENCH_LOG_LEVEL (ours' log level, default info: the contract's setting;
+// other values only to measure what logging costs).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,24 +32,31 @@ interface Server {
   authorization: string;
 }
 
-function start(name: string, args: string[], env: NodeJS.ProcessEnv, authorization: string): Promise<Server> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-    let seen = '';
-    const onData = (chunk: Buffer) => {
-      seen += chunk;
-      const url = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(seen)?.[1];
-      if (url) {
-        // From now on its output is drained and dropped (logging still happens, at info).
-        seen = '';
-        child.stdout?.off('data', onData);
-        child.stdout?.resume();
-        resolve({ name, url, child, authorization });
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.on('exit', (code) => reject(new Error(`${name} exited ${code}`)));
+/**
+ * Starts a server on a fixed free port with its output going to /dev/null (the service
+ * still logs at info; only the bench process must not spend CPU reading it), and resolves
+ * once it answers.
+ */
+async function start(name: string, args: string[], env: NodeJS.ProcessEnv, authorization: string): Promise<Server> {
+  const port = await new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port: p } = probe.address() as { port: number };
+      probe.close(() => resolve(p));
+    });
   });
+  const sink = openSync('/dev/null', 'w');
+  const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', sink, 'inherit'] });
+  const url = `http://127.0.0.1:${port}`;
+  for (let tries = 0; tries < 600; tries++) {
+    if (child.exitCode !== null) throw new Error(`${name} exited ${child.exitCode}`);
+    const up = await fetch(`${url}/v1/pets/1`, { headers: { authorization } }).then(
+      (r) => r.status !== 401,
+      () => false,
+    );
+    if (up) return { name, url, child, authorization };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${name} did not start`);
 }
 
 /** Peak resident set size of a process so far (VmHWM), in MiB. */
@@ -134,8 +143,8 @@ async function main(): Promise<void> {
   await db.query('INSERT INTO api_keys (name, key_hash) VALUES ($1, $2)', ['bench', hashApiKey(key)]);
   await db.end();
 
-  const ours = await start('ours', ['dist/src/server.js'], { DATABASE_URL: databaseUrl, PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_MAX: '10000000', MIGRATE_ON_START: 'false' }, `Bearer ${key}`);
-  const reference = await start('reference', ['--import', 'tsx', 'bench/reference.ts'], { DATABASE_URL: databaseUrl, PORT: '0', REFERENCE_TOKEN: 'reference' }, 'Bearer reference');
+  const ours = await start('ours', ['dist/src/server.js'], { DATABASE_URL: databaseUrl, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', RATE_LIMIT_MAX: '10000000', MIGRATE_ON_START: 'false' }, `Bearer ${key}`);
+  const reference = await start('reference', ['--import', 'tsx', 'bench/reference.ts'], { DATABASE_URL: databaseUrl, REFERENCE_TOKEN: 'reference' }, 'Bearer reference');
 
   const rows: string[] = [];
   const json: Record<string, unknown>[] = [];
@@ -166,7 +175,7 @@ async function main(): Promise<void> {
       '',
       `Machine: ${machine}. Load generator, both servers and PostgreSQL share it.`,
       `autocannon, ${CONNECTIONS} connections, ${DURATION} s per run, ${REPS} runs per server alternating (A B, B A, ...), medians; ${ROWS} seeded pets.`,
-      'Ours: full contract in force (validation, auth, error handling, request ids, deprecation headers, rate limiting on, security headers, logging at info to a pipe).',
+      'Ours: full contract in force (validation, auth, error handling, request ids, deprecation headers, rate limiting on, security headers, logging at info, to /dev/null).',
       '',
       '| Operation | ours req/s | reference req/s | ours/reference | ours p50 / p99 ms | reference p50 / p99 ms |',
       '|---|---|---|---|---|---|',
