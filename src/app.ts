@@ -61,12 +61,12 @@ export function serverOptions(deps: AppDeps): FastifyServerOptions {
     },
     // Deep or huge JSON is refused by the body limit; prototype pollution attempts are a 400.
     onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
     frameworkErrors: handleFrameworkError,
     // Any path segment Node accepts (URLs are bounded by its 16 KiB header limit) reaches its
     // route and is validated there (a 500-character petId is a 400, not a routing failure).
     // We have no regex parameters, which is what the default of 100 protects.
     routerOptions: { maxParamLength: 16_384 },
-    onConstructorPoisoning: 'error',
   };
 }
 

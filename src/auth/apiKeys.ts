@@ -31,8 +31,6 @@ interface Logger {
 export interface ApiKeyVerifier {
   /** The key's identity, or undefined when it is unknown or revoked. */
   verify(key: string): Promise<ApiKeyIdentity | undefined>;
-  /** True while the cache is known to be current. */
-  readonly live: boolean;
   close(): Promise<void>;
 }
 
@@ -126,9 +124,6 @@ export async function createApiKeyVerifier(options: {
   }
 
   return {
-    get live() {
-      return live;
-    },
     async verify(key: string) {
       if (!live) return store.findActiveApiKey(hashApiKey(key));
       const known = checked.get(key);
