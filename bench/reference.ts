@@ -4,7 +4,8 @@
 import Fastify from 'fastify';
 import pg from 'pg';
 
-const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DB_POOL_MAX ?? 10) });
+// pg's default pool size (10); ours is set by its own configuration (DB_POOL_MAX).
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
 const token = `Bearer ${process.env.REFERENCE_TOKEN ?? 'reference'}`;
 const app = Fastify({ logger: false });
 

@@ -6,7 +6,8 @@
 // Settings (environment): DATABASE_URL (else an embedded PostgreSQL), BENCH_DURATION (s,
 // default 10), BENCH_REPS (default 3), BENCH_CONNECTIONS (default 16), BENCH_SEED_ROWS
 // (default 10000), BENCH_LOG_LEVEL (ours' log level, default info: the contract's setting;
-// other values only to measure what logging costs).
+// other values only to measure what logging costs), BENCH_ONLY (a regular expression:
+// only the scenarios whose name matches).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -24,6 +25,8 @@ const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const REPS = Number(process.env.BENCH_REPS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const ROWS = Number(process.env.BENCH_SEED_ROWS ?? 10_000);
+// Only the scenarios whose name matches (a regular expression), for ablations.
+const ONLY = new RegExp(process.env.BENCH_ONLY ?? '');
 
 interface Server {
   name: string;
@@ -149,7 +152,7 @@ async function main(): Promise<void> {
   const rows: string[] = [];
   const json: Record<string, unknown>[] = [];
   try {
-    for (const scenario of scenarios) {
+    for (const scenario of scenarios.filter((s) => ONLY.test(s.name))) {
       const runs: Record<string, { rps: number; p50: number; p99: number }[]> = { ours: [], reference: [] };
       for (const server of [ours, reference]) await measure(server, scenario, 2); // warm-up
       for (let rep = 0; rep < REPS; rep++) {

@@ -16,10 +16,22 @@ export class InvalidCursorError extends Error {}
 export function createCursorCodec(secret: Buffer) {
   const sign = (payload: string): string => createHmac('sha256', secret).update(payload).digest().subarray(0, 16).toString('base64url');
 
+  // A cursor depends only on its position, and the same few (the first pages of each
+  // filter) are asked for over and over: remember them rather than sign again. Bounded;
+  // starts over when full.
+  const made = new Map<string, string>();
+  const MADE_MAX = 10_000;
+
   return {
     encode(position: CursorPosition): string {
+      const memo = `${position.after}:${position.status ?? ''}`;
+      const known = made.get(memo);
+      if (known !== undefined) return known;
       const payload = Buffer.from(JSON.stringify(position.status ? { a: position.after, s: position.status } : { a: position.after })).toString('base64url');
-      return `${payload}.${sign(payload)}`;
+      const cursor = `${payload}.${sign(payload)}`;
+      if (made.size >= MADE_MAX) made.clear();
+      made.set(memo, cursor);
+      return cursor;
     },
 
     /** The position in `cursor`, which must have been made for `status`. */

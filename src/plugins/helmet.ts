@@ -1,16 +1,20 @@
-// Security headers (@fastify/helmet). Helmet's default Content-Security-Policy suits both
-// the JSON API and /docs: Swagger UI loads its scripts from files on this host ('self'),
-// uses inline styles (allowed by the default style-src) and data: images.
+// Security headers for the HTML pages of /docs (@fastify/helmet). Helmet's default
+// Content-Security-Policy suits Swagger UI: scripts from files on this host ('self'),
+// inline styles (allowed by the default style-src) and data: images.
+//
+// Registered inside the docs plugin's own scope: @fastify/helmet rebuilds its middleware on
+// every request (two hooks, CSP parsed each time), a cost the JSON API does not pay; its
+// answers get the fixed set of src/plugins/security-headers.ts instead.
 import helmet from '@fastify/helmet';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 
 export default fp(
-  async function securityHeaders(fastify: FastifyInstance) {
+  async function pageSecurityHeaders(fastify: FastifyInstance) {
     await fastify.register(helmet, {
-      // An API answer is never a page to frame or sniff; HSTS is the TLS terminator's call.
+      // HSTS is the TLS terminator's call.
       strictTransportSecurity: false,
     });
   },
-  { name: 'security-headers' },
+  { name: 'page-security-headers' },
 );

@@ -77,13 +77,38 @@ describe('rate limits', () => {
 });
 
 describe('security headers', () => {
-  it('every answer carries helmet\'s headers', async () => {
+  // JSON answers: OWASP's REST set, fixed; the /docs pages: helmet's full set.
+  const apiHeaders: [string, (t: TestApp) => Promise<{ headers: Record<string, unknown> }>][] = [
+    ['listPets 200', (t) => list(t, t.auth)],
+    ['listPets 401', (t) => list(t, {})],
+    ['unknown path 404', (t) => t.app.inject({ method: 'GET', url: '/v1/nothing' })],
+    ['/healthz', (t) => t.app.inject({ method: 'GET', url: '/healthz' })],
+    ['/v1/openapi.json', (t) => t.app.inject({ method: 'GET', url: '/v1/openapi.json' })],
+  ];
+  it.each(apiHeaders)('%s: nothing may load, frame, sniff or cache it', async (_title, call) => {
+    const response = await call(await app({}));
+    expect(response.headers['content-security-policy']).toBe("default-src 'none'; frame-ancestors 'none'");
+    expect(response.headers['x-content-type-options']).toBe('nosniff');
+    expect(response.headers['x-frame-options']).toBe('DENY');
+    expect(response.headers['referrer-policy']).toBe('no-referrer');
+    expect(response.headers['x-powered-by']).toBeUndefined();
+  });
+
+  it('API answers are not stored by caches, except the published contract', async () => {
     const t = await app({});
-    for (const response of [await list(t, t.auth), await list(t, {}), await t.app.inject({ method: 'GET', url: '/docs/' })]) {
-      expect(response.headers['x-content-type-options']).toBe('nosniff');
-      expect(response.headers['x-frame-options']).toBe('SAMEORIGIN');
-      expect(response.headers['content-security-policy']).toContain("default-src 'self'");
-      expect(response.headers['x-powered-by']).toBeUndefined();
+    expect((await list(t, t.auth)).headers['cache-control']).toBe('no-store');
+    expect((await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).headers['cache-control']).toBe('public, max-age=300');
+  });
+
+  it('the /docs pages get helmet\'s set, whose CSP lets Swagger UI run', async () => {
+    const t = await app({});
+    for (const url of ['/docs', '/docs/', '/docs/static/index.html']) {
+      const response = await t.app.inject({ method: 'GET', url });
+      expect(response.headers['content-security-policy'], url).toContain("default-src 'self'");
+      expect(response.headers['content-security-policy'], url).toContain("script-src 'self'");
+      expect(response.headers['x-frame-options'], url).toBe('SAMEORIGIN');
+      expect(response.headers['x-content-type-options'], url).toBe('nosniff');
+      expect(response.headers['cache-control'], url).not.toBe('no-store');
     }
   });
 });
