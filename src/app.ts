@@ -44,10 +44,12 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export function serverOptions(deps: AppDeps): FastifyServerOptions {
   const redact = ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization'];
   return {
-    // Log lines go to stdout asynchronously: while a write is in flight the next lines are
-    // buffered and leave together, instead of one blocking write(2) per line (≈11 µs per
-    // request measured under load). Pino flushes what is buffered when the process exits.
-    ...(deps.logger ? { loggerInstance: deps.logger } : { logger: { level: deps.config.LOG_LEVEL, redact, stream: pino.destination({ dest: 1, sync: false }) } }),
+    // Log lines go to stdout in batches of 4 KiB (or every 250 ms, whichever comes first)
+    // instead of one write(2) per line, which cost 11-13 µs per request under load. Pino
+    // writes out what is buffered when the process exits.
+    ...(deps.logger
+      ? { loggerInstance: deps.logger }
+      : { logger: { level: deps.config.LOG_LEVEL, redact, stream: pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 250 }) } }),
     logController: new AccessLog(),
     bodyLimit: BODY_LIMIT,
     requestTimeout: deps.config.REQUEST_TIMEOUT_MS,
