@@ -50,19 +50,18 @@ export default fp(
   async function idempotency(fastify: FastifyInstance, { store, onReplay }: IdempotencyOptions) {
     fastify.decorateRequest('idempotency', null);
 
-    const claim = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
-      const key = keyOf(request);
-      if (key === undefined || !request.apiKey) return undefined;
+    /** Resolves true when it answered the request itself (a replay). */
+    const claim = async (request: FastifyRequest, reply: FastifyReply, key: string): Promise<boolean> => {
       if (!KEY.test(key) || key.length > KEY_RULE.maxLength - 2) {
         throw Object.assign(new Error('header Idempotency-Key: must be 1 to 255 visible ASCII characters'), { statusCode: 400, code: 'bad_request' });
       }
-      const scope = { apiKeyId: request.apiKey.id, key };
+      const scope = { apiKeyId: (request.apiKey as { id: number }).id, key };
       const hash = createHash('sha256').update(canonical(request.body)).digest();
       const found = await store.claimIdempotencyKey(scope, hash, LEASE_MS);
       switch (found.outcome) {
         case 'claimed':
           request.idempotency = scope;
-          return undefined;
+          return false;
         case 'in-flight':
           reply.header('retry-after', '1');
           throw new errors.idempotencyInFlight();
@@ -71,29 +70,31 @@ export default fp(
         case 'replay':
           onReplay?.(request);
           if (found.location) reply.header('location', found.location);
-          return reply.code(found.status).header('idempotent-replayed', 'true').send(found.body);
+          reply.code(found.status).header('idempotent-replayed', 'true').send(found.body);
+          return true;
       }
     };
 
-    // A claimed request that did not succeed gives its key back, so a retry runs afresh.
-    const release = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-      if (request.idempotency && reply.statusCode !== 201) {
-        await store.releaseIdempotencyKey(request.idempotency).catch((err: unknown) => request.log.warn({ err }, 'idempotency: release failed'));
-      }
-    };
-
-    // Global hooks that act only on idempotent operations: route-level preHandlers are where
-    // fastify-openapi-glue puts security, which src/plugins/openapi-glue.ts moves.
+    // Global hooks that act only on idempotent operations (route-level preHandlers are where
+    // fastify-openapi-glue puts security, which src/plugins/openapi-glue.ts moves). They run
+    // on every request, so the common case (no key) is synchronous: no promise, no tick.
     const applies = (request: FastifyRequest): boolean => {
       const operationId = (request.routeOptions.schema as { operationId?: string } | undefined)?.operationId;
       return operationId !== undefined && idempotentOperations.has(operationId);
     };
-    fastify.addHook('preHandler', async (request, reply) => {
-      // A replay sends the stored answer here; returning the reply ends the request.
-      return applies(request) ? claim(request, reply) : undefined;
+    fastify.addHook('preHandler', (request, reply, done) => {
+      const key = request.apiKey && applies(request) ? keyOf(request) : undefined;
+      if (key === undefined) return done();
+      // A replay has answered: the request ends there, without done().
+      claim(request, reply, key).then((answered) => answered || done(), done);
     });
-    fastify.addHook('onResponse', async (request, reply) => {
-      if (request.idempotency) await release(request, reply);
+    // A claimed request that did not succeed gives its key back, so a retry runs afresh.
+    fastify.addHook('onResponse', (request, reply, done) => {
+      if (!request.idempotency || reply.statusCode === 201) return done();
+      store
+        .releaseIdempotencyKey(request.idempotency)
+        .catch((err: unknown) => request.log.warn({ err }, 'idempotency: release failed'))
+        .finally(done);
     });
 
     const purge = (): void => {

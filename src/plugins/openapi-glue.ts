@@ -17,13 +17,15 @@ export interface ContractOptions {
 // Fastify validates a body against the schema of its media type; a request with no body
 // and no Content-Type has none, so the validator never runs. A required body is checked
 // here instead, with the same 400 a validation failure gets.
-const requireBody: preValidationHookHandler = async (request) => {
-  if (request.body !== undefined) return;
-  throw Object.assign(new Error('body is required'), {
-    statusCode: 400,
-    validationContext: 'body',
-    validation: [{ keyword: 'required', instancePath: '', params: {}, message: 'a JSON body is required' }],
-  });
+const requireBody: preValidationHookHandler = (request, _reply, done) => {
+  if (request.body !== undefined) return done();
+  done(
+    Object.assign(new Error('body is required'), {
+      statusCode: 400,
+      validationContext: 'body',
+      validation: [{ keyword: 'required', instancePath: '', params: {}, message: 'a JSON body is required' }],
+    }),
+  );
 };
 
 function asArray<T>(value: T | T[] | undefined): T[] {
@@ -44,8 +46,9 @@ export default fp(
       // headers are set before anything else can fail.
       const headers = deprecationHeaders.get(operationId);
       if (headers) {
-        onRequest.unshift(async function announceDeprecation(_request, reply) {
+        onRequest.unshift(function announceDeprecation(_request, reply, done) {
           reply.headers(headers);
+          done();
         });
       }
 
