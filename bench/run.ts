@@ -8,65 +8,17 @@
 // (default 10000), BENCH_LOG_LEVEL (ours' log level, default info: the contract's setting;
 // other values only to measure what logging costs), BENCH_ONLY (a regular expression:
 // only the scenarios whose name matches).
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import os from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import pg from 'pg';
-import { generateApiKey, hashApiKey } from '../src/auth/apiKeys.js';
-import { ensureDatabase, openEmbeddedPostgres } from '../src/db/embedded.js';
-import { migrate } from '../src/db/migrate.js';
+import { build, machine, peakRssMiB, root, seededDatabase, stamp, start, startOurs, type Server } from './harness.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const REPS = Number(process.env.BENCH_REPS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const ROWS = Number(process.env.BENCH_SEED_ROWS ?? 10_000);
 // Only the scenarios whose name matches (a regular expression), for ablations.
 const ONLY = new RegExp(process.env.BENCH_ONLY ?? '');
-
-interface Server {
-  name: string;
-  url: string;
-  child: ChildProcess;
-  authorization: string;
-}
-
-/**
- * Starts a server on a fixed free port with its output going to /dev/null (the service
- * still logs at info; only the bench process must not spend CPU reading it), and resolves
- * once it answers.
- */
-async function start(name: string, args: string[], env: NodeJS.ProcessEnv, authorization: string): Promise<Server> {
-  const port = await new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port: p } = probe.address() as { port: number };
-      probe.close(() => resolve(p));
-    });
-  });
-  const sink = openSync('/dev/null', 'w');
-  const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', sink, 'inherit'] });
-  const url = `http://127.0.0.1:${port}`;
-  for (let tries = 0; tries < 600; tries++) {
-    if (child.exitCode !== null) throw new Error(`${name} exited ${child.exitCode}`);
-    const up = await fetch(`${url}/v1/pets/1`, { headers: { authorization } }).then(
-      (r) => r.status !== 401,
-      () => false,
-    );
-    if (up) return { name, url, child, authorization };
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${name} did not start`);
-}
-
-/** Peak resident set size of a process so far (VmHWM), in MiB. */
-function peakRssMiB(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmHWM:'));
-  return Math.round(Number(/\d+/.exec(line ?? '')?.[0] ?? 0) / 1024);
-}
 
 interface Scenario {
   name: string;
@@ -110,44 +62,10 @@ const median = (values: number[]) => {
 };
 
 async function main(): Promise<void> {
-  execFileSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
-
-  let stopDatabase = async () => {};
-  let adminUrl = process.env.DATABASE_URL;
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'animal-store-bench-'));
-  let pgVersion = '';
-  if (!adminUrl) {
-    const embedded = await openEmbeddedPostgres({ dataDir, log: () => {} });
-    adminUrl = embedded.adminUrl;
-    stopDatabase = () => embedded.stop();
-  }
-  const name = `animal_store_bench_${Date.now()}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  pgVersion = (await admin.query<{ server_version: string }>('SHOW server_version')).rows[0]?.server_version ?? '';
-  await admin.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  const databaseUrl = url.toString();
-  await migrate(databaseUrl, { info: () => {} });
-
-  const db = new pg.Client({ connectionString: databaseUrl });
-  await db.connect();
-  // A realistic mix: mostly available, some pending, a few sold, some without status.
-  await db.query(
-    `INSERT INTO pets (name, category_id, status)
-     SELECT 'pet-' || i, 1 + i % 50, (ARRAY['available','available','available','pending','sold',NULL])[1 + i % 6]
-     FROM generate_series(1, $1) AS i`,
-    [ROWS],
-  );
-  await db.query('ANALYZE pets');
-  const key = generateApiKey();
-  await db.query('INSERT INTO api_keys (name, key_hash) VALUES ($1, $2)', ['bench', hashApiKey(key)]);
-  await db.end();
-
-  const ours = await start('ours', ['dist/src/server.js'], { DATABASE_URL: databaseUrl, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', RATE_LIMIT_MAX: '10000000', MIGRATE_ON_START: 'false' }, `Bearer ${key}`);
-  const reference = await start('reference', ['--import', 'tsx', 'bench/reference.ts'], { DATABASE_URL: databaseUrl, REFERENCE_TOKEN: 'reference' }, 'Bearer reference');
+  build();
+  const database = await seededDatabase(ROWS);
+  const ours = await startOurs(database.url, database.key);
+  const reference = await start('reference', ['--import', 'tsx', 'bench/reference.ts'], { DATABASE_URL: database.url, REFERENCE_TOKEN: 'reference' }, 'Bearer reference');
 
   const rows: string[] = [];
   const json: Record<string, unknown>[] = [];
@@ -171,12 +89,11 @@ async function main(): Promise<void> {
     ours.child.kill('SIGTERM');
     reference.child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 1000));
-    const cpu = os.cpus()[0]?.model ?? 'unknown';
-    const machine = `${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}, Node ${process.version}, PostgreSQL ${pgVersion}`;
+    const description = machine(database.pgVersion);
     const table = [
       `# Benchmark ${new Date().toISOString()}`,
       '',
-      `Machine: ${machine}. Load generator, both servers and PostgreSQL share it.`,
+      `Machine: ${description}. Load generator, both servers and PostgreSQL share it.`,
       `autocannon, ${CONNECTIONS} connections, ${DURATION} s per run, ${REPS} runs per server alternating (A B, B A, ...), medians; ${ROWS} seeded pets.`,
       'Ours: full contract in force (validation, auth, error handling, request ids, deprecation headers, rate limiting on, security headers, logging at info, to /dev/null).',
       '',
@@ -188,12 +105,11 @@ async function main(): Promise<void> {
       '',
     ].join('\n');
     mkdirSync(path.join(root, 'bench/results'), { recursive: true });
-    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-    writeFileSync(path.join(root, 'bench/results', `bench-${stamp}.md`), table);
-    writeFileSync(path.join(root, 'bench/results', `bench-${stamp}.json`), JSON.stringify({ machine, rows: json, rss }, null, 2));
+    const when = stamp();
+    writeFileSync(path.join(root, 'bench/results', `bench-${when}.md`), table);
+    writeFileSync(path.join(root, 'bench/results', `bench-${when}.json`), JSON.stringify({ machine: description, rows: json, rss }, null, 2));
     console.log(`\n${table}`);
-    await stopDatabase();
-    rmSync(dataDir, { recursive: true, force: true });
+    await database.close();
   }
 }
 

@@ -17,7 +17,8 @@ import { generateApiKey, hashApiKey } from '../src/auth/apiKeys.js';
 import { loadConfig } from '../src/config.js';
 import { ensureDatabase, openEmbeddedPostgres } from '../src/db/embedded.js';
 import { migrate } from '../src/db/migrate.js';
-import { createPool } from '../src/db/pool.js';
+import { createPool, PLAN_CACHE_MODE } from '../src/db/pool.js';
+import { PET_STATEMENTS } from '../src/db/store.js';
 import { createCursorCodec } from '../src/pagination/cursor.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -60,6 +61,7 @@ async function main(): Promise<void> {
         await migrate(url, { info: () => {} });
         const db = new pg.Client({ connectionString: url });
         await db.connect();
+        await db.query(`SET plan_cache_mode = ${PLAN_CACHE_MODE}`);
         const loadStarted = performance.now();
         await db.query(`INSERT INTO pets (name, category_id, status) SELECT 'pet-' || i, 1 + i % 100, ${expression} FROM generate_series(1, $1::bigint) AS i`, [size]);
         await db.query('VACUUM ANALYZE pets');
@@ -82,17 +84,21 @@ async function main(): Promise<void> {
           ).rows[0]?.id ?? 0,
         ) - 1;
         const queries: { query: string; url: () => string; sql: string; params: unknown[] }[] = [
-          { query: 'listPets limit=20, page 1', url: () => '/v1/pets?limit=20', sql: 'SELECT id, name, category_id, status FROM pets WHERE id > $1 ORDER BY id LIMIT $2', params: [0, 21] },
-          { query: 'listPets limit=20, deep page (90%)', url: () => `/v1/pets?limit=20&cursor=${cursors.encode({ after: deep })}`, sql: 'SELECT id, name, category_id, status FROM pets WHERE id > $1 ORDER BY id LIMIT $2', params: [deep, 21] },
-          { query: `listPets limit=20 status=${rare}, page 1`, url: () => `/v1/pets?limit=20&status=${rare}`, sql: 'SELECT id, name, category_id, status FROM pets WHERE status = $1 AND id > $2 ORDER BY status, id LIMIT $3', params: [rare, 0, 21] },
-          { query: `listPets limit=20 status=${rare}, deep page (90%)`, url: () => `/v1/pets?limit=20&status=${rare}&cursor=${cursors.encode({ after: deepStatus, status: rare })}`, sql: 'SELECT id, name, category_id, status FROM pets WHERE status = $1 AND id > $2 ORDER BY status, id LIMIT $3', params: [rare, deepStatus, 21] },
-          { query: 'getPet (random ids)', url: () => `/v1/pets/${1 + Math.floor(Math.random() * size)}`, sql: 'SELECT id, name, category_id, status FROM pets WHERE id = $1', params: [Math.floor(size / 2)] },
+          { query: 'listPets limit=20, page 1', url: () => '/v1/pets?limit=20', sql: PET_STATEMENTS.list, params: [0, 21] },
+          { query: 'listPets limit=20, deep page (90%)', url: () => `/v1/pets?limit=20&cursor=${cursors.encode({ after: deep })}`, sql: PET_STATEMENTS.list, params: [deep, 21] },
+          { query: `listPets limit=20 status=${rare}, page 1`, url: () => `/v1/pets?limit=20&status=${rare}`, sql: PET_STATEMENTS.listByStatus, params: [rare, 0, 21] },
+          { query: `listPets limit=20 status=${rare}, deep page (90%)`, url: () => `/v1/pets?limit=20&status=${rare}&cursor=${cursors.encode({ after: deepStatus, status: rare })}`, sql: PET_STATEMENTS.listByStatus, params: [rare, deepStatus, 21] },
+          { query: 'getPet (random ids)', url: () => `/v1/pets/${1 + Math.floor(Math.random() * size)}`, sql: PET_STATEMENTS.get, params: [Math.floor(size / 2)] },
         ];
 
         const pool = createPool({ DATABASE_URL: url, DB_POOL_MAX: 2, DB_CONNECT_TIMEOUT_MS: 5000, DB_STATEMENT_TIMEOUT_MS: 60_000 });
         const app = await buildApp({ config: { ...loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '10000000' }), DATABASE_URL: url }, pool });
         for (const q of queries) {
-          const plan = await db.query(`EXPLAIN (ANALYZE, BUFFERS) ${q.sql}`, q.params);
+          // The plan the service runs: a prepared statement's generic plan (src/db/pool.ts).
+          await db.query(`PREPARE q AS ${q.sql}`);
+          const args = q.params.map((v) => (typeof v === 'number' ? String(v) : db.escapeLiteral(String(v)))).join(', ');
+          const plan = await db.query(`EXPLAIN (ANALYZE, BUFFERS) EXECUTE q(${args})`);
+          await db.query('DEALLOCATE q');
           writeFileSync(path.join(out, `${distribution}-${size}-${q.query.replace(/[^a-z0-9]+/gi, '-')}.txt`), `${q.sql}\n-- ${JSON.stringify(q.params)}\n\n${plan.rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n')}\n`);
           const times: number[] = [];
           for (let i = 0; i < SAMPLES + 30; i++) {

@@ -10,6 +10,7 @@ import { AccessLog } from './access-log.js';
 import { createApiKeyVerifier } from './auth/apiKeys.js';
 import type { Config } from './config.js';
 import { validatorCompiler } from './contract/validation.js';
+import { createRecentWriters } from './db/consistency.js';
 import { createStore } from './db/store.js';
 import { lazyCursorCodec } from './pagination/cursor.js';
 import { serviceHandlers } from './handlers/index.js';
@@ -20,6 +21,7 @@ import cors from './plugins/cors.js';
 import securityHeaders from './plugins/security-headers.js';
 import idempotency from './plugins/idempotency.js';
 import rateLimits from './plugins/rate-limit.js';
+import metricsPlugin, { createMetrics } from './plugins/metrics.js';
 import loadShedding from './plugins/under-pressure.js';
 import servedContract from './plugins/served-contract.js';
 import docs, { DOCS_PREFIX } from './plugins/swagger.js';
@@ -32,7 +34,10 @@ export type AppConfig = Config & { DATABASE_URL: string };
 
 export interface AppDeps {
   config: AppConfig;
+  /** The primary. */
   pool: pg.Pool;
+  /** A streaming replica for listPets/getPet (DATABASE_READ_URL). */
+  readPool?: pg.Pool;
   /** A logger to use instead of one built from LOG_LEVEL (tests capture logs this way). */
   logger?: FastifyBaseLogger;
 }
@@ -89,12 +94,19 @@ export const app = fp(
       done();
     });
 
-    const store = createStore(deps.pool);
+    const store = createStore(deps.pool, deps.readPool);
+    const metrics = createMetrics(deps.config.METRICS);
     const cursors = lazyCursorCodec(() => store.secret('cursor'));
     const apiKeys = await createApiKeyVerifier({ store, databaseUrl: deps.config.DATABASE_URL, log: fastify.log });
     fastify.addHook('onClose', async () => apiKeys.close());
 
     await fastify.register(errors);
+    await fastify.register(metricsPlugin, {
+      metrics,
+      access: deps.config.METRICS,
+      ...(deps.config.METRICS_TOKEN ? { token: deps.config.METRICS_TOKEN } : {}),
+      pools: { primary: deps.pool, ...(deps.readPool ? { replica: deps.readPool } : {}) },
+    });
     await fastify.register(securityHeaders, { pagesPrefix: DOCS_PREFIX });
     await fastify.register(cors, { origins: deps.config.CORS_ORIGINS });
     await fastify.register(loadShedding, { maxEventLoopDelay: deps.config.MAX_EVENT_LOOP_DELAY_MS });
@@ -105,12 +117,13 @@ export const app = fp(
       max: deps.config.RATE_LIMIT_MAX,
       anonymousMax: deps.config.RATE_LIMIT_ANONYMOUS_MAX,
       windowMs: deps.config.RATE_LIMIT_WINDOW_MS,
+      onExceeded: metrics.recorder.rateLimited,
       ...(deps.config.REDIS_URL ? { redisUrl: deps.config.REDIS_URL, redisPrefix: deps.config.REDIS_PREFIX } : {}),
     });
     await fastify.register(servedContract, { publicUrl: deps.config.PUBLIC_URL });
     await fastify.register(docs, { publicUrl: deps.config.PUBLIC_URL });
-    await fastify.register(idempotency, { store });
-    await fastify.register(contract, { serviceHandlers: serviceHandlers({ store, cursors }), apiKeys });
+    await fastify.register(idempotency, { store, onReplay: metrics.recorder.idempotentReplay });
+    await fastify.register(contract, { serviceHandlers: serviceHandlers({ store, cursors, recentWriters: createRecentWriters(deps.config.READ_YOUR_WRITES_MS) }), apiKeys });
   },
   { name: 'animal-store' },
 );

@@ -46,6 +46,14 @@ export interface Config {
   MAX_EVENT_LOOP_DELAY_MS: number;
   /** Apply migrations at start-up (under node-pg-migrate's advisory lock). */
   MIGRATE_ON_START: boolean;
+  /** A streaming replica for listPets/getPet; unset: every query goes to DATABASE_URL. */
+  DATABASE_READ_URL?: string;
+  /** After a write, the same API key reads from the primary for this long (read-your-writes). */
+  READ_YOUR_WRITES_MS: number;
+  /** `/metrics` (Prometheus): off, open to anyone who reaches the port, or behind METRICS_TOKEN. */
+  METRICS: 'off' | 'open' | 'token';
+  /** Bearer token for `/metrics` when METRICS=token. */
+  METRICS_TOKEN?: string;
 }
 
 const integer = (def: number, minimum: number, maximum: number) => ({ type: 'integer', default: def, minimum, maximum });
@@ -74,6 +82,10 @@ export const configSchema = {
     CORS_ORIGINS: { type: 'string', pattern: '^https?://[^,\\s]+(,https?://[^,\\s]+)*$' },
     MAX_EVENT_LOOP_DELAY_MS: integer(1000, 0, 60_000),
     PUBLIC_URL: { type: 'string', pattern: '^https?://[^/]+$' },
+    DATABASE_READ_URL: { type: 'string', pattern: '^postgres(ql)?://' },
+    READ_YOUR_WRITES_MS: integer(5000, 0, 600_000),
+    METRICS: { type: 'string', default: 'off', enum: ['off', 'open', 'token'] },
+    METRICS_TOKEN: { type: 'string', minLength: 16, pattern: '^[A-Za-z0-9._~+/=-]+$' },
   },
 } as const;
 
@@ -82,7 +94,10 @@ export class ConfigError extends Error {}
 /** Reads and validates the configuration; throws ConfigError with a one-line message. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   try {
-    return envSchema<Config>({ schema: configSchema, data: env, dotenv: false });
+    const config = envSchema<Config>({ schema: configSchema, data: env, dotenv: false });
+    if (config.METRICS === 'token' && !config.METRICS_TOKEN) throw new Error('METRICS=token needs METRICS_TOKEN (16 or more characters)');
+    if (config.DATABASE_READ_URL && !config.DATABASE_URL) throw new Error('DATABASE_READ_URL needs DATABASE_URL (the primary)');
+    return config;
   } catch (error) {
     // env-schema says e.g. "env/PORT must be <= 65535": keep it, minus the prefix.
     const message = error instanceof Error ? error.message.replace(/env\//g, '') : String(error);

@@ -24,7 +24,8 @@ async function main(config: Config): Promise<void> {
   }
   const db = database;
   const pool = createPool({ ...config, DATABASE_URL: db.url });
-  const app = await buildApp({ config: { ...config, DATABASE_URL: db.url }, pool });
+  const readPool = config.DATABASE_READ_URL ? createPool({ ...config, DATABASE_URL: config.DATABASE_READ_URL }) : undefined;
+  const app = await buildApp({ config: { ...config, DATABASE_URL: db.url }, pool, ...(readPool ? { readPool } : {}) });
   app.server.headersTimeout = Math.min(config.REQUEST_TIMEOUT_MS, 20_000);
 
   // Drain HTTP first (stop accepting, finish in-flight requests), then release the pool,
@@ -33,7 +34,7 @@ async function main(config: Config): Promise<void> {
     if (err) app.log.error({ err }, 'shutting down after an uncaught error');
     else app.log.info({ signal }, 'shutting down');
     await app.close();
-    await pool.end();
+    await Promise.all([pool.end(), readPool?.end()]);
     await db.close();
   });
 

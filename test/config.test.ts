@@ -11,6 +11,10 @@ describe('configuration', () => {
     ['LOG_LEVEL unknown', { given: { DATABASE_URL: database, LOG_LEVEL: 'loud' }, want: 'LOG_LEVEL' }],
     ['DATABASE_URL not PostgreSQL', { given: { DATABASE_URL: 'mysql://localhost/db' }, want: 'DATABASE_URL' }],
     ['DB_POOL_MAX zero', { given: { DATABASE_URL: database, DB_POOL_MAX: '0' }, want: 'DB_POOL_MAX' }],
+    ['METRICS unknown', { given: { DATABASE_URL: database, METRICS: 'public' }, want: 'METRICS' }],
+    ['METRICS=token without a token', { given: { DATABASE_URL: database, METRICS: 'token' }, want: 'METRICS_TOKEN' }],
+    ['METRICS_TOKEN too short', { given: { DATABASE_URL: database, METRICS: 'token', METRICS_TOKEN: 'short' }, want: 'METRICS_TOKEN' }],
+    ['DATABASE_READ_URL without DATABASE_URL', { given: { DATABASE_READ_URL: database }, want: 'DATABASE_READ_URL' }],
   ])('%s: exit 1, one line naming the variable', async (_title, { given, want }) => {
     const result = await runTs('src/server.ts', [], given);
     expect(result.code).toBe(1);

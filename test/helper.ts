@@ -66,7 +66,7 @@ export async function createApiKey(pool: pg.Pool, name = 'test'): Promise<{ key:
 }
 
 /** The app on a database of its own (or on `url`), with one API key. */
-export async function buildTestApp(options: { url?: string; pool?: pg.Pool; env?: Record<string, string> } = {}): Promise<TestApp> {
+export async function buildTestApp(options: { url?: string; pool?: pg.Pool; readUrl?: string; env?: Record<string, string> } = {}): Promise<TestApp> {
   const database = options.url ? undefined : await createTestDatabase();
   const url = options.url ?? (database as { url: string }).url;
   const pool = options.pool ?? createPool({ DATABASE_URL: url, DB_POOL_MAX: 5, DB_CONNECT_TIMEOUT_MS: 1000, DB_STATEMENT_TIMEOUT_MS: 5000 });
@@ -79,7 +79,8 @@ export async function buildTestApp(options: { url?: string; pool?: pg.Pool; env?
   });
   const logger = pino({ level: 'info', redact: ['req.headers.authorization'] }, sink);
   const { key } = options.pool ? { key: '' } : await createApiKey(pool);
-  const app = await buildApp({ config: testConfig(url, options.env), pool, logger });
+  const readPool = options.readUrl ? createPool({ DATABASE_URL: options.readUrl, DB_POOL_MAX: 5, DB_CONNECT_TIMEOUT_MS: 1000, DB_STATEMENT_TIMEOUT_MS: 5000 }) : undefined;
+  const app = await buildApp({ config: testConfig(url, options.env), pool, logger, ...(readPool ? { readPool } : {}) });
   const auth = { authorization: `Bearer ${key}` };
   return {
     app,
@@ -95,6 +96,7 @@ export async function buildTestApp(options: { url?: string; pool?: pg.Pool; env?
     },
     close: async () => {
       await app.close();
+      await readPool?.end();
       if (!options.pool) await pool.end();
       await database?.drop();
     },

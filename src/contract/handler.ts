@@ -36,6 +36,8 @@ export type HandlerResult<K extends OperationId> = {
 
 /** Facts about the request that cross-cutting plugins establish before the handler runs. */
 export interface RequestContext {
+  /** The API key the request was authenticated with (every operation requires one). */
+  apiKeyId?: number;
   /** Set when the request carries an Idempotency-Key that this request has claimed. */
   idempotency?: { apiKeyId: number; key: string };
 }

@@ -2,6 +2,7 @@
 // one once per connection instead of once per request.
 import pg from 'pg';
 import type { components } from '../../generated/v1.js';
+import { createReader, type ReadFrom } from './consistency.js';
 
 export type Pet = components['schemas']['Pet'];
 export type NewPet = components['schemas']['NewPet'];
@@ -60,13 +61,18 @@ export interface IdempotencyScope {
   key: string;
 }
 
-export function createStore(pool: pg.Pool) {
+/**
+ * `pool` is the primary. With `replica`, listPets and getPet read from it unless asked for
+ * the primary (src/db/consistency.ts says when).
+ */
+export function createStore(pool: pg.Pool, replica?: pg.Pool) {
+  const read = createReader({ primary: pool, ...(replica ? { replica } : {}) });
   return {
     /** At most `limit` pets with an id above `after`, in id order (keyset pagination). */
-    async listPets(limit: number, status: PetStatus | undefined, after = 0): Promise<Pet[]> {
+    async listPets(limit: number, status: PetStatus | undefined, after = 0, from: ReadFrom = 'replica'): Promise<Pet[]> {
       const result = status
-        ? await pool.query<PetRow>(petQuery('pets-list-by-status', PET_STATEMENTS.listByStatus, [status, after, limit]))
-        : await pool.query<PetRow>(petQuery('pets-list', PET_STATEMENTS.list, [after, limit]));
+        ? await read<PetRow>(from, petQuery('pets-list-by-status', PET_STATEMENTS.listByStatus, [status, after, limit]))
+        : await read<PetRow>(from, petQuery('pets-list', PET_STATEMENTS.list, [after, limit]));
       return result.rows.map(toPet);
     },
 
@@ -149,9 +155,11 @@ export function createStore(pool: pg.Pool) {
       return result.rowCount ?? 0;
     },
 
-    async getPet(id: number): Promise<Pet | undefined> {
-      const result = await pool.query<PetRow>(petQuery('pets-get', PET_STATEMENTS.get, [id]));
-      const row = result.rows[0];
+    async getPet(id: number, from: ReadFrom = 'replica'): Promise<Pet | undefined> {
+      const query = petQuery('pets-get', PET_STATEMENTS.get, [id]);
+      let row = (await read<PetRow>(from, query)).rows[0];
+      // Not on a lagging replica may still mean created a moment ago: the primary decides.
+      if (!row && from === 'replica' && replica) row = (await read<PetRow>('primary', query)).rows[0];
       return row ? toPet(row) : undefined;
     },
 

@@ -11,7 +11,7 @@ const listPath = operationPath('listPets');
 // Keyset pagination: one row more than asked tells whether a next page exists, and the
 // next page starts after the last id returned, so concurrent inserts (which get higher
 // ids) never shift or repeat what a client has already seen.
-export const listPets: Handler<'listPets', Services> = async ({ query }, { store, cursors }) => {
+export const listPets: Handler<'listPets', Services> = async ({ query, context }, { store, cursors, recentWriters }) => {
   const limit = query.limit ?? defaultLimit;
   let after = 0;
   if (query.cursor !== undefined) {
@@ -23,7 +23,7 @@ export const listPets: Handler<'listPets', Services> = async ({ query }, { store
       return { status: 400, body: errorBody('bad_request', 400, message, [{ location: 'query', field: 'cursor', rule: 'cursor', message: error.message }]) };
     }
   }
-  const rows = await store.listPets(limit + 1, query.status, after);
+  const rows = await store.listPets(limit + 1, query.status, after, recentWriters.readFrom(context.apiKeyId));
   const pets = rows.slice(0, limit);
   const last = pets[pets.length - 1];
   if (rows.length <= limit || !last) return { status: 200, body: pets };

@@ -1,3 +1,4 @@
+import type { RecentWriters } from '../db/consistency.js';
 import type { Store } from '../db/store.js';
 import type { LazyCursorCodec } from '../pagination/cursor.js';
 
@@ -5,4 +6,6 @@ import type { LazyCursorCodec } from '../pagination/cursor.js';
 export interface Services {
   store: Store;
   cursors: LazyCursorCodec;
+  /** Read-your-writes with a replica: who wrote recently reads from the primary. */
+  recentWriters: RecentWriters;
 }

@@ -5,6 +5,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import fp from 'fastify-plugin';
 import type { SecurityError } from 'fastify-openapi-glue';
 import { BearerError } from '../auth/bearer.js';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { errorBody, isErrorCode, type ErrorBody, type ErrorCode, type ErrorDetail } from '../errors.js';
 
 const RETRY_AFTER_SECONDS = '1';
@@ -34,19 +35,6 @@ function validationBody(error: FastifyError): ErrorBody {
   const first = details[0];
   const summary = first ? `${nouns[location]}${first.field ? ` ${first.field}` : ''}: ${first.message}` : 'Invalid request';
   return errorBody('bad_request', 400, summary, details);
-}
-
-/** Errors that mean "the database cannot answer now": the client should retry. */
-export function isDatabaseUnavailable(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string') {
-    if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE'].includes(code)) return true;
-    // 08: connection exception; 57P01-03: shutdown / cannot connect now; 57014: statement
-    // timeout; 53300: too many connections.
-    if (code.startsWith('08') || ['57P01', '57P02', '57P03', '57014', '53300'].includes(code)) return true;
-  }
-  return /timeout exceeded when trying to connect|Connection terminated|not queryable|Connection refused/i.test(error.message);
 }
 
 const fastifyCodes: Record<string, [ErrorCode, number, string]> = {

@@ -7,8 +7,11 @@ import { errorBody } from '../errors.js';
 
 export default fp(
   async function health(fastify: FastifyInstance, { pool }: { pool: pg.Pool }) {
-    fastify.get('/healthz', async () => ({ status: 'ok' }));
-    fastify.get('/readyz', async (_request, reply) => {
+    // Load shedding (src/plugins/under-pressure.ts) does not apply to the probes: a busy
+    // instance is alive and ready, and an orchestrator restarting it would make things worse.
+    const probe = { config: { pressureHandler: () => undefined } };
+    fastify.get('/healthz', probe, async () => ({ status: 'ok' }));
+    fastify.get('/readyz', probe, async (_request, reply) => {
       try {
         await pool.query('SELECT 1');
         return { status: 'ready' };

@@ -20,8 +20,8 @@ export interface RateLimitOptions {
   windowMs: number;
   redisUrl?: string;
   redisPrefix?: string;
-  /** Counted when a request is refused (metrics). */
-  onExceeded?: (request: FastifyRequest) => void;
+  /** Counted when a request is refused (metrics): by an API key's budget or an address's. */
+  onExceeded?: (request: FastifyRequest, by: 'key' | 'address') => void;
 }
 
 export default fp(
@@ -50,7 +50,7 @@ export default fp(
         return identity ? `key:${identity.id}` : `ip:${request.ip}`;
       },
       max: (_request, key) => (key.startsWith('key:') ? options.max : options.anonymousMax),
-      onExceeded: (request) => options.onExceeded?.(request),
+      onExceeded: (request, key) => options.onExceeded?.(request, key.startsWith('key:') ? 'key' : 'address'),
       errorResponseBuilder: (_request, context) =>
         Object.assign(new Error(`Rate limit exceeded: at most ${context.max} requests per ${Math.round(options.windowMs / 1000)} s; retry in ${context.after}`), {
           statusCode: context.statusCode,

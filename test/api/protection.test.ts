@@ -153,5 +153,9 @@ describe('load shedding', () => {
     expect(shedding.statusCode).toBe(503);
     expect(shedding.headers['retry-after']).toBe('1');
     expect(shedding.json()).toEqual({ code: 'unavailable', message: 'Service temporarily overloaded, retry later', status: 503 });
+    // Meanwhile the probes still answer: a busy instance is neither dead nor unready.
+    expect((await t.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+    expect((await list(t, t.auth)).statusCode).toBe(503);
   });
 });

@@ -1,0 +1,132 @@
+// What `npm run bench` and `npm run bench:soak` share: a seeded database (an embedded
+// PostgreSQL unless DATABASE_URL is given), servers started as child processes, RSS
+// readings and the machine's description.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { generateApiKey, hashApiKey } from '../src/auth/apiKeys.js';
+import { openEmbeddedPostgres } from '../src/db/embedded.js';
+import { migrate } from '../src/db/migrate.js';
+
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+export interface Server {
+  name: string;
+  url: string;
+  child: ChildProcess;
+  authorization: string;
+}
+
+/** Compiles the service: the bench runs `node dist/src/server.js`, as production does. */
+export function build(): void {
+  execFileSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
+}
+
+/**
+ * Starts a server on a fixed free port with its output going to /dev/null (the service
+ * still logs at info; only the bench process must not spend CPU reading it), and resolves
+ * once it answers.
+ */
+export async function start(name: string, args: string[], env: NodeJS.ProcessEnv, authorization: string): Promise<Server> {
+  const port = await new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port: p } = probe.address() as { port: number };
+      probe.close(() => resolve(p));
+    });
+  });
+  const sink = openSync('/dev/null', 'w');
+  const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', sink, 'inherit'] });
+  const url = `http://127.0.0.1:${port}`;
+  for (let tries = 0; tries < 600; tries++) {
+    if (child.exitCode !== null) throw new Error(`${name} exited ${child.exitCode}`);
+    const up = await fetch(`${url}/v1/pets/1`, { headers: { authorization } }).then(
+      (r) => r.status !== 401,
+      () => false,
+    );
+    if (up) return { name, url, child, authorization };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${name} did not start`);
+}
+
+/** Our service as the bench runs it: the full contract in force, logging at info. */
+export function startOurs(databaseUrl: string, key: string): Promise<Server> {
+  return start(
+    'ours',
+    ['dist/src/server.js'],
+    { DATABASE_URL: databaseUrl, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', RATE_LIMIT_MAX: '10000000', MIGRATE_ON_START: 'false' },
+    `Bearer ${key}`,
+  );
+}
+
+function status(pid: number, field: string): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith(`${field}:`));
+  return Math.round(Number(/\d+/.exec(line ?? '')?.[0] ?? 0) / 1024);
+}
+/** Peak resident set size of a process so far (VmHWM), in MiB. */
+export const peakRssMiB = (pid: number): number => status(pid, 'VmHWM');
+/** Resident set size of a process now (VmRSS), in MiB. */
+export const rssMiB = (pid: number): number => status(pid, 'VmRSS');
+
+export interface BenchDatabase {
+  url: string;
+  key: string;
+  pgVersion: string;
+  close: () => Promise<void>;
+}
+
+/** A new database, migrated, with `rows` pets in a realistic status mix and one API key. */
+export async function seededDatabase(rows: number): Promise<BenchDatabase> {
+  let stopDatabase = async (): Promise<void> => {};
+  let adminUrl = process.env.DATABASE_URL;
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'animal-store-bench-'));
+  if (!adminUrl) {
+    const embedded = await openEmbeddedPostgres({ dataDir, log: () => {} });
+    adminUrl = embedded.adminUrl;
+    stopDatabase = () => embedded.stop();
+  }
+  const name = `animal_store_bench_${Date.now()}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  const pgVersion = (await admin.query<{ server_version: string }>('SHOW server_version')).rows[0]?.server_version ?? '';
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const databaseUrl = url.toString();
+  await migrate(databaseUrl, { info: () => {} });
+
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  // A realistic mix: mostly available, some pending, a few sold, some without status.
+  await db.query(
+    `INSERT INTO pets (name, category_id, status)
+     SELECT 'pet-' || i, 1 + i % 50, (ARRAY['available','available','available','pending','sold',NULL])[1 + i % 6]
+     FROM generate_series(1, $1) AS i`,
+    [rows],
+  );
+  await db.query('ANALYZE pets');
+  const key = generateApiKey();
+  await db.query('INSERT INTO api_keys (name, key_hash) VALUES ($1, $2)', ['bench', hashApiKey(key)]);
+  await db.end();
+  return {
+    url: databaseUrl,
+    key,
+    pgVersion,
+    close: async () => {
+      await stopDatabase();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function machine(pgVersion: string): string {
+  const cpu = os.cpus()[0]?.model ?? 'unknown';
+  return `${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}, Node ${process.version}, PostgreSQL ${pgVersion}`;
+}
+
+export const stamp = (): string => new Date().toISOString().replace(/[:.]/g, '-');

@@ -1,0 +1,54 @@
+// Where reads go when a replica is configured (DATABASE_READ_URL): listPets and getPet read
+// from the replica, everything else from the primary. A replica lags a little, so:
+// - an API key that has just written reads from the primary for READ_YOUR_WRITES_MS (its
+//   own new pet shows up at once on the instance that created it);
+// - getPet answering "not found" from the replica asks the primary too: ids come from the
+//   primary, so a pet created through any instance is found immediately;
+// - a replica that cannot answer (down, or a query cancelled by recovery) is skipped: the
+//   primary answers instead.
+import type pg from 'pg';
+import { isDatabaseUnavailable } from './unavailable.js';
+
+export type ReadFrom = 'primary' | 'replica';
+
+// A hot standby cancels queries that conflict with replay (40001): retry on the primary.
+const REPLICA_CONFLICT = '40001';
+
+export interface Pools {
+  primary: pg.Pool;
+  replica?: pg.Pool;
+}
+
+export function createReader(pools: Pools) {
+  const { primary, replica } = pools;
+  return async function read<R extends pg.QueryResultRow | unknown[]>(from: ReadFrom, query: pg.QueryConfig | pg.QueryArrayConfig): Promise<pg.QueryResult<R>> {
+    if (from === 'primary' || !replica) return primary.query<R>(query as pg.QueryConfig);
+    try {
+      return await replica.query<R>(query as pg.QueryConfig);
+    } catch (error) {
+      if (isDatabaseUnavailable(error) || (error as { code?: unknown }).code === REPLICA_CONFLICT) return primary.query<R>(query as pg.QueryConfig);
+      throw error;
+    }
+  };
+}
+
+/** API keys that wrote recently, so that their reads go to the primary for a while. */
+export function createRecentWriters(windowMs: number) {
+  const until = new Map<number, number>();
+  const MAX = 10_000;
+  return {
+    wrote(apiKeyId: number): void {
+      if (windowMs <= 0) return;
+      const now = Date.now();
+      if (until.size >= MAX) for (const [id, t] of until) if (t <= now) until.delete(id);
+      until.set(apiKeyId, now + windowMs);
+    },
+    readFrom(apiKeyId: number | undefined): ReadFrom {
+      if (apiKeyId === undefined || until.size === 0) return 'replica';
+      const t = until.get(apiKeyId);
+      return t !== undefined && t > Date.now() ? 'primary' : 'replica';
+    },
+  };
+}
+
+export type RecentWriters = ReturnType<typeof createRecentWriters>;

@@ -1,0 +1,117 @@
+// Prometheus metrics at /metrics (prom-client): per-operation request counts and latency,
+// the database pools, rate-limit refusals, idempotent replays, and calls to deprecated
+// operations per API key (who still calls getPet before its sunset). Access: METRICS=off
+// (no route), open, or token (`Authorization: Bearer <METRICS_TOKEN>`, compared in constant
+// time). Not under /v1: it is not part of the contract and is not rate limited.
+import { timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type pg from 'pg';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { bearerToken } from '../auth/bearer.js';
+import { deprecationHeaders } from '../contract/spec.js';
+import { errorBody } from '../errors.js';
+
+export interface MetricsOptions {
+  access: 'off' | 'open' | 'token';
+  token?: string;
+  pools: Record<string, pg.Pool>;
+}
+
+/** What other plugins count (rate limits, idempotency): no-ops when metrics are off. */
+export interface MetricsRecorder {
+  rateLimited(request: FastifyRequest, by: 'key' | 'address'): void;
+  idempotentReplay(request: FastifyRequest): void;
+}
+
+const PREFIX = 'animal_store_';
+
+/** The operation a request was for: its operationId, else its route, else `unmatched`. */
+function operationOf(request: FastifyRequest): string {
+  const operationId = (request.routeOptions.schema as { operationId?: string } | undefined)?.operationId;
+  return operationId ?? request.routeOptions.url ?? 'unmatched';
+}
+
+export function createMetrics(access: MetricsOptions['access']) {
+  const registry = new Registry();
+  const on = access !== 'off';
+  if (on) collectDefaultMetrics({ register: registry, prefix: PREFIX });
+  const requests = new Histogram({
+    name: `${PREFIX}http_request_duration_seconds`,
+    help: 'Time to answer, by operationId (or route) and status; its _count is the number of requests',
+    labelNames: ['operation', 'method', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  const rateLimited = new Counter({
+    name: `${PREFIX}rate_limited_total`,
+    help: 'Requests refused with 429, by what was counted (an API key or a client address)',
+    labelNames: ['operation', 'by'] as const,
+    registers: [registry],
+  });
+  const replays = new Counter({
+    name: `${PREFIX}idempotent_replays_total`,
+    help: 'Answers replayed for a repeated Idempotency-Key',
+    labelNames: ['operation'] as const,
+    registers: [registry],
+  });
+  const deprecated = new Counter({
+    name: `${PREFIX}deprecated_calls_total`,
+    help: 'Calls to deprecated operations, by API key (id and name; "-" when none was valid)',
+    labelNames: ['operation', 'api_key_id', 'api_key_name'] as const,
+    registers: [registry],
+  });
+  const recorder: MetricsRecorder = {
+    rateLimited: (request, by) => on && rateLimited.inc({ operation: operationOf(request), by }),
+    idempotentReplay: (request) => on && replays.inc({ operation: operationOf(request) }),
+  };
+  return { registry, requests, deprecated, recorder, on };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;
+
+export default fp(
+  async function metricsPlugin(fastify: FastifyInstance, options: MetricsOptions & { metrics: Metrics }) {
+    const { metrics } = options;
+    if (!metrics.on) return;
+
+    for (const [pool, client] of Object.entries(options.pools)) {
+      new Gauge({
+        name: `${PREFIX}db_pool_connections`,
+        help: 'Database pool: open connections (total), idle ones, and queries waiting for one',
+        labelNames: ['pool', 'state'] as const,
+        registers: [metrics.registry],
+        collect() {
+          this.set({ pool, state: 'total' }, client.totalCount);
+          this.set({ pool, state: 'idle' }, client.idleCount);
+          this.set({ pool, state: 'waiting' }, client.waitingCount);
+        },
+      });
+    }
+
+    fastify.addHook('onResponse', (request, reply, done) => {
+      const operation = operationOf(request);
+      metrics.requests.observe({ operation, method: request.method, status: reply.statusCode }, reply.elapsedTime / 1000);
+      if (deprecationHeaders.has(operation)) {
+        const key = request.apiKey;
+        metrics.deprecated.inc({ operation, api_key_id: key ? String(key.id) : '-', api_key_name: key ? key.name : '-' });
+      }
+      done();
+    });
+
+    const expected = options.token ? Buffer.from(options.token) : undefined;
+    fastify.get('/metrics', async (request, reply) => {
+      if (options.access === 'token') {
+        const given = Buffer.from(bearerToken(request.headers.authorization) ?? '');
+        if (!expected || given.length !== expected.length || !timingSafeEqual(given, expected)) {
+          return reply
+            .code(401)
+            .header('www-authenticate', 'Bearer realm="metrics"')
+            .send(errorBody('unauthorized', 401, 'Metrics need Authorization: Bearer <METRICS_TOKEN>'));
+        }
+      }
+      return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+    });
+  },
+  { name: 'metrics' },
+);
