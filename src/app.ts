@@ -123,7 +123,7 @@ export const app = fp(
     await fastify.register(servedContract, { publicUrl: deps.config.PUBLIC_URL });
     await fastify.register(docs, { publicUrl: deps.config.PUBLIC_URL });
     await fastify.register(idempotency, { store, onReplay: metrics.recorder.idempotentReplay });
-    await fastify.register(contract, { serviceHandlers: serviceHandlers({ store, cursors, recentWriters: createRecentWriters(deps.config.READ_YOUR_WRITES_MS) }), apiKeys });
+    await fastify.register(contract, { serviceHandlers: serviceHandlers({ store, cursors, recentWriters: createRecentWriters(deps.config.READ_YOUR_WRITES_MS, deps.readPool !== undefined) }), apiKeys });
   },
   { name: 'animal-store' },
 );

@@ -32,13 +32,16 @@ export function createReader(pools: Pools) {
   };
 }
 
-/** API keys that wrote recently, so that their reads go to the primary for a while. */
-export function createRecentWriters(windowMs: number) {
+/**
+ * API keys that wrote recently, so that their reads go to the primary for a while. Without
+ * a replica (`enabled` false) there is nothing to route: it records nothing.
+ */
+export function createRecentWriters(windowMs: number, enabled: boolean) {
   const until = new Map<number, number>();
   const MAX = 10_000;
   return {
     wrote(apiKeyId: number): void {
-      if (windowMs <= 0) return;
+      if (!enabled || windowMs <= 0) return;
       const now = Date.now();
       if (until.size >= MAX) for (const [id, t] of until) if (t <= now) until.delete(id);
       until.set(apiKeyId, now + windowMs);

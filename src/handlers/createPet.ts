@@ -2,8 +2,9 @@ import { operationPath } from '../contract/spec.js';
 import type { Handler } from '../contract/handler.js';
 import type { Services } from './services.js';
 
-const petPath = operationPath('getPet');
-const locationOf = (id: number): string => petPath.replace('{petId}', String(id));
+// `/v1/pets/{petId}` → `/v1/pets/` + id (split once, not replaced per request).
+const [beforeId, afterId] = operationPath('getPet').split('{petId}') as [string, string];
+const locationOf = (id: number): string => `${beforeId}${id}${afterId}`;
 
 // With an Idempotency-Key (claimed by src/plugins/idempotency.ts), the pet and the stored
 // answer are written in one transaction.
