@@ -2,6 +2,7 @@
 // one once per connection instead of once per request.
 import pg from 'pg';
 import type { components } from '../../generated/v1.js';
+import { coalesce } from './coalesce.js';
 import { createReader, type ReadFrom } from './consistency.js';
 
 export type Pet = components['schemas']['Pet'];
@@ -24,6 +25,12 @@ const petQuery = (name: string, text: string, values: unknown[]): pg.QueryArrayC
 /** The pet statements, exported for bench:scale (which explains exactly these). */
 export const PET_STATEMENTS = {
   insert: `INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${PET_COLUMNS}`,
+  // Several at once (src/db/coalesce.ts). Rows reach the insert in the arrays' order (ORDER
+  // BY ordinality), and identity values are drawn as rows are inserted, so ascending ids
+  // follow the arrays' order: that is how each answer finds its row.
+  insertMany: `INSERT INTO pets (name, category_id, status)
+    SELECT name, category_id, status FROM unnest($1::text[], $2::bigint[], $3::text[]) WITH ORDINALITY AS t(name, category_id, status, i) ORDER BY i
+    RETURNING ${PET_COLUMNS}`,
   get: `SELECT ${PET_COLUMNS} FROM pets WHERE id = $1`,
   list: `SELECT ${PET_COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2`,
   // The row comparison can only be an index condition of the (status, id) index, so the
@@ -67,6 +74,17 @@ export interface IdempotencyScope {
  */
 export function createStore(pool: pg.Pool, replica?: pg.Pool) {
   const read = createReader({ primary: pool, ...(replica ? { replica } : {}) });
+  const insertPet = coalesce<NewPet, Pet>({
+    max: 100,
+    one: async (pet) => toPet((await pool.query<PetRow>(petQuery('pets-insert', PET_STATEMENTS.insert, [pet.name, pet.categoryId, pet.status ?? null]))).rows[0] as PetRow),
+    many: async (pets) => {
+      const result = await pool.query<PetRow>(
+        petQuery('pets-insert-many', PET_STATEMENTS.insertMany, [pets.map((p) => p.name), pets.map((p) => p.categoryId), pets.map((p) => p.status ?? null)]),
+      );
+      if (result.rows.length !== pets.length) throw new Error(`inserted ${result.rows.length} pets for ${pets.length}`);
+      return result.rows.sort((a, b) => a[0] - b[0]).map(toPet);
+    },
+  });
   return {
     /** At most `limit` pets with an id above `after`, in id order (keyset pagination). */
     async listPets(limit: number, status: PetStatus | undefined, after = 0, from: ReadFrom = 'replica'): Promise<Pet[]> {
@@ -83,9 +101,9 @@ export function createStore(pool: pg.Pool, replica?: pg.Pool) {
       return row.value;
     },
 
-    async createPet(pet: NewPet): Promise<Pet> {
-      const result = await pool.query<PetRow>(petQuery('pets-insert', PET_STATEMENTS.insert, [pet.name, pet.categoryId, pet.status ?? null]));
-      return toPet(result.rows[0] as PetRow);
+    /** Coalesced with the creates that arrive at the same time (src/db/coalesce.ts). */
+    createPet(pet: NewPet): Promise<Pet> {
+      return insertPet(pet);
     },
 
     /**
