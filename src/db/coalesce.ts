@@ -1,10 +1,13 @@
-// Write coalescing: creates that arrive in the same turn of the event loop are written by
-// one statement in one transaction, so they share one commit (one WAL flush) instead of
-// paying one each. Under load that is most of what a create costs PostgreSQL; alone, a
-// create waits no longer than a setImmediate.
+// Coalescing: calls that arrive in the same turn of the event loop are served by one
+// statement. For creates, that is one INSERT in one transaction: they share one commit
+// (one WAL flush) instead of paying one each, which under load is most of what a create
+// costs PostgreSQL. For getPet, one `id = ANY(...)` lookup instead of one round trip each
+// (the DataLoader pattern). Alone, a call waits no longer than a setImmediate. The
+// statement is sent after every call of the batch has arrived, so each still sees
+// everything committed before it was made.
 //
-// If the combined write fails for a reason other than the database being unreachable, each
-// create is retried on its own, so one bad row fails only its own request.
+// If the combined statement fails for a reason other than the database being unreachable,
+// each call is retried on its own, so one bad row fails only its own request.
 import { isDatabaseUnavailable } from './unavailable.js';
 
 interface Waiting<In, Out> {

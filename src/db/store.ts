@@ -32,6 +32,7 @@ export const PET_STATEMENTS = {
     SELECT name, category_id, status FROM unnest($1::text[], $2::bigint[], $3::text[]) WITH ORDINALITY AS t(name, category_id, status, i) ORDER BY i
     RETURNING ${PET_COLUMNS}`,
   get: `SELECT ${PET_COLUMNS} FROM pets WHERE id = $1`,
+  getMany: `SELECT ${PET_COLUMNS} FROM pets WHERE id = ANY($1::bigint[])`,
   list: `SELECT ${PET_COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2`,
   // The row comparison can only be an index condition of the (status, id) index, so the
   // plan is that index whatever the status and however rare it is. Written as
@@ -85,6 +86,18 @@ export function createStore(pool: pg.Pool, replica?: pg.Pool) {
       return result.rows.sort((a, b) => a[0] - b[0]).map(toPet);
     },
   });
+  // getPet lookups, coalesced per server they read from.
+  const lookup = (from: ReadFrom) =>
+    coalesce<number, PetRow | undefined>({
+      max: 100,
+      one: async (id) => (await read<PetRow>(from, petQuery('pets-get', PET_STATEMENTS.get, [id]))).rows[0],
+      many: async (ids) => {
+        const rows = new Map((await read<PetRow>(from, petQuery('pets-get-many', PET_STATEMENTS.getMany, [ids]))).rows.map((r) => [r[0], r]));
+        return ids.map((id) => rows.get(id));
+      },
+    });
+  const lookups = { primary: lookup('primary'), replica: lookup('replica') };
+
   return {
     /** At most `limit` pets with an id above `after`, in id order (keyset pagination). */
     async listPets(limit: number, status: PetStatus | undefined, after = 0, from: ReadFrom = 'replica'): Promise<Pet[]> {
@@ -173,11 +186,11 @@ export function createStore(pool: pg.Pool, replica?: pg.Pool) {
       return result.rowCount ?? 0;
     },
 
+    /** Coalesced with the lookups that arrive at the same time (src/db/coalesce.ts). */
     async getPet(id: number, from: ReadFrom = 'replica'): Promise<Pet | undefined> {
-      const query = petQuery('pets-get', PET_STATEMENTS.get, [id]);
-      let row = (await read<PetRow>(from, query)).rows[0];
+      let row = await lookups[from](id);
       // Not on a lagging replica may still mean created a moment ago: the primary decides.
-      if (!row && from === 'replica' && replica) row = (await read<PetRow>('primary', query)).rows[0];
+      if (!row && from === 'replica' && replica) row = await lookups.primary(id);
       return row ? toPet(row) : undefined;
     },
 

@@ -1,5 +1,6 @@
-// Creates that arrive together are written together (src/db/coalesce.ts): each still gets
-// its own pet back, and one that the database refuses fails alone.
+// Creates that arrive together are written together, and lookups that arrive together are
+// one query (src/db/coalesce.ts): each request still gets its own answer, and a create that
+// the database refuses fails alone.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helper.js';
 
@@ -52,5 +53,23 @@ describe('concurrent creates', () => {
     } finally {
       await t.pool.query('ALTER TABLE pets DROP CONSTRAINT test_refuse');
     }
+  });
+
+  it('getPet, 80 at once over existing and missing ids: each gets its own pet or its own 404', async () => {
+    const created = await Promise.all(Array.from({ length: 20 }, (_, i) => create({ name: `Lookup ${i}`, categoryId: 7 })));
+    const pets = created.map((r) => r.json() as { id: number; name: string });
+    const missing = Math.max(...pets.map((p) => p.id)) + 1000;
+    const wanted = Array.from({ length: 80 }, (_, i) => (i % 4 === 3 ? missing + i : (pets[i % 20] as { id: number }).id));
+    const responses = await Promise.all(wanted.map((id) => t.api({ method: 'GET', url: `/v1/pets/${id}`, headers: t.auth })));
+    responses.forEach((r, i) => {
+      const id = wanted[i] as number;
+      if (id >= missing) {
+        expect(r.statusCode).toBe(404);
+        expect(r.json()).toEqual({ code: 'not_found', message: `Pet ${id} does not exist`, status: 404 });
+      } else {
+        expect(r.statusCode).toBe(200);
+        expect(r.json()).toEqual(pets.find((p) => p.id === id));
+      }
+    });
   });
 });
