@@ -67,7 +67,7 @@ export const configSchema = {
     HOST: { type: 'string', default: '127.0.0.1', minLength: 1 },
     PORT: integer(3000, 0, 65535),
     LOG_LEVEL: { type: 'string', default: 'info', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
-    DB_POOL_MAX: integer(20, 1, 1000),
+    DB_POOL_MAX: integer(10, 1, 1000),
     DB_CONNECT_TIMEOUT_MS: integer(1000, 100, 60_000),
     DB_STATEMENT_TIMEOUT_MS: integer(5000, 100, 600_000),
     SHUTDOWN_TIMEOUT_MS: integer(10_000, 100, 600_000),
