@@ -34,12 +34,16 @@ export const PET_STATEMENTS = {
   get: `SELECT ${PET_COLUMNS} FROM pets WHERE id = $1`,
   getMany: `SELECT ${PET_COLUMNS} FROM pets WHERE id = ANY($1::bigint[])`,
   list: `SELECT ${PET_COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2`,
-  // The row comparison can only be an index condition of the (status, id) index, so the
-  // plan is that index whatever the status and however rare it is. Written as
-  // `status = $1 AND id > $2` instead, the primary key (already in id order) is a candidate
-  // too, and a plan made without the actual status (a generic one) picks it and filters:
-  // that walks most of the table when the status is rare among the lowest ids.
-  listByStatus: `SELECT ${PET_COLUMNS} FROM pets WHERE status = $1 AND (status, id) > ($1, $2) ORDER BY status, id LIMIT $3`,
+  // Means `status = $1 AND id > $2`, written so that only the (status, id) index can
+  // serve it, and serve it from the right place: the row comparison starts the scan just
+  // after ($1, $2) and `status <= $1` ends it after the last row of that status; the order
+  // (status, id) cannot come from the primary key without a sort. Written plainly, the
+  // primary key (already in id order) is a candidate, and a plan made without the actual
+  // status (a generic one) picks it and filters: that walks most of the table when the
+  // status is rare among the lowest ids. And with `status = $1` beside the row comparison,
+  // the scan starts at the first row of the status instead of after $2 (measured: a page
+  // 90% deep in 2.5 million rows took 88-250 ms instead of 0.05 ms).
+  listByStatus: `SELECT ${PET_COLUMNS} FROM pets WHERE (status, id) > ($1, $2) AND status <= $1 ORDER BY status, id LIMIT $3`,
 };
 
 function toPet(row: PetRow): Pet {
