@@ -8,10 +8,20 @@ import { errorBody } from '../errors.js';
 export default fp(
   async function loadShedding(fastify: FastifyInstance, { maxEventLoopDelay, sampleInterval }: { maxEventLoopDelay: number; sampleInterval?: number }) {
     if (maxEventLoopDelay <= 0) return;
+    // The first readings after start-up measure start-up itself (schemas compiled, plugins
+    // loaded: the loop is busy by design), and would shed a new instance's first requests.
+    // Pressure counts once two full sampling periods have passed since the app was ready.
+    const period = sampleInterval ?? 1000;
+    let armedAt = Number.POSITIVE_INFINITY;
+    fastify.addHook('onReady', async () => {
+      armedAt = performance.now() + 2 * period;
+    });
     await fastify.register(underPressure, {
       maxEventLoopDelay,
       ...(sampleInterval ? { sampleInterval } : {}),
+      // Not answering lets the request through (under-pressure's contract).
       pressureHandler: (_request, reply) => {
+        if (performance.now() < armedAt) return;
         void reply
           .code(503)
           .header('retry-after', '1')
