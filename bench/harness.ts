@@ -7,12 +7,40 @@ import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type autocannon from 'autocannon';
 import pg from 'pg';
 import { generateApiKey, hashApiKey } from '../src/auth/apiKeys.js';
 import { openEmbeddedPostgres } from '../src/db/embedded.js';
 import { migrate } from '../src/db/migrate.js';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/** The four measured operations (the issue's list). */
+export interface Scenario {
+  name: string;
+  method: 'GET' | 'POST';
+  path: string;
+  body?: string;
+  /** getPet over ids spread across the seeded rows. */
+  randomId?: boolean;
+}
+
+export const scenarios: Scenario[] = [
+  { name: 'GET /v1/pets?limit=20', method: 'GET', path: '/v1/pets?limit=20' },
+  { name: 'GET /v1/pets?limit=100&status=available', method: 'GET', path: '/v1/pets?limit=100&status=available' },
+  { name: 'GET /v1/pets/{id} (random ids)', method: 'GET', path: '/v1/pets/1', randomId: true },
+  { name: 'POST /v1/pets', method: 'POST', path: '/v1/pets', body: JSON.stringify({ name: 'Bench', categoryId: 3, status: 'available' }) },
+];
+
+/** A scenario as an autocannon request, over `rows` seeded pets. */
+export function loadRequest(scenario: Scenario, rows: number): autocannon.Request {
+  return {
+    method: scenario.method,
+    path: scenario.path,
+    ...(scenario.body ? { body: scenario.body } : {}),
+    ...(scenario.randomId ? { setupRequest: (request: autocannon.Request) => ({ ...request, path: `/v1/pets/${1 + Math.floor(Math.random() * rows)}` }) } : {}),
+  };
+}
 
 export interface Server {
   name: string;

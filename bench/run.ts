@@ -11,7 +11,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { build, machine, peakRssMiB, root, seededDatabase, stamp, start, startOurs, type Server } from './harness.js';
+import { build, loadRequest, machine, peakRssMiB, root, scenarios, seededDatabase, stamp, start, startOurs, type Scenario, type Server } from './harness.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const REPS = Number(process.env.BENCH_REPS ?? 3);
@@ -20,35 +20,13 @@ const ROWS = Number(process.env.BENCH_SEED_ROWS ?? 10_000);
 // Only the scenarios whose name matches (a regular expression), for ablations.
 const ONLY = new RegExp(process.env.BENCH_ONLY ?? '');
 
-interface Scenario {
-  name: string;
-  method: 'GET' | 'POST';
-  path: string;
-  body?: string;
-  randomId?: boolean;
-}
-
-const scenarios: Scenario[] = [
-  { name: 'GET /v1/pets?limit=20', method: 'GET', path: '/v1/pets?limit=20' },
-  { name: 'GET /v1/pets?limit=100&status=available', method: 'GET', path: '/v1/pets?limit=100&status=available' },
-  { name: 'GET /v1/pets/{id} (random ids)', method: 'GET', path: '/v1/pets/1', randomId: true },
-  { name: 'POST /v1/pets', method: 'POST', path: '/v1/pets', body: JSON.stringify({ name: 'Bench', categoryId: 3, status: 'available' }) },
-];
-
 async function measure(server: Server, scenario: Scenario, seconds: number) {
   const result = await autocannon({
     url: server.url,
     connections: CONNECTIONS,
     duration: seconds,
     headers: { authorization: server.authorization, 'content-type': 'application/json' },
-    requests: [
-      {
-        method: scenario.method,
-        path: scenario.path,
-        ...(scenario.body ? { body: scenario.body } : {}),
-        ...(scenario.randomId ? { setupRequest: (request: autocannon.Request) => ({ ...request, path: `/v1/pets/${1 + Math.floor(Math.random() * ROWS)}` }) } : {}),
-      },
-    ],
+    requests: [loadRequest(scenario, ROWS)],
   });
   const ok = scenario.method === 'POST' ? result['2xx'] : result['2xx'];
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${server.name} ${scenario.name}: ${result.non2xx} non-2xx, ${result.errors} errors (of ${ok + result.non2xx})`);

@@ -6,7 +6,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { build, machine, root, rssMiB, seededDatabase, stamp, startOurs } from './harness.js';
+import { build, loadRequest, machine, root, rssMiB, scenarios, seededDatabase, stamp, startOurs } from './harness.js';
 
 const SECONDS = Number(process.env.BENCH_SOAK_SECONDS ?? 300);
 const WARM_UP_SECONDS = Math.min(60, SECONDS / 5);
@@ -26,12 +26,7 @@ try {
     connections: 16,
     duration: SECONDS,
     headers: { authorization: ours.authorization, 'content-type': 'application/json' },
-    requests: [
-      { method: 'GET', path: '/v1/pets?limit=20' },
-      { method: 'GET', path: '/v1/pets?limit=100&status=available' },
-      { method: 'GET', path: '/v1/pets/1', setupRequest: (request: autocannon.Request) => ({ ...request, path: `/v1/pets/${1 + Math.floor(Math.random() * ROWS)}` }) },
-      { method: 'POST', path: '/v1/pets', body: JSON.stringify({ name: 'Soak', categoryId: 3, status: 'available' }) },
-    ],
+    requests: scenarios.map((scenario) => loadRequest(scenario, ROWS)),
   });
 } finally {
   clearInterval(timer);

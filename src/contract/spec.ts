@@ -1,6 +1,7 @@
 // Facts the server reads from the contract at start-up. The spec is the only place they
 // are written: the base path comes from `servers`, the deprecation headers from
 // `deprecated` / `x-deprecated-since` / `x-sunset` / `x-successor`.
+import type { FastifyRequest } from 'fastify';
 import openapi from '../../generated/openapi.js';
 
 export const spec = openapi;
@@ -90,3 +91,8 @@ export const idempotentOperations: ReadonlySet<string> = new Set(
     )
     .map((o) => o.operationId),
 );
+
+/** The operationId of the route a request was matched to (undefined outside the contract). */
+export function operationIdOf(request: FastifyRequest): string | undefined {
+  return (request.routeOptions.schema as { operationId?: string } | undefined)?.operationId;
+}

@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { idempotentOperations, spec } from '../contract/spec.js';
+import { idempotentOperations, operationIdOf, spec } from '../contract/spec.js';
 import type { Store } from '../db/store.js';
 import { errors } from '../errors.js';
 
@@ -51,11 +51,11 @@ export default fp(
     fastify.decorateRequest('idempotency', null);
 
     /** Resolves true when it answered the request itself (a replay). */
-    const claim = async (request: FastifyRequest, reply: FastifyReply, key: string): Promise<boolean> => {
+    const claim = async (request: FastifyRequest, reply: FastifyReply, apiKeyId: number, key: string): Promise<boolean> => {
       if (!KEY.test(key) || key.length > KEY_RULE.maxLength - 2) {
         throw Object.assign(new Error('header Idempotency-Key: must be 1 to 255 visible ASCII characters'), { statusCode: 400, code: 'bad_request' });
       }
-      const scope = { apiKeyId: (request.apiKey as { id: number }).id, key };
+      const scope = { apiKeyId, key };
       const hash = createHash('sha256').update(canonical(request.body)).digest();
       const found = await store.claimIdempotencyKey(scope, hash, LEASE_MS);
       switch (found.outcome) {
@@ -79,14 +79,15 @@ export default fp(
     // fastify-openapi-glue puts security, which src/plugins/openapi-glue.ts moves). They run
     // on every request, so the common case (no key) is synchronous: no promise, no tick.
     const applies = (request: FastifyRequest): boolean => {
-      const operationId = (request.routeOptions.schema as { operationId?: string } | undefined)?.operationId;
+      const operationId = operationIdOf(request);
       return operationId !== undefined && idempotentOperations.has(operationId);
     };
     fastify.addHook('preHandler', (request, reply, done) => {
-      const key = request.apiKey && applies(request) ? keyOf(request) : undefined;
-      if (key === undefined) return done();
+      const apiKey = request.apiKey;
+      const key = apiKey && applies(request) ? keyOf(request) : undefined;
+      if (!apiKey || key === undefined) return done();
       // A replay has answered: the request ends there, without done().
-      claim(request, reply, key).then((answered) => answered || done(), done);
+      claim(request, reply, apiKey.id, key).then((answered) => answered || done(), done);
     });
     // A claimed request that did not succeed gives its key back, so a retry runs afresh.
     fastify.addHook('onResponse', (request, reply, done) => {
