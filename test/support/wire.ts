@@ -1,0 +1,156 @@
+// Requests over a real socket, for what only the wire shows: answers Node's HTTP parser
+// makes before Fastify sees a request, raw bytes no HTTP client would send, headers as
+// they are written. `listen` serves the test app on a free port; `raw` writes bytes to it
+// and reads one answer back; `expectErrorAnswer` checks what every error answer promises.
+import net from 'node:net';
+import { expect } from 'vitest';
+import { buildTestApp, type TestApp } from '../helper.js';
+
+export interface ListeningApp extends TestApp {
+  /** http://127.0.0.1:PORT */
+  origin: string;
+  port: number;
+}
+
+/** The test app (test/helper.ts) listening on 127.0.0.1 on a free port. */
+export async function listen(options: Parameters<typeof buildTestApp>[0] = {}): Promise<ListeningApp> {
+  const t = await buildTestApp(options);
+  const origin = await t.app.listen({ host: '127.0.0.1', port: 0 });
+  return { ...t, origin, port: Number(new URL(origin).port) };
+}
+
+export interface RawAnswer {
+  status: number;
+  /** Header names lower-cased; a repeated header's values joined with ', '. */
+  headers: Record<string, string>;
+  body: string;
+  /** The body parsed as JSON, or undefined when it is not JSON. */
+  json: unknown;
+  /** Everything read from the socket, as text. */
+  text: string;
+}
+
+export interface RawOptions {
+  /** Give up after this long (the answer must have come by then). */
+  timeoutMs?: number;
+  /** Write the request in these parts, this many ms apart (slow clients). */
+  partsDelayMs?: number;
+}
+
+function parseAnswer(text: string): RawAnswer | undefined {
+  const end = text.indexOf('\r\n\r\n');
+  if (end < 0) return undefined;
+  const [statusLine = '', ...lines] = text.slice(0, end).split('\r\n');
+  const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine)?.[1]);
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    const name = line.slice(0, colon).trim().toLowerCase();
+    const value = line.slice(colon + 1).trim();
+    headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
+  }
+  let body = text.slice(end + 4);
+  if (headers['content-length'] !== undefined) {
+    const length = Number(headers['content-length']);
+    if (Buffer.byteLength(body) < length) return undefined;
+    body = Buffer.from(body).subarray(0, length).toString();
+  } else if (/chunked/i.test(headers['transfer-encoding'] ?? '')) {
+    if (!body.includes('\r\n0\r\n\r\n') && !body.startsWith('0\r\n\r\n')) return undefined;
+    let rest = body;
+    body = '';
+    for (;;) {
+      const lineEnd = rest.indexOf('\r\n');
+      const size = parseInt(rest.slice(0, lineEnd), 16);
+      if (!size) break;
+      body += rest.slice(lineEnd + 2, lineEnd + 2 + size);
+      rest = rest.slice(lineEnd + 2 + size + 2);
+    }
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    json = undefined;
+  }
+  return { status, headers, body, json, text };
+}
+
+/**
+ * Writes `request` (exactly these bytes) to a new connection and resolves with the first
+ * answer, once it is complete or the server closes the connection.
+ */
+export function raw(port: number, request: string | Buffer | Array<string | Buffer>, options: RawOptions = {}): Promise<RawAnswer> {
+  const parts = Array.isArray(request) ? request : [request];
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    let text = '';
+    let done = false;
+    const finish = (error?: Error): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      socket.destroy();
+      const answer = parseAnswer(text);
+      if (answer) resolve(answer);
+      else reject(error ?? new Error(`no complete answer; read: ${JSON.stringify(text.slice(0, 500))}`));
+    };
+    const timer = setTimeout(() => finish(new Error(`no answer within ${options.timeoutMs ?? 10_000} ms`)), options.timeoutMs ?? 10_000);
+    socket.on('data', (chunk) => {
+      text += chunk.toString('latin1');
+      if (parseAnswer(text)) finish();
+    });
+    socket.on('end', () => finish());
+    socket.on('close', () => finish());
+    // A server that answers and closes before the whole request was written resets the
+    // connection; what it answered is still read.
+    socket.on('error', (error) => finish(error));
+    socket.on('connect', async () => {
+      for (const [i, part] of parts.entries()) {
+        if (i > 0 && options.partsDelayMs) await new Promise((r) => setTimeout(r, options.partsDelayMs));
+        if (!socket.destroyed) socket.write(part);
+      }
+    });
+  });
+}
+
+/** The Error code each status must carry (the catalogue in openapi/v1.yaml). */
+export const codeForStatus: Record<number, string> = {
+  400: 'bad_request',
+  401: 'unauthorized',
+  404: 'not_found',
+  408: 'request_timeout',
+  409: 'idempotency_in_flight',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  422: 'idempotency_key_reused',
+  429: 'rate_limited',
+  431: 'headers_too_large',
+  500: 'internal',
+  501: 'not_implemented',
+  503: 'unavailable',
+};
+
+/** The security headers every JSON answer carries (outside the /docs pages). */
+export const apiSecurityHeaders: Record<string, string | RegExp> = {
+  'cache-control': 'no-store',
+  'content-security-policy': /default-src 'none'/,
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+};
+
+/**
+ * What every error answer promises, whatever wrote it: the Error body with a code that
+ * matches the status, JSON, the security headers, and (where there was a request to name)
+ * X-Request-Id.
+ */
+export function expectErrorAnswer(answer: RawAnswer, status: number, options: { requestId?: boolean; code?: string } = {}): void {
+  const where = `${answer.text.slice(0, 300)}`;
+  expect(answer.status, where).toBe(status);
+  expect(answer.headers['content-type'], where).toMatch(/^application\/json/);
+  expect(answer.json, where).toMatchObject({ code: options.code ?? codeForStatus[status], status, message: expect.any(String) });
+  for (const [name, value] of Object.entries(apiSecurityHeaders)) {
+    if (typeof value === 'string') expect(answer.headers[name], `${name} in ${where}`).toBe(value);
+    else expect(answer.headers[name], `${name} in ${where}`).toMatch(value);
+  }
+  if (options.requestId !== false) expect(answer.headers['x-request-id'], `x-request-id in ${where}`).toMatch(/^[A-Za-z0-9._:-]{1,128}$/);
+}
