@@ -70,4 +70,36 @@ describe('bounded costs', () => {
     expect([...statuses.keys()].sort()).toEqual([401, 429]);
     expect(grown).toBeLessThan(20);
   }, 180_000);
+
+  it('/readyz: about one database query per second, however many probes arrive', async () => {
+    const t = await listen();
+    cleanup.push(t.close);
+    let queries = 0;
+    const query = t.pool.query.bind(t.pool);
+    t.pool.query = ((...args: Parameters<typeof query>) => {
+      if (args[0] === 'SELECT 1') queries++;
+      return query(...args);
+    }) as typeof t.pool.query;
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 20 });
+    cleanup.push(async () => agent.destroy());
+
+    const started = performance.now();
+    let probes = 0;
+    const statuses = new Set<number>();
+    await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        while (performance.now() - started < 3000) {
+          statuses.add(await get(`${t.origin}/readyz`, {}, agent));
+          probes++;
+        }
+      }),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    console.log(`/readyz: ${probes} probes in ${seconds.toFixed(1)} s (20 at a time) cost ${queries} database queries`);
+    expect([...statuses]).toEqual([200]);
+    // However slow the machine, the bound holds: one query when the first probe arrives, then
+    // at most one per elapsed second.
+    expect(queries).toBeLessThanOrEqual(Math.ceil(seconds) + 1);
+    expect(probes).toBeGreaterThan(10 * queries);
+  }, 60_000);
 });
