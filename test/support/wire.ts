@@ -182,3 +182,20 @@ export function httpBytes(port: number, request: HttpRequest): string {
 export function call(port: number, request: HttpRequest, options: RawOptions = {}): Promise<RawAnswer> {
   return raw(port, httpBytes(port, request), options);
 }
+
+/**
+ * A client that goes away mid-request: writes `bytes` (typically the headers and part of a
+ * body), waits `afterMs`, then resets the connection.
+ */
+export function abort(port: number, bytes: string, afterMs = 100): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host: '127.0.0.1', port }, () => {
+      socket.write(bytes);
+      setTimeout(() => {
+        socket.resetAndDestroy();
+        resolve();
+      }, afterMs);
+    });
+    socket.on('error', reject);
+  });
+}
