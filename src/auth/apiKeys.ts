@@ -9,6 +9,8 @@ import type { Store } from '../db/store.js';
 
 const KEY_PREFIX = 'ask_';
 const CHANNEL = 'api_keys_changed';
+/** Issued keys are 47 characters; room is left for a longer format. */
+const MAX_KEY_LENGTH = 256;
 
 export interface ApiKeyIdentity {
   id: number;
@@ -47,9 +49,8 @@ export async function createApiKeyVerifier(options: {
   // Tokens already accepted against the current cache, so the hot path skips the hash (the
   // rate limiter and authentication both ask). Only accepted ones: each is an issued key
   // (47 bytes), so this holds at most CHECKED_MAX of them however large or numerous the
-  // tokens clients send. Refused tokens are hashed again each time (about 1 µs per 100
-  // bytes, and the header limit bounds their size) rather than kept: keeping them let
-  // 7,000 distinct 15 KB bogus tokens pin 90 MiB. Cleared with every reload.
+  // tokens clients send. Refused tokens are hashed again each time rather than kept:
+  // keeping them let 7,000 distinct 15 KB bogus tokens pin 90 MiB. Cleared with every reload.
   let checked = new Map<string, ApiKeyIdentity>();
   const CHECKED_MAX = 10_000;
   let listener: pg.Client | undefined;
@@ -129,6 +130,8 @@ export async function createApiKeyVerifier(options: {
 
   return {
     async verify(key: string) {
+      // Far longer than any key we issue: refused without hashing up to 16 KiB of it.
+      if (key.length > MAX_KEY_LENGTH) return undefined;
       if (!live) return store.findActiveApiKey(hashApiKey(key));
       const known = checked.get(key);
       if (known !== undefined) return known;

@@ -18,6 +18,9 @@ export function createReadiness(pool: Pick<pg.Pool, 'query'>, options: Readiness
   const timeoutMs = options.timeoutMs ?? 750;
   let last: { ready: boolean; at: number } | undefined;
   let checking: Promise<boolean> | undefined;
+  // A query that outlived its check's timeout is waited on by the next check rather than
+  // joined by another one.
+  let querying: Promise<boolean> | undefined;
 
   function check(): Promise<boolean> {
     const at = performance.now();
@@ -25,11 +28,13 @@ export function createReadiness(pool: Pick<pg.Pool, 'query'>, options: Readiness
     const timedOut = new Promise<boolean>((resolve) => {
       timer = setTimeout(() => resolve(false), timeoutMs);
     });
-    const answered = pool.query('SELECT 1').then(
+    querying ??= pool.query('SELECT 1').then(
       () => true,
       () => false,
-    );
-    return Promise.race([answered, timedOut]).then((ready) => {
+    ).finally(() => {
+      querying = undefined;
+    });
+    return Promise.race([querying, timedOut]).then((ready) => {
       clearTimeout(timer);
       last = { ready, at };
       checking = undefined;
