@@ -9,6 +9,8 @@ import type { Store } from '../db/store.js';
 
 const KEY_PREFIX = 'ask_';
 const CHANNEL = 'api_keys_changed';
+/** Issued keys are 47 characters; room is left for a longer format. */
+const MAX_KEY_LENGTH = 256;
 
 export interface ApiKeyIdentity {
   id: number;
@@ -44,9 +46,12 @@ export async function createApiKeyVerifier(options: {
   const { store, databaseUrl, log } = options;
   const reconnectDelayMs = options.reconnectDelayMs ?? 500;
   let cache = new Map<string, ApiKeyIdentity>();
-  // Tokens already checked against the current cache, so the hot path skips the hash (the
-  // rate limiter and authentication both ask). Cleared with every reload, and bounded.
-  let checked = new Map<string, ApiKeyIdentity | null>();
+  // Tokens already accepted against the current cache, so the hot path skips the hash (the
+  // rate limiter and authentication both ask). Only accepted ones: each is an issued key
+  // (47 bytes), so this holds at most CHECKED_MAX of them however large or numerous the
+  // tokens clients send. Refused tokens are hashed again each time rather than kept:
+  // keeping them let 7,000 distinct 15 KB bogus tokens pin 90 MiB. Cleared with every reload.
+  let checked = new Map<string, ApiKeyIdentity>();
   const CHECKED_MAX = 10_000;
   let listener: pg.Client | undefined;
   let live = false;
@@ -125,12 +130,15 @@ export async function createApiKeyVerifier(options: {
 
   return {
     async verify(key: string) {
+      // Far longer than any key we issue: refused without hashing up to 16 KiB of it.
+      if (key.length > MAX_KEY_LENGTH) return undefined;
       if (!live) return store.findActiveApiKey(hashApiKey(key));
       const known = checked.get(key);
-      if (known !== undefined) return known ?? undefined;
+      if (known !== undefined) return known;
       const identity = cache.get(hashApiKey(key).toString('hex'));
+      if (identity === undefined) return undefined;
       if (checked.size >= CHECKED_MAX) checked = new Map();
-      checked.set(key, identity ?? null);
+      checked.set(key, identity);
       return identity;
     },
     async close() {

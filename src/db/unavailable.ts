@@ -5,6 +5,10 @@
 /** Errors that mean "the database cannot answer now": the client should retry. */
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
+  // An error that carries an HTTP status was raised by the HTTP side (Fastify gives one to
+  // errors of the request stream, such as a client's abort: ECONNRESET, "aborted"); the
+  // database driver never sets one. Counting those would let any client fake an outage.
+  if (typeof (error as { statusCode?: unknown }).statusCode === 'number') return false;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string') {
     if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE'].includes(code)) return true;

@@ -5,6 +5,11 @@
 // It runs as the first onRequest hook of each operation, before authentication, so an
 // over-budget caller is refused without further work; to count per key, it identifies the
 // key itself, through the same in-memory cache authentication uses.
+//
+// Which routes spend from a budget is decided once, when each route is registered, from the
+// route's own pattern: what the router matched, never the request's spelling of the URL
+// (`/%761/pets`, `/v%31/pets/1` and `GET http://host/v1/pets HTTP/1.1` all reach the
+// /v1/pets routes, and so all spend).
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
@@ -35,6 +40,12 @@ export default fp(
     await redis?.connect().catch((err: Error) => fastify.log.warn({ err: { message: err.message } }, 'rate limit: redis not reachable yet; counting resumes when it is'));
     if (redis) fastify.addHook('onClose', async () => void (await redis.quit().catch(() => redis.disconnect())));
 
+    // Runs before @fastify/rate-limit's own onRoute hook (added by the register below), which
+    // leaves routes configured with `rateLimit: false` without a limiter.
+    fastify.addHook('onRoute', (route) => {
+      if (!route.url.startsWith(`${basePath}/`)) route.config = { ...route.config, rateLimit: false };
+    });
+
     await fastify.register(rateLimit, {
       global: true,
       hook: 'onRequest',
@@ -43,7 +54,6 @@ export default fp(
       // If Redis is down, serve rather than refuse: the limit is protection, not a gate.
       skipOnError: true,
       enableDraftSpec: true,
-      allowList: (request) => !request.url.startsWith(`${basePath}/`),
       keyGenerator: async (request) => {
         const token = bearerToken(request.headers.authorization);
         const identity = token ? await options.apiKeys.verify(token) : undefined;

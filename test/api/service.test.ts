@@ -68,6 +68,10 @@ describe('with the database unreachable', () => {
       expect(response.json()).toMatchObject({ code: 'unavailable', status: 503 });
       expect(ms).toBeGreaterThan(900);
       expect(ms).toBeLessThan(3000);
+      // /readyz does not wait for the connect timeout: a check slower than 750 ms is "not ready".
+      const probed = performance.now();
+      expect((await app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(503);
+      expect(performance.now() - probed).toBeLessThan(2000);
     } finally {
       await app.close();
       await pool.end();

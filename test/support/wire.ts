@@ -154,3 +154,48 @@ export function expectErrorAnswer(answer: RawAnswer, status: number, options: { 
   }
   if (options.requestId !== false) expect(answer.headers['x-request-id'], `x-request-id in ${where}`).toMatch(/^[A-Za-z0-9._:-]{1,128}$/);
 }
+
+export interface HttpRequest {
+  method: string;
+  /** The request target as written on the request line: a path, or an absolute URL. */
+  target: string;
+  /** Sent in this order; a name may repeat. */
+  headers?: Record<string, string> | Array<[string, string]>;
+  body?: string;
+}
+
+/**
+ * The bytes of an HTTP/1.1 request, written as given (no encoding or normalising of the
+ * target), with `Host`, `Connection: close` and, when there is a body, `Content-Length`
+ * added unless the headers name them.
+ */
+export function httpBytes(port: number, request: HttpRequest): string {
+  const headers = Array.isArray(request.headers) ? [...request.headers] : Object.entries(request.headers ?? {});
+  const has = (name: string) => headers.some(([n]) => n.toLowerCase() === name);
+  if (!has('host')) headers.unshift(['Host', `127.0.0.1:${port}`]);
+  if (!has('connection')) headers.push(['Connection', 'close']);
+  if (request.body !== undefined && !has('content-length') && !has('transfer-encoding')) headers.push(['Content-Length', String(Buffer.byteLength(request.body))]);
+  return `${request.method} ${request.target} HTTP/1.1\r\n${headers.map(([n, v]) => `${n}: ${v}\r\n`).join('')}\r\n${request.body ?? ''}`;
+}
+
+/** Sends one request (see httpBytes) on a new connection and reads its answer. */
+export function call(port: number, request: HttpRequest, options: RawOptions = {}): Promise<RawAnswer> {
+  return raw(port, httpBytes(port, request), options);
+}
+
+/**
+ * A client that goes away mid-request: writes `bytes` (typically the headers and part of a
+ * body), waits `afterMs`, then resets the connection.
+ */
+export function abort(port: number, bytes: string, afterMs = 100): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host: '127.0.0.1', port }, () => {
+      socket.write(bytes);
+      setTimeout(() => {
+        socket.resetAndDestroy();
+        resolve();
+      }, afterMs);
+    });
+    socket.on('error', reject);
+  });
+}

@@ -1,0 +1,53 @@
+// Rate limits apply to what the router matched, whatever the spelling of the URL: once a
+// budget is spent, every spelling that reaches a /v1 route is refused with 429 and the
+// RateLimit headers. To extend: add a row with the spelling (`{port}` is the server's port).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, expectErrorAnswer, listen, type ListeningApp, type RawAnswer } from '../support/wire.js';
+
+const spellings: [string, { target: string }][] = [
+  ['the plain path', { target: '/v1/pets' }],
+  ['"v" percent-encoded', { target: '/%761/pets' }],
+  ['"1" percent-encoded, getPet', { target: '/v%31/pets/1' }],
+  ['both encoded, listOrders', { target: '/%76%31/store/orders' }],
+  ['lower-case hex in an escape', { target: '/%76%31/pets' }],
+  ['absolute form', { target: 'http://127.0.0.1:{port}/v1/pets' }],
+  ['absolute form, encoded', { target: 'http://127.0.0.1:{port}/%761/pets/1' }],
+  ['the published contract, encoded', { target: '/%761/openapi.json' }],
+  ['the published YAML, absolute form', { target: 'http://127.0.0.1:{port}/v1/openapi.yaml' }],
+];
+
+function expectLimited(answer: RawAnswer, limit: number): void {
+  expectErrorAnswer(answer, 429);
+  expect(answer.headers['ratelimit-limit']).toBe(String(limit));
+  expect(answer.headers['ratelimit-remaining']).toBe('0');
+  expect(Number(answer.headers['ratelimit-reset'])).toBeGreaterThan(0);
+  expect(Number(answer.headers['retry-after'])).toBeGreaterThan(0);
+}
+
+const budgets = [
+  ['with a key', { max: 3, authorized: true }],
+  ['without a key', { max: 2, authorized: false }],
+] as const;
+
+describe.each(budgets)('%s, once the budget is spent', (_title, { max, authorized }) => {
+  let t: ListeningApp;
+  let headers: Record<string, string>;
+  beforeAll(async () => {
+    t = await listen({ env: { RATE_LIMIT_MAX: '3', RATE_LIMIT_ANONYMOUS_MAX: '2', RATE_LIMIT_WINDOW_MS: '600000' } });
+    headers = authorized ? t.auth : {};
+    for (let i = 0; i < max; i++) {
+      const answer = await call(t.port, { method: 'GET', target: '/v1/pets', headers });
+      expect(answer.status).toBe(authorized ? 200 : 401);
+      expect(answer.headers['ratelimit-remaining']).toBe(String(max - i - 1));
+    }
+  });
+  afterAll(async () => t.close());
+
+  it.each(spellings)('%s is refused with 429', async (_spelling, { target }) => {
+    expectLimited(await call(t.port, { method: 'GET', target: target.replace('{port}', String(t.port)), headers }), max);
+  });
+
+  it('the probes and /docs are not limited', async () => {
+    for (const target of ['/healthz', '/readyz', '/docs/']) expect((await call(t.port, { method: 'GET', target, headers })).status, target).toBe(200);
+  });
+});

@@ -1,0 +1,105 @@
+// What a client cannot make the service spend, however it tries: memory for refused
+// credentials, and database queries through /readyz. Each figure is printed.
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../helper.js';
+import { startServer } from '../process.js';
+import { listen } from '../support/wire.js';
+
+const MiB = 1024 * 1024;
+
+/** Resident memory of a process (Linux). */
+function rss(pid: number): number {
+  const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return Number(kb) * 1024;
+}
+
+/** The status of a GET, its body read and dropped. */
+function get(url: string, headers: Record<string, string>, agent: http.Agent): Promise<number> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { headers, agent }, (response) => {
+        response.resume();
+        response.on('end', () => resolve(response.statusCode as number));
+      })
+      .on('error', reject);
+  });
+}
+
+/** Sends `count` requests, `concurrency` at a time over keep-alive connections. */
+async function hammer(count: number, concurrency: number, send: (i: number) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) await send(next++);
+    }),
+  );
+}
+
+describe('bounded costs', () => {
+  const cleanup: Array<() => Promise<unknown>> = [];
+  afterAll(async () => {
+    for (const step of cleanup.reverse()) await step();
+  });
+
+  it('refused credentials: 7,000 distinct 15 KB bogus tokens grow the RSS by less than 20 MiB', async () => {
+    const database = await createTestDatabase();
+    cleanup.push(database.drop);
+    // Default settings: the anonymous budget (60 a minute) is spent early, so most of these
+    // are answered 429 by the rate limiter, which still identifies the token first.
+    const server = await startServer({ DATABASE_URL: database.url });
+    cleanup.push(() => server.stop());
+    const pid = server.child.pid as number;
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+    cleanup.push(async () => agent.destroy());
+    const token = () => randomBytes(11_250).toString('base64url'); // 15,000 characters
+    const statuses = new Map<number, number>();
+    const send = (value: string) => get(`${server.url}/v1/pets`, { authorization: `Bearer ${value}` }, agent).then((status) => statuses.set(status, (statuses.get(status) ?? 0) + 1));
+
+    // Warm-up with one token repeated (code compiled, buffers and heap at their working size),
+    // then the measure.
+    const repeated = token();
+    await hammer(1000, 8, () => send(repeated));
+    const before = rss(pid);
+    await hammer(7000, 8, () => send(token()));
+    const after = rss(pid);
+    const grown = (after - before) / MiB;
+    console.log(`refused credentials: 7,000 distinct 15 KB tokens: RSS ${(before / MiB).toFixed(1)} -> ${(after / MiB).toFixed(1)} MiB (+${grown.toFixed(1)} MiB)`);
+    expect([...statuses.keys()].sort()).toEqual([401, 429]);
+    expect(grown).toBeLessThan(20);
+  }, 180_000);
+
+  it('/readyz: about one database query per second, however many probes arrive', async () => {
+    const t = await listen();
+    cleanup.push(t.close);
+    let queries = 0;
+    const query = t.pool.query.bind(t.pool);
+    t.pool.query = ((...args: Parameters<typeof query>) => {
+      if (args[0] === 'SELECT 1') queries++;
+      return query(...args);
+    }) as typeof t.pool.query;
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 20 });
+    cleanup.push(async () => agent.destroy());
+
+    const started = performance.now();
+    let probes = 0;
+    const statuses = new Set<number>();
+    await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        while (performance.now() - started < 3000) {
+          statuses.add(await get(`${t.origin}/readyz`, {}, agent));
+          probes++;
+        }
+      }),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    console.log(`/readyz: ${probes} probes in ${seconds.toFixed(1)} s (20 at a time) cost ${queries} database queries`);
+    expect([...statuses]).toEqual([200]);
+    // However slow the machine, the bound holds: one query when the first probe arrives, then
+    // at most one per elapsed second.
+    expect(queries).toBeLessThanOrEqual(Math.ceil(seconds) + 1);
+    expect(probes).toBeGreaterThan(10 * queries);
+  }, 60_000);
+});
