@@ -31,6 +31,19 @@ export const PET_STATEMENTS = {
   insertMany: `INSERT INTO pets (name, category_id, status)
     SELECT name, category_id, status FROM unnest($1::text[], $2::bigint[], $3::text[]) WITH ORDINALITY AS t(name, category_id, status, i) ORDER BY i
     RETURNING ${PET_COLUMNS}`,
+  // createPet with an Idempotency-Key: the pet, and the answer stored under the claimed key
+  // (its body as the contract's Pet, its Location), in one statement.
+  insertIdempotent: `WITH pet AS (
+      INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${PET_COLUMNS}
+    ), completed AS (
+      UPDATE idempotency_keys AS k
+         SET status_code = 201,
+             response_body = jsonb_strip_nulls(jsonb_build_object('id', pet.id, 'name', pet.name, 'categoryId', pet.category_id, 'status', pet.status)),
+             location = $6::text || pet.id || $7::text
+        FROM pet
+       WHERE k.api_key_id = $4 AND k.key = $5
+    )
+    SELECT ${PET_COLUMNS} FROM pet`,
   get: `SELECT ${PET_COLUMNS} FROM pets WHERE id = $1`,
   getMany: `SELECT ${PET_COLUMNS} FROM pets WHERE id = ANY($1::bigint[])`,
   list: `SELECT ${PET_COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2`,
@@ -124,28 +137,17 @@ export function createStore(pool: pg.Pool, replica?: pg.Pool) {
     },
 
     /**
-     * Stores the pet and completes the claimed idempotency key in one transaction: either
-     * both happen or neither, so a retry can never add the pet twice.
+     * Stores the pet and completes the claimed idempotency key in one statement (so one
+     * transaction): either both happen or neither, so a retry can never add the pet twice.
+     * One statement rather than BEGIN, INSERT, UPDATE, COMMIT: inserting into pets holds
+     * the table's id-order lock until commit (migrations/1763700000004_…), and a statement
+     * holds it for no extra round trip.
      */
-    async createPetIdempotently(pet: NewPet, scope: IdempotencyScope, locationOf: (id: number) => string): Promise<Pet> {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
-        const inserted = await client.query<PetRow>(petQuery('pets-insert', PET_STATEMENTS.insert, [pet.name, pet.categoryId, pet.status ?? null]));
-        const stored = toPet(inserted.rows[0] as PetRow);
-        await client.query({
-          name: 'idempotency-complete',
-          text: 'UPDATE idempotency_keys SET status_code = 201, response_body = $3, location = $4 WHERE api_key_id = $1 AND key = $2',
-          values: [scope.apiKeyId, scope.key, JSON.stringify(stored), locationOf(stored.id)],
-        });
-        await client.query('COMMIT');
-        return stored;
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw error;
-      } finally {
-        client.release();
-      }
+    async createPetIdempotently(pet: NewPet, scope: IdempotencyScope, location: { before: string; after: string }): Promise<Pet> {
+      const inserted = await pool.query<PetRow>(
+        petQuery('pets-insert-idempotent', PET_STATEMENTS.insertIdempotent, [pet.name, pet.categoryId, pet.status ?? null, scope.apiKeyId, scope.key, location.before, location.after]),
+      );
+      return toPet(inserted.rows[0] as PetRow);
     },
 
     /**
