@@ -11,9 +11,10 @@ import { chromium, type Browser, type Page, type Request } from 'playwright-core
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../helper.js';
 import { apikey, root, startServer } from '../process.js';
+import { CHROMIUM, requires } from '../support/requires.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const haveChromium = existsSync(CHROMIUM);
+const runs = await requires('chromium', 'test/browser/docs.test.ts (the /docs pages in a browser)');
 const artifacts = path.join(root, 'artifacts');
 
 // The operations in openapi/v1.yaml: operationId, tag and summary.
@@ -54,10 +55,10 @@ function watchErrors(page: Page): { pageErrors: string[]; consoleErrors: { text:
   return { pageErrors, consoleErrors };
 }
 
-describe.skipIf(!haveChromium && process.env.CI !== 'true')('the documentation in Chromium', () => {
+describe.skipIf(!runs)('the documentation in Chromium', () => {
   beforeAll(() => {
     // Only reached without Chromium when CI=true: CI installs it, so its absence is a broken machine.
-    if (!haveChromium) throw new Error(`Chromium is missing at ${CHROMIUM}, and CI=true: CI must install it (apt-get install chromium). Outside CI this suite is skipped.`);
+    if (!haveChromium) throw new Error(`Chromium is missing at ${CHROMIUM}, and CI=true: CI must install it (apt-get install chromium). Outside CI this suite is skipped (test/support/requires.ts).`);
     mkdirSync(artifacts, { recursive: true });
   });
 
