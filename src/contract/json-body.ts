@@ -8,7 +8,7 @@
 //   is 400, never rounded. JSON.parse rounds silently and Node 20 has no reviver
 //   `context.source`, so such bodies are read again with lossless-json.
 // Each check costs a scan only when the raw text could hold what it refuses: most bodies
-// (no '\u' escape, no fraction or exponent, no 16-digit run) take JSON.parse alone.
+// (no '\u' escape, no fraction or exponent) take JSON.parse alone.
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isLosslessNumber, isSafeNumber, parse } from 'lossless-json';
@@ -22,11 +22,12 @@ declare global {
 }
 
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
-// A digit followed by a fraction or an exponent, or 16 digits in a row (past 2^53 - 1
-// from 16 digits on): only then can JSON.parse have rounded a number.
-const INEXACT_NUMBER = /\d[.eE]|\d{16}/;
+// A digit followed by a fraction or an exponent: only then can JSON.parse have rounded a
+// number into range (integer digits past 2^53 - 1 round to 2^53 or more).
+const INEXACT_NUMBER = /\d[.eE]/;
+const INTEGER_DIGITS = /^-?\d+$/;
 
-type Detail = (field: string, message: string) => void;
+type Detail = (field: string, message: string, rule?: string) => void;
 
 /** Finds what the contract refuses in a parsed body, naming each field (JSON pointer). */
 function inspect(value: unknown, pointer: string, replaced: boolean, add: Detail): unknown {
@@ -36,8 +37,10 @@ function inspect(value: unknown, pointer: string, replaced: boolean, add: Detail
     return value;
   }
   if (isLosslessNumber(value)) {
-    if (isSafeNumber(value.value)) return Number(value.value);
-    add(pointer, `must be a number held exactly: ${value.value.slice(0, 40)} would be rounded`);
+    // Integer digits past 2^53 - 1 round to 2^53 or more, never into range: the schema's
+    // `maximum` refuses them by name. A fraction or exponent can round into range.
+    if (isSafeNumber(value.value) || INTEGER_DIGITS.test(value.value)) return Number(value.value);
+    add(pointer, `must be a number held exactly: ${value.value.slice(0, 40)} would be rounded`, 'exact');
     return value;
   }
   if (Array.isArray(value)) return value.map((item, i) => inspect(item, `${pointer}/${i}`, replaced, add));
@@ -69,7 +72,7 @@ export function registerJsonBody(fastify: FastifyInstance): void {
       const exact = !INEXACT_NUMBER.test(text);
       if (utf8 && exact && !text.includes('\\u')) return done(null, parsed);
       const details: ErrorDetail[] = [];
-      const add: Detail = (field, message) => void details.push({ location: 'body', field, rule: 'encoding', message });
+      const add: Detail = (field, message, rule = 'encoding') => void details.push({ location: 'body', field, rule, message });
       const value = inspect(exact ? parsed : parse(text), '', !utf8, add);
       if (!utf8 && details.length === 0) add('', 'must be valid UTF-8');
       if (details.length === 0) return done(null, value);

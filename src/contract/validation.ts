@@ -28,7 +28,9 @@ const forBodies = createAjv({ coerceTypes: false });
 
 // Ajv coerces what Number() accepts ("0x1", "+1", " 1", "1e2", "1.0000000000000001"); an
 // integer in a path or query must be plain decimal digits (openapi/v1.yaml, "Numbers").
-const DECIMAL = /^-?(?:0|[1-9][0-9]{0,15})$/;
+// Any number of digits: a value past 2^53 - 1 rounds to 2^53 or more, which the schema's
+// `maximum` refuses by name.
+const DECIMAL = /^-?(?:0|[1-9][0-9]*)$/;
 
 interface ParameterSchema {
   properties?: Record<string, { type?: unknown }>;
