@@ -73,7 +73,14 @@ export function registerJsonBody(fastify: FastifyInstance): void {
       if (utf8 && exact && !text.includes('\\u')) return done(null, parsed);
       const details: ErrorDetail[] = [];
       const add: Detail = (field, message, rule = 'encoding') => void details.push({ location: 'body', field, rule, message });
-      const value = inspect(exact ? parsed : parse(text), '', !utf8, add);
+      let lossless: unknown = parsed;
+      try {
+        if (!exact) lossless = parse(text);
+      } catch {
+        // JSON.parse took it, so this is lossless-json's stricter rule: a repeated key.
+        add('', 'must not repeat a property name', 'duplicateKey');
+      }
+      const value = details.length > 0 ? undefined : inspect(lossless, '', !utf8, add);
       if (!utf8 && details.length === 0) add('', 'must be valid UTF-8');
       if (details.length === 0) return done(null, value);
       const first = details[0] as ErrorDetail;
