@@ -81,7 +81,7 @@ describe('concurrent creates', () => {
     const seconds = await Promise.all(firsts.map(async (url) => /<([^>]+)>/.exec(String((await list(url)).headers.link))?.[1] as string));
     expect(seconds.every((url) => url?.includes('cursor='))).toBe(true);
     const urls = [...firsts, ...seconds, '/v1/pets?limit=100', '/v1/pets?limit=100&status=available', '/v1/pets?limit=7&status=pending'];
-    const alone = [];
+    const alone: { status: number; body: unknown; link: unknown }[] = [];
     for (const url of urls) {
       const r = await list(url);
       alone.push({ status: r.statusCode, body: r.json() as unknown, link: r.headers.link });
