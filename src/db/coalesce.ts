@@ -2,7 +2,8 @@
 // statement. For creates, that is one INSERT in one transaction: they share one commit
 // (one WAL flush) instead of paying one each, which under load is most of what a create
 // costs PostgreSQL. For getPet, one `id = ANY(...)` lookup instead of one round trip each
-// (the DataLoader pattern). Alone, a call waits no longer than a setImmediate. The
+// (the DataLoader pattern); for listPets, one LATERAL query over the batch's pages, and
+// calls asking for the same page (same `key`) share one slot of it. Alone, a call waits no longer than a setImmediate. The
 // statement is sent after every call of the batch has arrived, so each still sees
 // everything committed before it was made.
 //
@@ -23,13 +24,19 @@ export interface CoalesceOptions<In, Out> {
   many: (inputs: In[]) => Promise<Out[]>;
   /** Most inputs in one statement. */
   max: number;
+  /**
+   * Reads only: calls of one batch with the same key are the same question, asked once and
+   * answered to each. They all arrived before the statement was sent, so the shared answer
+   * is no older than any of them. Never for writes (each create is its own row).
+   */
+  key?: (input: In) => string;
 }
 
-export function coalesce<In, Out>({ one, many, max }: CoalesceOptions<In, Out>): (input: In) => Promise<Out> {
+export function coalesce<In, Out>({ one, many, max, key }: CoalesceOptions<In, Out>): (input: In) => Promise<Out> {
   let queue: Waiting<In, Out>[] = [];
 
   function flush(): void {
-    const batch = queue;
+    const batch = key ? shared(queue, key) : queue;
     queue = [];
     for (let start = 0; start < batch.length; start += max) write(batch.slice(start, start + max));
   }
@@ -54,4 +61,25 @@ export function coalesce<In, Out>({ one, many, max }: CoalesceOptions<In, Out>):
       if (queue.length === 0) setImmediate(flush);
       queue.push({ input, resolve, reject });
     });
+}
+
+/** One waiting call per distinct key, answering every call that asked it. */
+function shared<In, Out>(queue: Waiting<In, Out>[], key: (input: In) => string): Waiting<In, Out>[] {
+  const byKey = new Map<string, Waiting<In, Out>[]>();
+  for (const w of queue) {
+    const k = key(w.input);
+    const same = byKey.get(k);
+    if (same) same.push(w);
+    else byKey.set(k, [w]);
+  }
+  if (byKey.size === queue.length) return queue;
+  return [...byKey.values()].map((same) =>
+    same.length === 1
+      ? (same[0] as Waiting<In, Out>)
+      : {
+          input: (same[0] as Waiting<In, Out>).input,
+          resolve: (out: Out) => same.forEach((w) => w.resolve(out)),
+          reject: (error: unknown) => same.forEach((w) => w.reject(error)),
+        },
+  );
 }

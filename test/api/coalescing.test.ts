@@ -1,5 +1,5 @@
 // Creates that arrive together are written together, and lookups that arrive together are
-// one query (src/db/coalesce.ts): each request still gets its own answer, and a create that
+// one query, and so are lists (src/db/coalesce.ts): each request still gets its own answer, and a create that
 // the database refuses fails alone.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helper.js';
@@ -71,5 +71,30 @@ describe('concurrent creates', () => {
         expect(r.json()).toEqual(pets.find((p) => p.id === id));
       }
     });
+  });
+
+  it('listPets, 90 at once over different pages, statuses, limits and repeats: each gets the page it gets alone', async () => {
+    await Promise.all(Array.from({ length: 30 }, (_, i) => create({ name: `List ${i}`, categoryId: 2, ...(statuses[i % 4] ? { status: statuses[i % 4] } : {}) })));
+    const list = (url: string) => t.api({ method: 'GET', url, headers: t.auth });
+    // Second pages through the cursor each first page hands out.
+    const firsts = ['/v1/pets?limit=3', '/v1/pets?limit=2&status=available', '/v1/pets?limit=4&status=sold', '/v1/pets?limit=1&status=pending'];
+    const seconds = await Promise.all(firsts.map(async (url) => /<([^>]+)>/.exec(String((await list(url)).headers.link))?.[1] as string));
+    expect(seconds.every((url) => url?.includes('cursor='))).toBe(true);
+    const urls = [...firsts, ...seconds, '/v1/pets?limit=100', '/v1/pets?limit=100&status=available', '/v1/pets?limit=7&status=pending'];
+    const alone: { status: number; body: unknown; link: unknown }[] = [];
+    for (const url of urls) {
+      const r = await list(url);
+      alone.push({ status: r.statusCode, body: r.json() as unknown, link: r.headers.link });
+    }
+    const wanted = Array.from({ length: 90 }, (_, i) => i % urls.length);
+    const together = await Promise.all(wanted.map((n) => list(urls[n] as string)));
+    together.forEach((r, i) => expect({ status: r.statusCode, body: r.json() as unknown, link: r.headers.link }).toEqual(alone[wanted[i] as number]));
+  });
+
+  it('a list sent after a create was answered includes it, also among lists sent with it', async () => {
+    const created = (await create({ name: 'Seen', categoryId: 4, status: 'pending' })).json() as { id: number };
+    const pages = await Promise.all(Array.from({ length: 20 }, () => t.api({ method: 'GET', url: '/v1/pets?limit=100&status=pending', headers: t.auth })));
+    // Every pending pet fits in one page of 100 here; the new one is the last of them.
+    for (const page of pages) expect((page.json() as { id: number }[]).at(-1)).toEqual({ id: created.id, name: 'Seen', categoryId: 4, status: 'pending' });
   });
 });
