@@ -23,6 +23,8 @@ ip link set lo up
 # of it but the hidden programs is mounted over /usr/bin. (Links to /usr/bin itself would
 # point at themselves once the folder is mounted over it.)
 farm=$(mktemp -d /tmp/bare-machine.XXXXXX)
+# Readable by all: the postgres user runs programs through these links too.
+chmod 755 "$farm"
 mkdir "$farm/real" "$farm/bin"
 mount --bind /usr/bin "$farm/real"
 for file in "$farm"/real/*; do
@@ -46,5 +48,9 @@ for hidden in chromium psql pg_basebackup redis-server; do
 done
 [ -z "$(ls -A /usr/lib/postgresql 2> /dev/null)" ] || { echo "bare-machine: /usr/lib/postgresql is not empty" >&2; exit 1; }
 echo "bare-machine: only loopback, no chromium/psql/pg_*/redis-* in /usr/bin, /usr/lib/postgresql empty, CI unset: $*"
-"$@"
+status=0
+"$@" || status=$?
+# rmdir refuses a folder still showing the real /usr/bin, so nothing real is ever removed.
+umount /usr/bin && umount "$farm/real" && rmdir "$farm/real" && rm -rf "$farm"
+exit $status
 ' bare-machine "$@"
