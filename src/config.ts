@@ -99,8 +99,30 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (config.DATABASE_READ_URL && !config.DATABASE_URL) throw new Error('DATABASE_READ_URL needs DATABASE_URL (the primary)');
     return config;
   } catch (error) {
-    // env-schema says e.g. "env/PORT must be <= 65535": keep it, minus the prefix.
-    const message = error instanceof Error ? error.message.replace(/env\//g, '') : String(error);
-    throw new ConfigError(`Invalid configuration: ${message}`);
+    throw new ConfigError(`Invalid configuration: ${describe(error)}`);
   }
+}
+
+interface SchemaError {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: { allowedValues?: readonly unknown[] };
+}
+
+/**
+ * env-schema says e.g. "env/PORT must be <= 65535": kept, minus the prefix. For an enum,
+ * ajv says only "must be equal to one of the allowed values", so the values are added.
+ */
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const errors = (error as Error & { errors?: SchemaError[] }).errors;
+  if (!errors?.length) return error.message.replace(/env\//g, '');
+  return errors
+    .map((e) => {
+      const name = e.instancePath.replace(/^\//, '') || 'configuration';
+      const allowed = e.keyword === 'enum' && e.params.allowedValues ? ` (${e.params.allowedValues.join(', ')})` : '';
+      return `${name} ${e.message ?? 'is invalid'}${allowed}`;
+    })
+    .join(', ');
 }

@@ -25,30 +25,40 @@ async function main(config: Config): Promise<void> {
   const db = database;
   const pool = createPool({ ...config, DATABASE_URL: db.url });
   const readPool = config.DATABASE_READ_URL ? createPool({ ...config, DATABASE_URL: config.DATABASE_READ_URL }) : undefined;
-  const app = await buildApp({ config: { ...config, DATABASE_URL: db.url }, pool, ...(readPool ? { readPool } : {}) });
-  app.server.headersTimeout = Math.min(config.REQUEST_TIMEOUT_MS, 20_000);
-
-  // Drain HTTP first (stop accepting, finish in-flight requests), then release the pool,
-  // and stop an embedded PostgreSQL last.
-  closeWithGrace({ delay: config.SHUTDOWN_TIMEOUT_MS }, async ({ signal, err }) => {
-    if (err) app.log.error({ err }, 'shutting down after an uncaught error');
-    else app.log.info({ signal }, 'shutting down');
-    await app.close();
+  let app: Awaited<ReturnType<typeof buildApp>> | undefined;
+  // Drain HTTP first (stop accepting, finish in-flight requests), then release the pools,
+  // and stop an embedded PostgreSQL last. Also what a failed start runs: whatever it had
+  // started (an embedded PostgreSQL above all) must not outlive it.
+  const close = async (): Promise<void> => {
+    await app?.close();
     await Promise.all([pool.end(), readPool?.end()]);
     await db.close();
+  };
+
+  let address: string;
+  try {
+    app = await buildApp({ config: { ...config, DATABASE_URL: db.url }, pool, ...(readPool ? { readPool } : {}) });
+    app.server.headersTimeout = Math.min(config.REQUEST_TIMEOUT_MS, 20_000);
+    address = await app.listen({ host: config.HOST, port: config.PORT });
+  } catch (error) {
+    await close().catch(() => undefined);
+    throw error;
+  }
+  const served = app;
+  closeWithGrace({ delay: config.SHUTDOWN_TIMEOUT_MS }, async ({ signal, err }) => {
+    if (err) served.log.error({ err }, 'shutting down after an uncaught error');
+    else served.log.info({ signal }, 'shutting down');
+    await close();
   });
 
-  // A development database starts with one key, shown once; never with DATABASE_URL.
-  const store = createStore(pool);
-  let developmentKey: string | undefined;
-  if (db.embedded && (await store.countApiKeys()) === 0) {
-    developmentKey = generateApiKey();
-    await store.insertApiKey('development', hashApiKey(developmentKey));
-  }
-
-  const address = await app.listen({ host: config.HOST, port: config.PORT });
   if (db.embedded) note(`Using the embedded PostgreSQL in ${config.DATA_DIR} (port ${db.embedded.port}); set DATABASE_URL to use your own server.`);
-  if (developmentKey) {
+  // A development database starts with one key, shown once; never with DATABASE_URL. It is
+  // stored only now that the service listens and the key is printed right after: a start
+  // that fails earlier leaves no key, so the next start makes and shows one.
+  const store = createStore(pool);
+  if (db.embedded && (await store.countApiKeys()) === 0) {
+    const developmentKey = generateApiKey();
+    await store.insertApiKey('development', hashApiKey(developmentKey));
     note(
       [
         '',

@@ -12,6 +12,8 @@ describe('configuration', () => {
     ['DATABASE_URL not PostgreSQL', { given: { DATABASE_URL: 'mysql://localhost/db' }, want: 'DATABASE_URL' }],
     ['DB_POOL_MAX zero', { given: { DATABASE_URL: database, DB_POOL_MAX: '0' }, want: 'DB_POOL_MAX' }],
     ['METRICS unknown', { given: { DATABASE_URL: database, METRICS: 'public' }, want: 'METRICS' }],
+    ['LOG_LEVEL unknown lists the allowed values', { given: { DATABASE_URL: database, LOG_LEVEL: 'verbose' }, want: 'LOG_LEVEL must be equal to one of the allowed values (fatal, error, warn, info, debug, trace, silent)' }],
+    ['METRICS unknown lists the allowed values', { given: { DATABASE_URL: database, METRICS: 'public' }, want: 'METRICS must be equal to one of the allowed values (off, open, token)' }],
     ['METRICS=token without a token', { given: { DATABASE_URL: database, METRICS: 'token' }, want: 'METRICS_TOKEN' }],
     ['METRICS_TOKEN too short', { given: { DATABASE_URL: database, METRICS: 'token', METRICS_TOKEN: 'short' }, want: 'METRICS_TOKEN' }],
     ['DATABASE_READ_URL without DATABASE_URL', { given: { DATABASE_READ_URL: database }, want: 'DATABASE_READ_URL' }],

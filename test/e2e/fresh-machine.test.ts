@@ -1,8 +1,12 @@
 // The README's promise: on a machine with Node and nothing else, `npm ci && npm start`
 // serves the API on an embedded PostgreSQL. The repository is copied into an empty
 // folder, installed and started there exactly as the README says, with DATABASE_URL unset.
+// Every way of stopping it (SIGTERM to the pid npm start hands a supervisor, SIGTERM to
+// node, Ctrl-C's SIGINT to the group) drains HTTP and leaves no process; a start that fails
+// leaves nothing running and no key it did not show.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,7 +30,8 @@ interface Started {
 /** Runs the README's start command in the copy; resolves when /readyz answers 200. */
 async function start(): Promise<Started> {
   const began = performance.now();
-  const child = spawn('npm', ['start'], { cwd: folder, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Its own process group, as a terminal gives it: Ctrl-C is SIGINT to that group.
+  const child = spawn('npm', ['start'], { cwd: folder, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (c) => (stdout += c));
@@ -43,6 +48,64 @@ async function start(): Promise<Started> {
   return { child, exited, url, stderr: () => stderr, readyMs: performance.now() - began };
 }
 
+/** A process group with no process left in it. */
+const groupGone = (pgid: number): boolean => {
+  try {
+    process.kill(-pgid, 0);
+    return false;
+  } catch {
+    return true;
+  }
+};
+
+async function gone(check: () => boolean, ms = 30_000): Promise<boolean> {
+  const deadline = performance.now() + ms;
+  while (!check()) {
+    if (performance.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return true;
+}
+
+/**
+ * Stops the service with `stop` while creates are being sent (a fresh connection each, as
+ * test/e2e/shutdown.test.ts does), and checks that HTTP drained: every create is answered
+ * 201 or its connection refused (never reset or left unanswered), and afterwards npm,
+ * node, the embedded PostgreSQL and everything in npm's process group are gone.
+ */
+async function stopWhileInFlight(started: Started, key: string, stop: () => void): Promise<void> {
+  const { pid, postgresPid } = owner();
+  let stopped = false;
+  const outcomes: string[] = [];
+  const worker = async (n: number) => {
+    for (let i = 0; ; i++) {
+      try {
+        const response = await fetch(`${started.url}/v1/pets`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', connection: 'close' },
+          body: JSON.stringify({ name: `drain-${n}-${i}`, categoryId: 3 }),
+        });
+        outcomes.push(String(response.status));
+      } catch (error) {
+        outcomes.push((error as { cause?: { code?: string } }).cause?.code ?? String(error));
+        if (stopped) return;
+      }
+    }
+  };
+  const workers = Array.from({ length: 4 }, (_, n) => worker(n));
+  await new Promise((r) => setTimeout(r, 500));
+  stopped = true;
+  stop();
+  await Promise.all(workers);
+  expect(outcomes.filter((o) => o !== '201' && o !== 'ECONNREFUSED')).toEqual([]);
+  expect(outcomes).toContain('201');
+  await started.exited;
+  expect(await gone(() => !alive(pid))).toBe(true);
+  expect(await gone(() => !alive(postgresPid))).toBe(true);
+  expect(await gone(() => groupGone(started.child.pid as number))).toBe(true);
+  expect(existsSync(path.join(folder, '.data', 'pg', 'postmaster.pid'))).toBe(false);
+}
+
 const owner = () => JSON.parse(readFileSync(path.join(folder, '.data', 'owner.json'), 'utf8')) as { pid: number; postgresPid: number };
 
 beforeAll(() => {
@@ -57,10 +120,33 @@ beforeAll(() => {
 }, 300_000);
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
-describe('a fresh machine, with the README commands', () => {
+// Each case runs npm start (a TypeScript build, then start-up) on a busy 2-core machine.
+describe('a fresh machine, with the README commands', { timeout: 180_000 }, () => {
   let key = '';
   let petId = 0;
   const timings: Record<string, number> = {};
+
+  it('a start that fails (port in use, after the embedded database opened) exits 1 and leaves no PostgreSQL and no key', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', () => resolve()));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const child = spawn('npm', ['start'], { cwd: folder, env: { ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let output = '';
+      child.stdout?.on('data', (c) => (output += c));
+      child.stderr?.on('data', (c) => (output += c));
+      const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+      expect(code).toBe(1);
+      expect(output).toContain('Start-up failed');
+      expect(output).toContain('EADDRINUSE');
+      expect(output).not.toContain('Development API key');
+      // The embedded server it had opened is stopped: its lock file is gone with it.
+      expect(existsSync(path.join(folder, '.data', 'pg', 'postmaster.pid'))).toBe(false);
+    } finally {
+      taken.close();
+    }
+    // The next test's start is the one that makes and shows the key.
+  });
 
   it('starts, prints a development key once, and serves with it', async () => {
     const first = await start();
@@ -76,11 +162,10 @@ describe('a fresh machine, with the README commands', () => {
     expect(created.status).toBe(201);
     petId = ((await created.json()) as { id: number }).id;
 
-    // SIGTERM to the service: exit 0 and no PostgreSQL left behind.
-    const { pid, postgresPid } = owner();
-    process.kill(pid, 'SIGTERM');
+    // SIGTERM to node itself (a supervisor that knows the service's pid): npm reports its 0.
+    const { pid } = owner();
+    await stopWhileInFlight(first, key, () => process.kill(pid, 'SIGTERM'));
     expect(await first.exited).toBe(0);
-    expect(alive(postgresPid)).toBe(false);
   });
 
   it('starts again on the same data, without a new key, and reads the pet back', async () => {
@@ -106,10 +191,13 @@ describe('a fresh machine, with the README commands', () => {
     expect(alive(orphan)).toBe(false);
     const read = await fetch(`${recovered.url}/v1/pets/${petId}`, { headers: { authorization: `Bearer ${key}` } });
     expect(read.status).toBe(200);
-    const { pid, postgresPid } = owner();
-    process.kill(pid, 'SIGTERM');
-    expect(await recovered.exited).toBe(0);
-    expect(alive(postgresPid)).toBe(false);
+    // SIGTERM to the pid `npm start` hands a supervisor: npm's.
+    await stopWhileInFlight(recovered, key, () => process.kill(recovered.child.pid as number, 'SIGTERM'));
     console.log(`start-to-ready through npm start (includes the TypeScript build): cold ${Math.round(timings.cold ?? 0)} ms, warm ${Math.round(timings.warm ?? 0)} ms, after SIGKILL ${Math.round(timings.recovery ?? 0)} ms`);
+  });
+
+  it('Ctrl-C (SIGINT to the process group) drains and leaves nothing', async () => {
+    const started = await start();
+    await stopWhileInFlight(started, key, () => process.kill(-(started.child.pid as number), 'SIGINT'));
   });
 });
