@@ -74,7 +74,6 @@ rule('request-parameter-added-required', 'Every existing request lacks the new r
   'new-required-request-parameter',
   'new-required-request-default-parameter-to-existing-path',
   'new-request-path-parameter',
-  'new-required-request-header-property',
 ]);
 rule('request-parameter-became-required', 'Clients that leave this optional parameter out are now refused with 400.', ['request-parameter-became-required']);
 rule('request-parameter-removed', 'Clients still send this parameter and it is ignored or refused, so the request no longer means what they asked.', [
@@ -113,7 +112,7 @@ const named = (suffix: string, parameter = suffix) => (p: string) => (p === 'req
 schemaRule(requestAt, 'type-changed', `${sent} in a type the changed contract no longer lists are refused with 400.`, (p) => [
   `${p}-type-changed`,
   `${p}-list-of-types-narrowed`,
-  ...(p === 'request-body' ? ['request-body-became-not-nullable', 'request-body-wrapped-in-one-of'] : []),
+  ...(p === 'request-body' ? ['request-body-became-not-nullable', 'request-body-media-type-schema-added'] : []),
   ...(p === 'request-property' ? ['request-property-became-not-nullable'] : []),
   ...(p === 'request-parameter' ? ['request-parameter-became-not-nullable', 'request-parameter-property-became-not-nullable', 'request-parameter-property-type-specialized', 'request-parameter-property-list-of-types-narrowed'] : []),
 ]);
@@ -124,9 +123,9 @@ schemaRule(requestAt, 'enum-value-removed', `${sent} with a value no longer in t
 ]);
 schemaRule(requestAt, 'became-enum', `${sent} with any value other than the new enum's are refused with 400.`, (p) => [
   `${p}-became-enum`,
-  ...(p === 'request-parameter' ? ['request-header-property-became-enum'] : []),
+  ...(p === 'request-property' ? ['request-header-property-became-enum'] : []),
 ]);
-schemaRule(requestAt, 'const-added', `${sent} with any value other than the new const are refused with 400.`, named('const-added'));
+schemaRule(requestAt, 'const-added', `${sent} with any value other than the new const are refused with 400.`, (p) => (p === 'request-parameter' ? [] : [`${p}-const-added`, `${p}-const-changed`]));
 schemaRule(requestAt, 'max-decreased', `${sent} above the new maximum are refused with 400.`, (p) => [
   ...named('max-decreased')(p),
   ...named('exclusive-max-decreased')(p),
@@ -164,7 +163,7 @@ schemaRule(requestAt, 'constraint-added', `${sent} that break the new or changed
         'content-schema-added',
         'content-media-type-changed',
         'content-encoding-changed',
-        ...(p === 'request-body' ? ['request-body-media-type-schema-added'] : []),
+        ...(p === 'request-body' ? ['request-body-wrapped-in-one-of'] : []),
       ].map((s) => (s.startsWith('request-') ? s : `${p}-${s}`)),
 );
 schemaRule(requestAt, 'one-of-removed', `${sent} that matched the removed oneOf alternative are refused with 400.`, (p) => (p === 'request-parameter' ? [] : [`${p}-one-of-removed`]));
@@ -182,6 +181,7 @@ rule('request-property-became-required', 'Clients that leave this optional prope
 rule('request-property-added-required', 'Every existing request lacks the new required property and is refused with 400.', [
   'new-required-request-property',
   'new-required-request-property-with-default',
+  'new-required-request-header-property',
 ]);
 rule('request-property-removed', 'Clients still send this property, and the schema, which refuses properties it does not name, now refuses their requests with 400.');
 rule('request-property-became-read-only', 'Clients that send this property have it ignored or refused now that it is read-only.');
@@ -211,7 +211,6 @@ schemaRule(responseAt, 'constraint-removed', `${read} meet values that the remov
   p === 'response-header'
     ? []
     : [
-        'all-of-removed',
         'if-removed',
         'then-removed',
         'else-removed',
