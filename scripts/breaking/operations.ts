@@ -111,8 +111,15 @@ function compareSecurity(ctx: Context, before: Operation, after: Operation): voi
   const b = requirementsOf(ctx.base, before);
   const h = requirementsOf(ctx.head, after);
   const scopes = (req: Node, scheme: string) => listOf(req[scheme]).map(String);
+  // A scheme's name never reaches the wire: a renamed scheme that asks for the same credential is the same scheme.
+  const signature = (doc: Node, name: string) => {
+    const scheme = resolve(doc, nodeOf(nodeOf(doc.components).securitySchemes)[name], child('/components/securitySchemes', name));
+    return scheme ? JSON.stringify(schemeShape(scheme.node)) : `missing ${name}`;
+  };
+  const sameScheme = (headName: string, baseName: string) => headName === baseName || signature(ctx.head, headName) === signature(ctx.base, baseName);
   // A client satisfies one released alternative; the changed operation must accept it through one of its own.
-  const covers = (need: Node, has: Node, withScopes: boolean) => Object.keys(need).every((s) => s in has && (!withScopes || scopes(need, s).every((x) => scopes(has, s).includes(x))));
+  const covers = (need: Node, has: Node, withScopes: boolean) =>
+    Object.keys(need).every((hs) => Object.keys(has).some((bs) => sameScheme(hs, bs) && (!withScopes || scopes(need, hs).every((x) => scopes(has, bs).includes(x)))));
   if (h.alternatives.length > 0) {
     for (const alternative of b.alternatives) {
       if (h.alternatives.some((need) => covers(need, alternative, true))) continue;
@@ -134,11 +141,20 @@ function compareSecurity(ctx: Context, before: Operation, after: Operation): voi
   }
 }
 
+const SCHEME_KEYS = ['type', 'scheme', 'in', 'name', 'openIdConnectUrl'];
+// HTTP auth schemes and header names are case-insensitive.
+const normalized = (s: Node, key: string) => (typeof s[key] === 'string' && (key === 'scheme' || (key === 'name' && s.in === 'header')) ? (s[key] as string).toLowerCase() : s[key]);
+
+/** What a client must send to satisfy a scheme (descriptions and bearerFormat are prose). */
+function schemeShape(s: Node): unknown[] {
+  const flows = Object.entries(nodeOf(s.flows)).map(([flow, value]) => [flow, nodeOf(value).authorizationUrl, nodeOf(value).tokenUrl]);
+  return [...SCHEME_KEYS.map((key) => normalized(s, key)), flows];
+}
+
 /** How a security scheme changed in a way that changes what a client must send, if it did. */
 function schemeChange(b: Node, h: Node): string | undefined {
-  const norm = (s: Node, key: string) => (typeof s[key] === 'string' ? (key === 'scheme' || (key === 'name' && s.in === 'header') ? (s[key] as string).toLowerCase() : s[key]) : s[key]);
-  for (const key of ['type', 'scheme', 'in', 'name', 'openIdConnectUrl']) {
-    if (norm(b, key) !== norm(h, key)) return `${key} changed from ${String(b[key] ?? 'none')} to ${String(h[key] ?? 'none')}`;
+  for (const key of SCHEME_KEYS) {
+    if (normalized(b, key) !== normalized(h, key)) return `${key} changed from ${String(b[key] ?? 'none')} to ${String(h[key] ?? 'none')}`;
   }
   for (const [flow, value] of Object.entries(nodeOf(b.flows))) {
     const [bf, hf] = [nodeOf(value), nodeOf(nodeOf(h.flows)[flow])];
