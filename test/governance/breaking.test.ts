@@ -173,6 +173,10 @@ const breaking: [string, Case][] = [
     { both: (s) => (newPet(s).properties.kind = { type: 'string', 'x-extensible-enum': ['dog', 'cat'] }), head: (s) => (newPet(s).properties.kind['x-extensible-enum'] = ['dog']), want: 'request-property-enum-value-removed' },
   ],
   ["a request property's default changed", { both: (s) => (newPet(s).properties.status.default = 'available'), head: (s) => (newPet(s).properties.status.default = 'pending'), want: 'request-property-default-value-changed' }],
+  [
+    'unknown request properties narrowed (any string -> at most 10 characters)',
+    { both: (s) => (newPet(s).additionalProperties = { type: 'string' }), head: (s) => (newPet(s).additionalProperties.maxLength = 10), want: 'request-property-max-length-decreased' },
+  ],
   ['a minProperties on the request body', { head: (s) => (newPet(s).minProperties = 3), want: 'request-body-min-properties-increased' }],
   ['deprecating a request property without x-sunset', { head: (s) => (newPet(s).properties.name.deprecated = true), want: 'request-property-deprecated-sunset-missing' }],
   ['a stable request property made experimental', { head: (s) => (newPet(s).properties.name['x-stability'] = 'experimental'), want: 'request-property-stability-decreased' }],
@@ -284,6 +288,7 @@ const harmless: [string, Case][] = [
   ['authentication made optional', { head: (s) => s.security.push({}), want: 'harmless' }],
   ['another server', { head: (s) => s.servers.push({ url: 'https://eu.animal-store.example/v1' }), want: 'harmless' }],
   ['an OAuth scope no longer required', { both: (s) => (oauth(s), (s.security = [{ oauth: ['read', 'write'] }])), head: (s) => (s.security = [{ oauth: ['read'] }]), want: 'harmless' }],
+  ['unknown request properties allowed if they are strings', { head: (s) => (newPet(s).additionalProperties = { type: 'string' }), want: 'harmless' }],
   ['unknown request properties allowed', { head: (s) => delete newPet(s).additionalProperties, want: 'harmless' }],
 ];
 
