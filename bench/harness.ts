@@ -59,7 +59,7 @@ export function build(): void {
  * still logs at info; only the bench process must not spend CPU reading it), and resolves
  * once it answers.
  */
-export async function start(name: string, args: string[], env: NodeJS.ProcessEnv, authorization: string): Promise<Server> {
+export async function start(name: string, args: string[], env: NodeJS.ProcessEnv, authorization: string, readyPath = '/v1/pets/1'): Promise<Server> {
   const port = await new Promise<number>((resolve) => {
     const probe = createServer().listen(0, '127.0.0.1', () => {
       const { port: p } = probe.address() as { port: number };
@@ -71,7 +71,7 @@ export async function start(name: string, args: string[], env: NodeJS.ProcessEnv
   const url = `http://127.0.0.1:${port}`;
   for (let tries = 0; tries < 600; tries++) {
     if (child.exitCode !== null) throw new Error(`${name} exited ${child.exitCode}`);
-    const up = await fetch(`${url}/v1/pets/1`, { headers: { authorization } }).then(
+    const up = await fetch(`${url}${readyPath}`, { headers: { authorization } }).then(
       (r) => r.status !== 401,
       () => false,
     );
@@ -102,6 +102,8 @@ export const rssMiB = (pid: number): number => status(pid, 'VmRSS');
 
 export interface BenchDatabase {
   url: string;
+  /** The same seeded catalogue in a database of its own, for the reference (see below). */
+  referenceUrl: string;
   key: string;
   pgVersion: string;
   close: () => Promise<void>;
@@ -120,29 +122,36 @@ export async function seededDatabase(rows: number): Promise<BenchDatabase> {
   const name = `animal_store_bench_${Date.now()}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
   const pgVersion = (await admin.query<{ server_version: string }>('SHOW server_version')).rows[0]?.server_version ?? '';
-  await admin.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  const databaseUrl = url.toString();
-  await migrate(databaseUrl, { info: () => {} });
-
-  const db = new pg.Client({ connectionString: databaseUrl });
-  await db.connect();
-  // A realistic mix: mostly available, some pending, a few sold, some without status.
-  await db.query(
-    `INSERT INTO pets (name, category_id, status)
-     SELECT 'pet-' || i, 1 + i % 50, (ARRAY['available','available','available','pending','sold',NULL])[1 + i % 6]
-     FROM generate_series(1, $1) AS i`,
-    [rows],
-  );
-  await db.query('ANALYZE pets');
+  const urlOf = (database: string): string => {
+    const url = new URL(adminUrl as string);
+    url.pathname = `/${database}`;
+    return url.toString();
+  };
   const key = generateApiKey();
-  await db.query('INSERT INTO api_keys (name, key_hash) VALUES ($1, $2)', ['bench', hashApiKey(key)]);
-  await db.end();
+  for (const database of [name, `${name}_reference`]) {
+    await admin.query(`CREATE DATABASE ${database}`);
+    await migrate(urlOf(database), { info: () => {} });
+    const db = new pg.Client({ connectionString: urlOf(database) });
+    await db.connect();
+    // A realistic mix: mostly available, some pending, a few sold, some without status.
+    await db.query(
+      `INSERT INTO pets (name, category_id, status)
+       SELECT 'pet-' || i, 1 + i % 50, (ARRAY['available','available','available','pending','sold',NULL])[1 + i % 6]
+       FROM generate_series(1, $1) AS i`,
+      [rows],
+    );
+    await db.query('ANALYZE pets');
+    await db.query('INSERT INTO api_keys (name, key_hash) VALUES ($1, $2)', ['bench', hashApiKey(key)]);
+    // The reference is what a user would write without our pagination guarantee: its
+    // inserts do not take the id-order lock (migrations/1763700000004_…).
+    if (database !== name) await db.query('DROP TRIGGER pets_insert_in_id_order ON pets');
+    await db.end();
+  }
+  await admin.end();
   return {
-    url: databaseUrl,
+    url: urlOf(name),
+    referenceUrl: urlOf(`${name}_reference`),
     key,
     pgVersion,
     close: async () => {

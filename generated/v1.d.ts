@@ -142,11 +142,13 @@ export interface components {
          *     | `bad_request` | 400 | malformed JSON, a parameter or body field that breaks the contract |
          *     | `unauthorized` | 401 | missing, malformed, unknown or revoked API key |
          *     | `not_found` | 404 | no such animal, or no such path or method |
+         *     | `request_timeout` | 408 | the request's headers or body did not arrive in time (the connection is closed) |
          *     | `idempotency_in_flight` | 409 | a request with this `Idempotency-Key` is still being processed |
          *     | `payload_too_large` | 413 | request body over the size limit |
-         *     | `unsupported_media_type` | 415 | request body not `application/json` |
+         *     | `unsupported_media_type` | 415 | request body not `application/json`, or a charset other than UTF-8 |
          *     | `idempotency_key_reused` | 422 | the `Idempotency-Key` was used with another body |
          *     | `rate_limited` | 429 | over the rate limit; retry after `Retry-After` |
+         *     | `headers_too_large` | 431 | request line and headers over 16 KiB (the connection is closed) |
          *     | `internal` | 500 | an unexpected failure; details are only in the service's log |
          *     | `not_implemented` | 501 | the operation is documented but not implemented |
          *     | `unavailable` | 503 | the database cannot be reached; retry after `Retry-After` |
@@ -318,8 +320,11 @@ export interface components {
          *     `Location`, plus `Idempotent-Replayed: true`) and adds nothing. The same key with a
          *     different body is `422`; a retry while the first request is still being processed is
          *     `409`. Keys are scoped to the API key that sent them: 1 to 255 visible ASCII
-         *     characters, a UUID is a good choice. The draft's quoted form (`"abc"`) is accepted.
-         * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+         *     characters (U+0021 to U+007E), a UUID is a good choice. The draft's quoted form
+         *     (`"abc"`, 1 to 255 characters between the quotes) is accepted and names the same
+         *     key as `abc`; a value that starts and ends with `"` is always read as quoted.
+         *     Anything else is `400`. No example value is given, so that "Try it out" in /docs
+         *     does not send one key with different bodies (which is `422`).
          */
         IdempotencyKey: string;
     };
@@ -429,8 +434,11 @@ export interface operations {
                  *     `Location`, plus `Idempotent-Replayed: true`) and adds nothing. The same key with a
                  *     different body is `422`; a retry while the first request is still being processed is
                  *     `409`. Keys are scoped to the API key that sent them: 1 to 255 visible ASCII
-                 *     characters, a UUID is a good choice. The draft's quoted form (`"abc"`) is accepted.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 *     characters (U+0021 to U+007E), a UUID is a good choice. The draft's quoted form
+                 *     (`"abc"`, 1 to 255 characters between the quotes) is accepted and names the same
+                 *     key as `abc`; a value that starts and ends with `"` is always read as quoted.
+                 *     Anything else is `400`. No example value is given, so that "Try it out" in /docs
+                 *     does not send one key with different bodies (which is `422`).
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };

@@ -1,7 +1,8 @@
 // The application as a plain Fastify plugin, built from injected dependencies (the pool,
 // the configuration) so that tests build exactly what production runs.
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Server } from 'node:http';
+import Fastify, { type FastifyBaseLogger, type FastifyHttpOptions, type FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type pg from 'pg';
 import { pino } from 'pino';
@@ -9,13 +10,14 @@ import './types.js';
 import { AccessLog } from './access-log.js';
 import { createApiKeyVerifier } from './auth/apiKeys.js';
 import type { Config } from './config.js';
+import { registerJsonBody } from './contract/json-body.js';
 import { validatorCompiler } from './contract/validation.js';
 import { createRecentWriters } from './db/consistency.js';
 import { createStore } from './db/store.js';
 import { lazyCursorCodec } from './pagination/cursor.js';
 import { serviceHandlers } from './handlers/index.js';
 import contract from './plugins/openapi-glue.js';
-import errors, { handleFrameworkError } from './plugins/errors.js';
+import errors, { handleClientError, handleFrameworkError } from './plugins/errors.js';
 import health from './plugins/health.js';
 import cors from './plugins/cors.js';
 import securityHeaders from './plugins/security-headers.js';
@@ -46,7 +48,7 @@ export interface AppDeps {
 // forge log lines or grow without bound.
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export function serverOptions(deps: AppDeps): FastifyServerOptions {
+export function serverOptions(deps: AppDeps): FastifyHttpOptions<Server> {
   const redact = ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization'];
   return {
     // Log lines go to stdout in batches of 4 KiB (or every 250 ms, whichever comes first)
@@ -58,6 +60,10 @@ export function serverOptions(deps: AppDeps): FastifyServerOptions {
     logController: new AccessLog(),
     bodyLimit: BODY_LIMIT,
     requestTimeout: deps.config.REQUEST_TIMEOUT_MS,
+    // Node checks request timeouts every 30 s by default, so a slow client could hold a
+    // connection up to 30 s past REQUEST_TIMEOUT_MS before its 408; check four times per
+    // timeout instead (a walk over open connections).
+    http: { connectionsCheckingInterval: Math.min(30_000, Math.ceil(deps.config.REQUEST_TIMEOUT_MS / 4)) },
     keepAliveTimeout: deps.config.KEEP_ALIVE_TIMEOUT_MS,
     // HEAD is not in the contract: an undeclared method is a 404 like any other.
     exposeHeadRoutes: false,
@@ -74,6 +80,8 @@ export function serverOptions(deps: AppDeps): FastifyServerOptions {
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     frameworkErrors: handleFrameworkError,
+    // Node's HTTP parser errors (431, 400, 408) answered with the contract's Error body.
+    clientErrorHandler: handleClientError,
     // Any path segment Node accepts (URLs are bounded by its 16 KiB header limit) reaches its
     // route and is validated there (a 500-character petId is a 400, not a routing failure).
     // We have no regex parameters, which is what the default of 100 protects.
@@ -86,6 +94,7 @@ export const app = fp(
     fastify.setValidatorCompiler(validatorCompiler);
     // Only JSON bodies are accepted; anything else is 415, not a string to validate.
     fastify.removeContentTypeParser(['text/plain']);
+    registerJsonBody(fastify);
 
     // Synchronous (callback style): an async hook costs a promise and a microtask turn per
     // request for no benefit here.

@@ -7,11 +7,13 @@ export type ErrorCode =
   | 'bad_request'
   | 'unauthorized'
   | 'not_found'
+  | 'request_timeout'
   | 'idempotency_in_flight'
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'idempotency_key_reused'
   | 'rate_limited'
+  | 'headers_too_large'
   | 'internal'
   | 'not_implemented'
   | 'unavailable';
@@ -40,8 +42,8 @@ export const errors = {
 };
 
 const codes: ReadonlySet<string> = new Set<ErrorCode>([
-  'bad_request', 'unauthorized', 'not_found', 'idempotency_in_flight', 'payload_too_large', 'unsupported_media_type',
-  'idempotency_key_reused', 'rate_limited', 'internal', 'not_implemented', 'unavailable',
+  'bad_request', 'unauthorized', 'not_found', 'request_timeout', 'idempotency_in_flight', 'payload_too_large', 'unsupported_media_type',
+  'idempotency_key_reused', 'rate_limited', 'headers_too_large', 'internal', 'not_implemented', 'unavailable',
 ]);
 
 export function isErrorCode(value: unknown): value is ErrorCode {
@@ -50,4 +52,13 @@ export function isErrorCode(value: unknown): value is ErrorCode {
 
 export function errorBody(code: ErrorCode, status: number, message: string, details?: ErrorDetail[]): ErrorBody {
   return details && details.length > 0 ? { code, message, status, details } : { code, message, status };
+}
+
+/** An error whose answer is already known, details included (thrown from parsers and hooks). */
+export class ContractError extends Error {
+  readonly statusCode: number;
+  constructor(readonly body: ErrorBody) {
+    super(body.message);
+    this.statusCode = body.status;
+  }
 }

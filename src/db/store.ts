@@ -81,6 +81,12 @@ export type IdempotencyClaim =
   | { outcome: 'reused' }
   | { outcome: 'replay'; status: number; body: unknown; location: string | null };
 
+interface PageQuery {
+  limit: number;
+  status: PetStatus | undefined;
+  after: number;
+}
+
 export interface IdempotencyScope {
   apiKeyId: number;
   key: string;
@@ -114,14 +120,40 @@ export function createStore(pool: pg.Pool, replica?: pg.Pool) {
       },
     });
   const lookups = { primary: lookup('primary'), replica: lookup('replica') };
+  // listPets pages, coalesced per server they read from: requests for the same page that
+  // arrive in the same turn share one query (most traffic asks for the first page). The
+  // query is sent after all of them arrived, so each answer still sees every write
+  // acknowledged before its request came in.
+  const readPage = (from: ReadFrom) => async ({ limit, status, after }: PageQuery): Promise<Pet[]> => {
+    const result = status
+      ? await read<PetRow>(from, petQuery('pets-list-by-status', PET_STATEMENTS.listByStatus, [status, after, limit]))
+      : await read<PetRow>(from, petQuery('pets-list', PET_STATEMENTS.list, [after, limit]));
+    return result.rows.map(toPet);
+  };
+  const page = (from: ReadFrom) => {
+    const one = readPage(from);
+    return coalesce<PageQuery, Pet[]>({
+      max: 1000,
+      one,
+      many: async (queries) => {
+        const shared = new Map<string, Promise<Pet[]>>();
+        return Promise.all(
+          queries.map((q) => {
+            const key = `${q.status ?? ''}/${q.after}/${q.limit}`;
+            let answer = shared.get(key);
+            if (!answer) shared.set(key, (answer = one(q)));
+            return answer;
+          }),
+        );
+      },
+    });
+  };
+  const pages = { primary: page('primary'), replica: page('replica') };
 
   return {
     /** At most `limit` pets with an id above `after`, in id order (keyset pagination). */
     async listPets(limit: number, status: PetStatus | undefined, after = 0, from: ReadFrom = 'replica'): Promise<Pet[]> {
-      const result = status
-        ? await read<PetRow>(from, petQuery('pets-list-by-status', PET_STATEMENTS.listByStatus, [status, after, limit]))
-        : await read<PetRow>(from, petQuery('pets-list', PET_STATEMENTS.list, [after, limit]));
-      return result.rows.map(toPet);
+      return pages[from]({ limit, status, after });
     },
 
     async secret(name: string): Promise<Buffer> {

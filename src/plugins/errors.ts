@@ -1,12 +1,19 @@
 // One error handler: every failure becomes the contract's Error body, with the status the
 // contract declares for it. Nothing internal (stack, SQL, driver messages) reaches the
 // client; unexpected errors are logged with the request id and answered with a generic 500.
+// Answers made before routing live here too: Node's HTTP parser errors (clientErrorHandler),
+// Fastify's framework errors and the not-found handler, so that every answer the process
+// writes keeps the contract's shape and headers.
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { SecurityError } from 'fastify-openapi-glue';
 import { BearerError } from '../auth/bearer.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
-import { errorBody, isErrorCode, type ErrorBody, type ErrorCode, type ErrorDetail } from '../errors.js';
+import { ContractError, errorBody, isErrorCode, type ErrorBody, type ErrorCode, type ErrorDetail } from '../errors.js';
+import { API_SECURITY_HEADERS } from './security-headers.js';
 
 const RETRY_AFTER_SECONDS = '1';
 
@@ -57,8 +64,10 @@ const genericCodes: Record<number, ErrorCode> = {
   503: 'unavailable',
 };
 
+// The JSON set even under /docs, where helmet's page headers were set first: an error is
+// JSON, never a page.
 function send(reply: FastifyReply, body: ErrorBody, headers: Record<string, string> = {}): FastifyReply {
-  return reply.code(body.status).headers(headers).type('application/json; charset=utf-8').send(body);
+  return reply.code(body.status).headers(API_SECURITY_HEADERS).headers(headers).type('application/json; charset=utf-8').send(body);
 }
 
 // glue's package types SecurityError as an interface only, so it is recognised by shape.
@@ -76,6 +85,35 @@ function notFound(request: FastifyRequest, reply: FastifyReply): FastifyReply {
  * percent-encoded, or a path segment over `maxParamLength`. Such a path names no operation
  * of the contract, so the answer is the contract's 404.
  */
+/** What Node's parser error means, as the contract's error. */
+function clientErrorBody(error: NodeJS.ErrnoException): ErrorBody {
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') return errorBody('request_timeout', 408, 'The request did not arrive in time');
+  if (error.code === 'HPE_HEADER_OVERFLOW') return errorBody('headers_too_large', 431, 'Request line and headers are larger than 16 KiB');
+  return errorBody('bad_request', 400, 'Malformed HTTP request');
+}
+
+/**
+ * Fastify's `clientErrorHandler`: Node's HTTP parser refused the bytes (a bad header line,
+ * conflicting lengths, headers over the limit, too slow), so there is no request and no
+ * reply; the answer is written to the socket, which is then closed. It carries an
+ * X-Request-Id of its own so that the log line can be found.
+ */
+export function handleClientError(this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const body = clientErrorBody(error);
+  const id = randomUUID();
+  this.log.info({ reqId: id, code: error.code, status: body.status }, 'client error before routing');
+  if (socket.writable && socket.bytesWritten === 0) {
+    const json = JSON.stringify(body);
+    const headers = Object.entries(API_SECURITY_HEADERS).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    socket.write(
+      `HTTP/1.1 ${body.status} ${STATUS_CODES[body.status] ?? ''}\r\ncontent-type: application/json; charset=utf-8\r\n` +
+        `content-length: ${Buffer.byteLength(json)}\r\nx-request-id: ${id}\r\n${headers}connection: close\r\n\r\n${json}`,
+    );
+  }
+  socket.destroy(error);
+}
+
 export function handleFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   reply.header('x-request-id', request.id);
   if (error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
@@ -90,6 +128,7 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
   // (Fastify parses bodies of unknown OPTIONS/DELETE/... requests before routing to 404).
   if (request.is404) return notFound(request, reply);
   if (error.validation) return send(reply, validationBody(error));
+  if (error instanceof ContractError) return send(reply, error.body);
 
   if (isSecurityError(error)) {
     // glue wraps what the scheme handler threw; a database failure is not a bad key.
@@ -116,6 +155,9 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
 
   const known = error.code ? fastifyCodes[error.code] : undefined;
   if (known) return send(reply, errorBody(known[0], known[1], known[2]));
+  // @fastify/static refuses a path that climbs out of /docs/static with 403: there is
+  // nothing to forbid, only no such page.
+  if (error.statusCode === 403) return notFound(request, reply);
 
   // Errors from the catalogue (src/errors.ts) carry their code and status.
   const status = error.statusCode ?? 500;

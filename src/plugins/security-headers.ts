@@ -8,7 +8,8 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 
-const API_SECURITY_HEADERS = Object.freeze({
+/** Also set on every error answer, whoever made it (src/plugins/errors.ts). */
+export const API_SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'cache-control': 'no-store',
   'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
   'referrer-policy': 'no-referrer',

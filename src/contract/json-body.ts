@@ -1,0 +1,90 @@
+// The application/json body parser: the contract's rules for numbers and strings hold
+// before any handler or validator sees a body (openapi/v1.yaml, "Numbers" and "Strings").
+// - The charset is UTF-8 or absent; anything else is 415 (it would be misread as UTF-8).
+// - Bytes that are not UTF-8 are 400, never decoded to U+FFFD and stored.
+// - A `\u` escape that leaves a lone surrogate is 400 (JSON.parse keeps it; PostgreSQL
+//   would store U+FFFD).
+// - A number no double holds exactly (9007199254740990.9, 1.0000000000000001, 2^53 + 1)
+//   is 400, never rounded. JSON.parse rounds silently and Node 20 has no reviver
+//   `context.source`, so such bodies are read again with lossless-json.
+// Each check costs a scan only when the raw text could hold what it refuses: most bodies
+// (no '\u' escape, no fraction or exponent) take JSON.parse alone.
+import { isUtf8 } from 'node:buffer';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { isLosslessNumber, isSafeNumber, parse } from 'lossless-json';
+import { ContractError, errorBody, type ErrorDetail } from '../errors.js';
+
+declare global {
+  interface String {
+    /** ES2024, on Node >= 20. */
+    isWellFormed(): boolean;
+  }
+}
+
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
+// A digit followed by a fraction or an exponent: only then can JSON.parse have rounded a
+// number into range (integer digits past 2^53 - 1 round to 2^53 or more).
+const INEXACT_NUMBER = /\d[.eE]/;
+const INTEGER_DIGITS = /^-?\d+$/;
+
+type Detail = (field: string, message: string, rule?: string) => void;
+
+/** Finds what the contract refuses in a parsed body, naming each field (JSON pointer). */
+function inspect(value: unknown, pointer: string, replaced: boolean, add: Detail): unknown {
+  if (typeof value === 'string') {
+    if (!value.isWellFormed()) add(pointer, 'must be well-formed Unicode (a \\u escape leaves a lone surrogate)');
+    else if (replaced && value.includes('\uFFFD')) add(pointer, 'must be valid UTF-8');
+    return value;
+  }
+  if (isLosslessNumber(value)) {
+    // Integer digits past 2^53 - 1 round to 2^53 or more, never into range: the schema's
+    // `maximum` refuses them by name. A fraction or exponent can round into range.
+    if (isSafeNumber(value.value) || INTEGER_DIGITS.test(value.value)) return Number(value.value);
+    add(pointer, `must be a number held exactly: ${value.value.slice(0, 40)} would be rounded`, 'exact');
+    return value;
+  }
+  if (Array.isArray(value)) return value.map((item, i) => inspect(item, `${pointer}/${i}`, replaced, add));
+  if (value !== null && typeof value === 'object') {
+    const object = value as Record<string, unknown>;
+    for (const key of Object.keys(object)) {
+      const field = `${pointer}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+      if (!key.isWellFormed() || (replaced && key.includes('\uFFFD'))) add(field, 'property name must be well-formed UTF-8');
+      object[key] = inspect(object[key], field, replaced, add);
+    }
+  }
+  return value;
+}
+
+export function registerJsonBody(fastify: FastifyInstance): void {
+  const jsonParse = fastify.getDefaultJsonParser('error', 'error');
+  fastify.removeContentTypeParser('application/json');
+  fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request: FastifyRequest, buffer: Buffer, done) => {
+    const charset = CHARSET.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase();
+    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+      done(new ContractError(errorBody('unsupported_media_type', 415, 'Content-Type charset must be utf-8')), undefined);
+      return;
+    }
+    const utf8 = isUtf8(buffer);
+    const text = buffer.toString('utf8');
+    // Syntax, empty bodies and __proto__ are the default parser's (secure-json-parse).
+    jsonParse(request, text, (error, parsed: unknown) => {
+      if (error) return done(error, undefined);
+      const exact = !INEXACT_NUMBER.test(text);
+      if (utf8 && exact && !text.includes('\\u')) return done(null, parsed);
+      const details: ErrorDetail[] = [];
+      const add: Detail = (field, message, rule = 'encoding') => void details.push({ location: 'body', field, rule, message });
+      let lossless: unknown = parsed;
+      try {
+        if (!exact) lossless = parse(text);
+      } catch {
+        // JSON.parse took it, so this is lossless-json's stricter rule: a repeated key.
+        add('', 'must not repeat a property name', 'duplicateKey');
+      }
+      const value = details.length > 0 ? undefined : inspect(lossless, '', !utf8, add);
+      if (!utf8 && details.length === 0) add('', 'must be valid UTF-8');
+      if (details.length === 0) return done(null, value);
+      const first = details[0] as ErrorDetail;
+      done(new ContractError(errorBody('bad_request', 400, `body${first.field ? ` ${first.field}` : ''}: ${first.message}`, details)), undefined);
+    });
+  });
+}

@@ -1,0 +1,114 @@
+// Every answer on the wire keeps the contract (issue 13): one row per case, each sent as
+// raw bytes over a real socket, so that what Node's parser, the router, the /docs routes
+// and the body parser answer is seen exactly as a client sees it.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectErrorAnswer, listen, raw, type ListeningApp, type RawAnswer } from '../support/wire.js';
+
+let t: ListeningApp;
+beforeAll(async () => {
+  // A short request timeout, so that the slow-headers row takes about a second.
+  t = await listen({ env: { REQUEST_TIMEOUT_MS: '1000', RATE_LIMIT_MAX: '1000000', RATE_LIMIT_ANONYMOUS_MAX: '1000000' } });
+  await t.pool.query("INSERT INTO pets (name, category_id, status) VALUES ('Rex', 1, 'available')");
+});
+afterAll(async () => t?.close());
+
+/** One HTTP/1.1 request as bytes: the headers given, then Host, length and Connection. */
+function request(method: string, path: string, headers: Record<string, string> = {}, body?: string | Buffer): Buffer {
+  const payload = body === undefined ? Buffer.alloc(0) : Buffer.isBuffer(body) ? body : Buffer.from(body);
+  const lines = [`${method} ${path} HTTP/1.1`, 'Host: 127.0.0.1', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+  if (body !== undefined) lines.push(`Content-Length: ${payload.length}`);
+  lines.push('Connection: close', '', '');
+  return Buffer.concat([Buffer.from(lines.join('\r\n'), 'latin1'), payload]);
+}
+const auth = (): Record<string, string> => ({ Authorization: `Bearer ${t.key}` });
+const json = (): Record<string, string> => ({ ...auth(), 'Content-Type': 'application/json' });
+const createPet = (body: string | Buffer, headers: Record<string, string> = {}) => request('POST', '/v1/pets', { ...json(), ...headers }, body);
+
+interface Row {
+  /** The bytes (or parts, sent 300 ms apart). */
+  given: () => Buffer | string | Array<string | Buffer>;
+  want: { status: number; code?: string; requestId?: boolean; field?: string };
+}
+
+const rows: Array<[string, Row]> = [
+  // 1. Answers made before routing.
+  ['a 70,000-character path is 431', { given: () => request('GET', `/v1/pets/${'1'.repeat(70_000)}`, auth()), want: { status: 431 } }],
+  ['one 20 KB header is 431', { given: () => request('GET', '/v1/pets', { ...auth(), 'X-Big': 'a'.repeat(20_000) }), want: { status: 431 } }],
+  ['a header line without a colon is 400', { given: () => 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n', want: { status: 400 } }],
+  ['a NUL in a header value is 400', { given: () => 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-A: a\u0000b\r\n\r\n', want: { status: 400 } }],
+  ['Content-Length with Transfer-Encoding is 400', { given: () => `POST /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`, want: { status: 400 } }],
+  ['two different Content-Lengths are 400', { given: () => `POST /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n{}`, want: { status: 400 } }],
+  ['headers that never finish are 408', { given: () => ['GET /v1/pets HTTP/1.1\r\n', 'Host: x\r\n', 'X-Slow: 1\r\n', 'X-Slow: 2\r\n', 'X-Slow: 3\r\n', 'X-Slow: 4\r\n', 'X-Slow: 5\r\n'], want: { status: 408 } }],
+  ['a path that is not validly percent-encoded is 404', { given: () => request('GET', '/v1/pets/%E0%A4%A', auth()), want: { status: 404 } }],
+  ['an unknown /docs page is 404', { given: () => request('GET', '/docs/no-such-page'), want: { status: 404 } }],
+  ['POST /docs is 404', { given: () => request('POST', '/docs', { 'Content-Type': 'application/json' }, '{}'), want: { status: 404 } }],
+  ['a /docs/static traversal is 404', { given: () => request('GET', '/docs/static/../x'), want: { status: 404 } }],
+  ['a /docs/static encoded traversal is 404', { given: () => request('GET', '/docs/static/%2e%2e/%2e%2e/package.json'), want: { status: 404 } }],
+  // 2. Numbers.
+  ['a body integer with a fraction past 2^53 is 400', { given: () => createPet('{"name":"Rex","categoryId":9007199254740990.9}'), want: { status: 400, field: '/categoryId' } }],
+  ['a body integer of 1.0000000000000001 is 400', { given: () => createPet('{"name":"Rex","categoryId":1.0000000000000001}'), want: { status: 400, field: '/categoryId' } }],
+  ['a body integer of 2^53 + 1 is 400', { given: () => createPet('{"name":"Rex","categoryId":9007199254740993}'), want: { status: 400, field: '/categoryId' } }],
+  ['a body integer of 1.5 is 400', { given: () => createPet('{"name":"Rex","categoryId":1.5}'), want: { status: 400 } }],
+  ['a repeated key in a body with a fraction is 400', { given: () => createPet('{"name":"Rex","name":"Tom","categoryId":1.0}'), want: { status: 400 } }],
+  ['a body integer of 1e400 is 400', { given: () => createPet('{"name":"Rex","categoryId":1e400}'), want: { status: 400 } }],
+  ...['0x1', '+1', '%201', '01', '1e0', '1.0', '-0x1'].map((id): [string, Row] => [`petId ${id} is 400`, { given: () => request('GET', `/v1/pets/${id}`, auth()), want: { status: 400 } }]),
+  ...['+5', '1e2', '1.0000000000000001', '%205', '05', '0x5'].map((limit): [string, Row] => [`limit=${limit} is 400`, { given: () => request('GET', `/v1/pets?limit=${limit}`, auth()), want: { status: 400 } }]),
+  // 3. Strings.
+  ['a lone surrogate escape is 400', { given: () => createPet('{"name":"a\\ud800b","categoryId":1}'), want: { status: 400, field: '/name' } }],
+  ['a lone low surrogate escape in a key is 400', { given: () => createPet('{"name":"a","categoryId":1,"\\udc00":1}'), want: { status: 400 } }],
+  ['invalid UTF-8 bytes in a string are 400', { given: () => createPet(Buffer.concat([Buffer.from('{"name":"a'), Buffer.from([0xff, 0xfe]), Buffer.from('b","categoryId":1}')])), want: { status: 400, field: '/name' } }],
+  ['a truncated UTF-8 sequence is 400', { given: () => createPet(Buffer.concat([Buffer.from('{"name":"a'), Buffer.from([0xe2, 0x82]), Buffer.from('","categoryId":1}')])), want: { status: 400, field: '/name' } }],
+  ['charset=utf-16 is 415', { given: () => createPet('{"name":"Rex","categoryId":1}', { 'Content-Type': 'application/json; charset=utf-16' }), want: { status: 415 } }],
+  ['charset=latin1 is 415', { given: () => createPet('{"name":"Rex","categoryId":1}', { 'Content-Type': 'application/json;charset="ISO-8859-1"' }), want: { status: 415 } }],
+  // 4. Idempotency-Key: exactly the schema's rule.
+  ['an Idempotency-Key of 256 characters is 400', { given: () => createPet('{"name":"Rex","categoryId":1}', { 'Idempotency-Key': 'k'.repeat(256) }), want: { status: 400 } }],
+  ['an Idempotency-Key of two quotes is 400', { given: () => createPet('{"name":"Rex","categoryId":1}', { 'Idempotency-Key': '""' }), want: { status: 400 } }],
+  // 6. Two Authorization headers.
+  ['Bearer valid then Bearer bogus is 401', { given: () => `GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\nAuthorization: Bearer bogus\r\nConnection: close\r\n\r\n`, want: { status: 401 } }],
+  ['Bearer valid then Basic is 401', { given: () => `GET /v1/pets/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\nauthorization: Basic dTpw\r\nConnection: close\r\n\r\n`, want: { status: 401 } }],
+];
+
+const count = async (): Promise<number> => Number((await t.pool.query<{ n: string }>('SELECT count(*) AS n FROM pets')).rows[0]?.n);
+
+describe('every error answer on the wire keeps the contract', () => {
+  it.each(rows)('%s', async (_title, { given, want }) => {
+    const before = await count();
+    const bytes = given();
+    const answer: RawAnswer = await raw(t.port, bytes, { partsDelayMs: 300, timeoutMs: 20_000 });
+    expectErrorAnswer(answer, want.status, { ...(want.code ? { code: want.code } : {}), ...(want.requestId === false ? { requestId: false } : {}) });
+    if (want.field) expect((answer.json as { details?: Array<{ field: string }> }).details?.map((d) => d.field)).toContain(want.field);
+    expect(await count()).toBe(before);
+  });
+});
+
+describe('what the rules accept', () => {
+  it.each([
+    ['categoryId 2.0 is the integer 2', '{"name":"Two","categoryId":2.0}', 2],
+    ['categoryId 2e0 is the integer 2', '{"name":"Two","categoryId":2e0}', 2],
+    ['a name with an escaped surrogate pair is kept', '{"name":"a\\ud83d\\ude00b","categoryId":3}', 3],
+    ['a name in UTF-8 is kept byte for byte', '{"name":"Zoë 😀","categoryId":4}', 4],
+    ['charset=UTF-8 is accepted', '{"name":"Utf","categoryId":5}', 5],
+  ])('%s', async (_title, body, categoryId) => {
+    const answer = await fetch(`${t.origin}/v1/pets`, { method: 'POST', headers: { ...json(), 'Content-Type': 'application/json; charset=UTF-8' }, body });
+    expect(answer.status).toBe(201);
+    const sent = JSON.parse(body) as { name: string };
+    const created = (await answer.json()) as { id: number };
+    expect(created).toMatchObject({ name: sent.name, categoryId });
+    const stored = await t.pool.query<{ name: string; category_id: string }>('SELECT name, category_id FROM pets WHERE id = $1', [created.id]);
+    expect(stored.rows[0]).toMatchObject({ name: sent.name });
+  });
+
+  it('a quoted Idempotency-Key of 255 characters is accepted and names the bare key', async () => {
+    const key = 'q'.repeat(255);
+    const first = await raw(t.port, createPet('{"name":"Quoted","categoryId":1}', { 'Idempotency-Key': `"${key}"` }));
+    expect(first.status, first.text).toBe(201);
+    const again = await raw(t.port, createPet('{"name":"Quoted","categoryId":1}', { 'Idempotency-Key': key }));
+    expect(again.status).toBe(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+  });
+
+  it('plain decimal integers are accepted in paths and queries', async () => {
+    expect((await raw(t.port, request('GET', '/v1/pets/1', auth()))).status).toBe(200);
+    expect((await raw(t.port, request('GET', '/v1/pets?limit=5', auth()))).status).toBe(200);
+  });
+});
