@@ -12,6 +12,27 @@ const note = (message: string): void => {
   process.stderr.write(`${message}\n`);
 };
 
+/**
+ * SIGINT and SIGTERM start one graceful shutdown. The same signal again within a second is
+ * the same request delivered twice, not a second one: under `npm start` (which execs node),
+ * a terminal's Ctrl-C reaches this process from the terminal and again from npm, which
+ * forwards it. Any later signal ends the process at once.
+ */
+function onStopSignals(stop: (signal: NodeJS.Signals) => void): void {
+  let first: { signal: NodeJS.Signals; at: number } | undefined;
+  const handle = (signal: NodeJS.Signals): void => {
+    if (!first) {
+      first = { signal, at: Date.now() };
+      stop(signal);
+    } else if (signal !== first.signal || Date.now() - first.at > 1000) {
+      note(`second ${signal}, exiting now`);
+      process.exit(1);
+    }
+  };
+  process.on('SIGINT', handle);
+  process.on('SIGTERM', handle);
+}
+
 async function main(config: Config): Promise<void> {
   let database: Database | undefined;
   try {
@@ -45,10 +66,15 @@ async function main(config: Config): Promise<void> {
     throw error;
   }
   const served = app;
-  closeWithGrace({ delay: config.SHUTDOWN_TIMEOUT_MS }, async ({ signal, err }) => {
+  // close-with-grace keeps the other events it handles (uncaught errors, SIGHUP, ...);
+  // SIGINT and SIGTERM go through onStopSignals, which knows a repeated delivery.
+  const grace = closeWithGrace({ delay: config.SHUTDOWN_TIMEOUT_MS, skip: ['SIGINT', 'SIGTERM'] }, async ({ err }) => {
     if (err) served.log.error({ err }, 'shutting down after an uncaught error');
-    else served.log.info({ signal }, 'shutting down');
     await close();
+  });
+  onStopSignals((signal) => {
+    served.log.info({ signal }, 'shutting down');
+    void grace.close();
   });
 
   if (db.embedded) note(`Using the embedded PostgreSQL in ${config.DATA_DIR} (port ${db.embedded.port}); set DATABASE_URL to use your own server.`);
