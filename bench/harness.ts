@@ -2,11 +2,11 @@
 // PostgreSQL unless DATABASE_URL is given), servers started as child processes, RSS
 // readings and the machine's description.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, openSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type autocannon from 'autocannon';
 import pg from 'pg';
 import { generateApiKey, hashApiKey } from '../src/auth/apiKeys.js';
@@ -59,7 +59,7 @@ export function build(): void {
  * still logs at info; only the bench process must not spend CPU reading it), and resolves
  * once it answers.
  */
-export async function start(name: string, args: string[], env: NodeJS.ProcessEnv, authorization: string, readyPath = '/v1/pets/1'): Promise<Server> {
+export async function start(name: string, args: string[], env: NodeJS.ProcessEnv, authorization: string, cwd = root): Promise<Server> {
   const port = await new Promise<number>((resolve) => {
     const probe = createServer().listen(0, '127.0.0.1', () => {
       const { port: p } = probe.address() as { port: number };
@@ -67,11 +67,11 @@ export async function start(name: string, args: string[], env: NodeJS.ProcessEnv
     });
   });
   const sink = openSync('/dev/null', 'w');
-  const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', sink, 'inherit'] });
+  const child = spawn(process.execPath, args, { cwd, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', sink, 'inherit'] });
   const url = `http://127.0.0.1:${port}`;
   for (let tries = 0; tries < 600; tries++) {
     if (child.exitCode !== null) throw new Error(`${name} exited ${child.exitCode}`);
-    const up = await fetch(`${url}${readyPath}`, { headers: { authorization } }).then(
+    const up = await fetch(`${url}/v1/pets/1`, { headers: { authorization } }).then(
       (r) => r.status !== 401,
       () => false,
     );
@@ -81,14 +81,43 @@ export async function start(name: string, args: string[], env: NodeJS.ProcessEnv
   throw new Error(`${name} did not start`);
 }
 
-/** Our service as the bench runs it: the full contract in force, logging at info. */
-export function startOurs(databaseUrl: string, key: string): Promise<Server> {
+/**
+ * Our service as the bench runs it: the full contract in force, logging at info. `dir` is
+ * the project to run: this one, or a baseline built by `buildBaseline`.
+ */
+export function startOurs(databaseUrl: string, key: string, name = 'ours', dir = root): Promise<Server> {
   return start(
-    'ours',
+    name,
     ['dist/src/server.js'],
     { DATABASE_URL: databaseUrl, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', RATE_LIMIT_MAX: '10000000', MIGRATE_ON_START: 'false' },
     `Bearer ${key}`,
+    dir,
   );
+}
+
+/** The service as it was at an earlier commit, for a before/after measured in one run. */
+export interface Baseline {
+  /** Short commit id. */
+  commit: string;
+  dir: string;
+  /** That commit's migrations (its own migrations/ folder). */
+  migrate: (url: string) => Promise<unknown>;
+  remove: () => void;
+}
+
+/**
+ * Extracts `ref` (git archive) into a temporary folder, links this project's node_modules
+ * into it and compiles it. The dependencies are today's: a baseline whose code needs a
+ * package that has since been removed fails to compile, and says so.
+ */
+export async function buildBaseline(ref: string): Promise<Baseline> {
+  const commit = execFileSync('git', ['rev-parse', '--short', `${ref}^{commit}`], { cwd: root, encoding: 'utf8' }).trim();
+  const dir = mkdtempSync(path.join(os.tmpdir(), `animal-store-baseline-${commit}-`));
+  execFileSync('sh', ['-c', `git archive --format=tar ${commit} | tar -x -C "${dir}"`], { cwd: root });
+  symlinkSync(path.join(root, 'node_modules'), path.join(dir, 'node_modules'));
+  execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: dir, stdio: 'inherit' });
+  const { migrate: migrateThere } = (await import(pathToFileURL(path.join(dir, 'dist/src/db/migrate.js')).href)) as typeof import('../src/db/migrate.js');
+  return { commit, dir, migrate: (url) => migrateThere(url, { info: () => {} }), remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 function status(pid: number, field: string): number {
@@ -104,13 +133,15 @@ export interface BenchDatabase {
   url: string;
   /** The same seeded catalogue in a database of its own, for the reference (see below). */
   referenceUrl: string;
+  /** The same again, migrated by the baseline's own migrations, when one is given. */
+  baselineUrl?: string;
   key: string;
   pgVersion: string;
   close: () => Promise<void>;
 }
 
 /** A new database, migrated, with `rows` pets in a realistic status mix and one API key. */
-export async function seededDatabase(rows: number): Promise<BenchDatabase> {
+export async function seededDatabase(rows: number, baseline?: Baseline): Promise<BenchDatabase> {
   let stopDatabase = async (): Promise<void> => {};
   let adminUrl = process.env.DATABASE_URL;
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'animal-store-bench-'));
@@ -129,9 +160,11 @@ export async function seededDatabase(rows: number): Promise<BenchDatabase> {
     return url.toString();
   };
   const key = generateApiKey();
-  for (const database of [name, `${name}_reference`]) {
+  const databases = [name, `${name}_reference`, ...(baseline ? [`${name}_baseline`] : [])];
+  for (const database of databases) {
     await admin.query(`CREATE DATABASE ${database}`);
-    await migrate(urlOf(database), { info: () => {} });
+    if (baseline && database === `${name}_baseline`) await baseline.migrate(urlOf(database));
+    else await migrate(urlOf(database), { info: () => {} });
     const db = new pg.Client({ connectionString: urlOf(database) });
     await db.connect();
     // A realistic mix: mostly available, some pending, a few sold, some without status.
@@ -145,13 +178,14 @@ export async function seededDatabase(rows: number): Promise<BenchDatabase> {
     await db.query('INSERT INTO api_keys (name, key_hash) VALUES ($1, $2)', ['bench', hashApiKey(key)]);
     // The reference is what a user would write without our pagination guarantee: its
     // inserts do not take the id-order lock (migrations/1763700000004_…).
-    if (database !== name) await db.query('DROP TRIGGER pets_insert_in_id_order ON pets');
+    if (database === `${name}_reference`) await db.query('DROP TRIGGER pets_insert_in_id_order ON pets');
     await db.end();
   }
   await admin.end();
   return {
     url: urlOf(name),
     referenceUrl: urlOf(`${name}_reference`),
+    ...(baseline ? { baselineUrl: urlOf(`${name}_baseline`) } : {}),
     key,
     pgVersion,
     close: async () => {

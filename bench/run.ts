@@ -12,7 +12,10 @@
 // contract's setting; other values only to measure what logging costs), BENCH_ONLY (a
 // regular expression: only the scenarios whose name matches), BENCH_PGBENCH (path of
 // pgbench; else found beside PostgreSQL or skipped with the reason), BENCH_PGBENCH_CLIENTS
-// (most pgbench clients, default 20: PostgreSQL's connection limit is shared).
+// (most pgbench clients, default 20: PostgreSQL's connection limit is shared),
+// BENCH_BASELINE (a git commit or branch: the service as it was there, built from
+// `git archive` with today's node_modules and run on its own copy of the catalogue migrated
+// by its own migrations, measured in the same alternation; adds a before/after table).
 // The default run (4 operations x 3 concurrencies) takes about 9 minutes; a quick one:
 // BENCH_DURATION=3 BENCH_REPS=1 BENCH_CONNECTIONS=50.
 import { execFileSync } from 'node:child_process';
@@ -20,7 +23,7 @@ import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { build, loadRequest, machine, peakRssMiB, root, scenarios, seededDatabase, stamp, start, startOurs, type Scenario, type Server } from './harness.js';
+import { build, buildBaseline, loadRequest, machine, peakRssMiB, root, scenarios, seededDatabase, stamp, start, startOurs, type Scenario, type Server } from './harness.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 6);
 const REPS = Number(process.env.BENCH_REPS ?? 3);
@@ -29,6 +32,7 @@ const ROWS = Number(process.env.BENCH_SEED_ROWS ?? 10_000);
 // Only the scenarios whose name matches (a regular expression), for ablations.
 const ONLY = new RegExp(process.env.BENCH_ONLY ?? '');
 const PGBENCH_CLIENTS = Number(process.env.BENCH_PGBENCH_CLIENTS ?? 20);
+const BASELINE = process.env.BENCH_BASELINE;
 // The tail promise is checked at this concurrency.
 const TAIL_AT = 50;
 const TAIL_RATIO = 3;
@@ -79,8 +83,10 @@ function pgbench(binary: string, url: string, clients: number, seconds: number):
 
 async function main(): Promise<void> {
   build();
-  const database = await seededDatabase(ROWS);
+  const baseline = BASELINE ? await buildBaseline(BASELINE) : undefined;
+  const database = await seededDatabase(ROWS, baseline);
   const ours = await startOurs(database.url, database.key);
+  const before = baseline && database.baselineUrl ? await startOurs(database.baselineUrl, database.key, 'baseline', baseline.dir) : undefined;
   const reference = await start('reference', ['--import', 'tsx', 'bench/reference.ts'], { DATABASE_URL: database.referenceUrl, REFERENCE_TOKEN: 'reference' }, 'Bearer reference');
   const hello = await start('hello', ['--import', 'tsx', 'bench/hello.ts'], {}, 'Bearer none');
   const pgbenchBinary = findPgbench();
@@ -90,6 +96,7 @@ async function main(): Promise<void> {
   const limitRows: string[] = [];
   const json: Record<string, unknown>[] = [];
   const tail: string[] = [];
+  const beforeAfter: string[] = [];
   try {
     for (const connections of CONNECTIONS) {
       // This machine's limits at this concurrency: HTTP alone, and the database alone.
@@ -105,13 +112,22 @@ async function main(): Promise<void> {
       json.push({ connections, helloWorld, pgbench: db ? { ...db, clients: pgClients } : pgbenchBinary.reason });
 
       for (const scenario of scenarios.filter((s) => ONLY.test(s.name))) {
-        const runs: Record<string, Measured[]> = { ours: [], reference: [] };
-        for (const server of [ours, reference]) await measure(server, scenario, connections, 2); // warm-up
+        const servers = before ? [ours, before, reference] : [ours, reference];
+        const runs: Record<string, Measured[]> = Object.fromEntries(servers.map((s) => [s.name, []]));
+        for (const server of servers) await measure(server, scenario, connections, 2); // warm-up
         for (let rep = 0; rep < REPS; rep++) {
-          for (const server of rep % 2 === 0 ? [ours, reference] : [reference, ours]) runs[server.name]?.push(await measure(server, scenario, connections, DURATION));
+          for (const server of rep % 2 === 0 ? servers : [...servers].reverse()) runs[server.name]?.push(await measure(server, scenario, connections, DURATION));
         }
         const a = summary(runs.ours as Measured[]);
         const b = summary(runs.reference as Measured[]);
+        if (before) {
+          const c = summary(runs.baseline as Measured[]);
+          beforeAfter.push(
+            `| ${connections} | ${scenario.name} | ${Math.round(c.rps)} | ${Math.round(a.rps)} | **${(a.rps / c.rps).toFixed(2)}** | ${(c.rps / b.rps).toFixed(2)} | ${(a.rps / b.rps).toFixed(2)} | ${c.p50} / ${c.p99} | ${a.p50} / ${a.p99} |`,
+          );
+          json.push({ connections, scenario: scenario.name, baseline: { commit: baseline?.commit, ...c } });
+          console.log(beforeAfter[beforeAfter.length - 1]);
+        }
         const ratio = a.rps / b.rps;
         const isList = scenario.path.startsWith('/v1/pets?');
         const ofHello = a.rps / helloWorld.rps;
@@ -127,7 +143,7 @@ async function main(): Promise<void> {
     }
   } finally {
     const rss = { ours: peakRssMiB(ours.child.pid as number), reference: peakRssMiB(reference.child.pid as number) };
-    for (const server of [ours, reference, hello]) server.child.kill('SIGTERM');
+    for (const server of [ours, reference, hello, ...(before ? [before] : [])]) server.child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 1000));
     const description = machine(database.pgVersion);
     const table = [
@@ -152,6 +168,16 @@ async function main(): Promise<void> {
       '',
       `Peak RSS: ours ${rss.ours} MiB, reference ${rss.reference} MiB.`,
       '',
+      ...(before
+        ? [
+            `Before/after: the baseline is commit ${baseline?.commit} (BENCH_BASELINE=${BASELINE}), built from git archive, on its own copy of the catalogue migrated by its own migrations, measured in the same alternation.`,
+            '',
+            '| Connections | Operation | baseline req/s | ours req/s | ours/baseline | baseline/reference | ours/reference | baseline p50 / p99 ms | ours p50 / p99 ms |',
+            '|---|---|---|---|---|---|---|---|---|',
+            ...beforeAfter,
+            '',
+          ]
+        : []),
     ].join('\n');
     mkdirSync(path.join(root, 'bench/results'), { recursive: true });
     const when = stamp();
@@ -159,6 +185,7 @@ async function main(): Promise<void> {
     writeFileSync(path.join(root, 'bench/results', `bench-${when}.json`), JSON.stringify({ machine: description, rows: json, rss }, null, 2));
     console.log(`\n${table}`);
     await database.close();
+    baseline?.remove();
   }
 }
 
