@@ -78,55 +78,60 @@ export async function createApiKeyVerifier(options: {
     return reloading;
   }
 
+  // One reconnection at a time. A failed connect is reported twice by pg (the rejected
+  // connect() and the client's 'end'), and each report used to start its own retry loop:
+  // through an outage they multiplied, and each one that later succeeded kept a listener.
+  let reconnectTimer: NodeJS.Timeout | undefined;
   function scheduleReconnect(): void {
     live = false;
-    if (closed) return;
-    setTimeout(() => {
-      connect().catch((error: unknown) => {
-        log.warn({ err: error }, 'api key listener: reconnect failed');
-        scheduleReconnect();
-      });
+    if (closed || reconnectTimer) return;
+    reconnectTimer = setTimeout(() => {
+      reconnectTimer = undefined;
+      void connect();
     }, reconnectDelayMs).unref();
   }
 
-  async function connect(): Promise<void> {
+  /** Connects, listens and loads the keys; on any failure, retries later. True once live. */
+  async function connect(): Promise<boolean> {
     const client = new pg.Client({ connectionString: databaseUrl, application_name: 'animal-store-api:api-keys', connectionTimeoutMillis: 2000 });
     let dropped = false;
-    const onDrop = (): void => {
+    const drop = (): void => {
       if (dropped) return;
       dropped = true;
-      listener = undefined;
+      if (listener === client) listener = undefined;
       client.end().catch(() => {});
       scheduleReconnect();
     };
-    client.on('error', onDrop);
-    client.on('end', onDrop);
+    client.on('error', drop);
+    client.on('end', drop);
     client.on('notification', () => {
       reload().catch((error: unknown) => {
         // Without a fresh copy the cache cannot be trusted: fall back to the database.
         log.warn({ err: error }, 'api key cache: reload failed');
-        live = false;
-        client.end().catch(() => {});
+        drop();
       });
     });
-    await client.connect();
-    if (closed) {
-      await client.end();
-      return;
+    try {
+      await client.connect();
+      if (closed) {
+        dropped = true;
+        await client.end();
+        return false;
+      }
+      // LISTEN before loading, so no change can fall between the load and the subscription.
+      await client.query(`LISTEN ${CHANNEL}`);
+      listener = client;
+      await reload();
+      live = true;
+      return true;
+    } catch (error) {
+      if (!closed) log.warn({ err: error }, 'api key listener: not connected, checking keys against the database until it is');
+      drop();
+      return false;
     }
-    // LISTEN before loading, so no change can fall between the load and the subscription.
-    await client.query(`LISTEN ${CHANNEL}`);
-    listener = client;
-    await reload();
-    live = true;
   }
 
-  try {
-    await connect();
-  } catch (error) {
-    log.warn({ err: error }, 'api key listener: not connected, checking keys against the database until it is');
-    scheduleReconnect();
-  }
+  await connect();
 
   return {
     async verify(key: string) {
@@ -144,6 +149,7 @@ export async function createApiKeyVerifier(options: {
     async close() {
       closed = true;
       live = false;
+      clearTimeout(reconnectTimer);
       const client = listener;
       listener = undefined;
       if (client) {
