@@ -95,22 +95,24 @@ export function startOurs(databaseUrl: string, key: string, name = 'ours', dir =
   );
 }
 
-/** The service as it was at an earlier commit, for a before/after measured in one run. */
-export interface Baseline {
-  /** Short commit id. */
+/** A build of the service: this working tree, or the service as it was at a commit (for a before/after measured in one run). */
+export interface Build {
+  /** Short commit id, or 'working tree'. */
   commit: string;
   dir: string;
-  /** That commit's migrations (its own migrations/ folder). */
+  /** Its own migrations (its migrations/ folder). */
   migrate: (url: string) => Promise<unknown>;
   remove: () => void;
 }
+
+export const workingTree: Build = { commit: 'working tree', dir: root, migrate: (url) => migrate(url, { info: () => {} }), remove: () => {} };
 
 /**
  * Extracts `ref` (git archive) into a temporary folder, links this project's node_modules
  * into it and compiles it. The dependencies are today's: a baseline whose code needs a
  * package that has since been removed fails to compile, and says so.
  */
-export async function buildBaseline(ref: string): Promise<Baseline> {
+export async function buildAt(ref: string): Promise<Build> {
   const commit = execFileSync('git', ['rev-parse', '--short', `${ref}^{commit}`], { cwd: root, encoding: 'utf8' }).trim();
   const dir = mkdtempSync(path.join(os.tmpdir(), `animal-store-baseline-${commit}-`));
   execFileSync('sh', ['-c', `git archive --format=tar ${commit} | tar -x -C "${dir}"`], { cwd: root });
@@ -141,7 +143,8 @@ export interface BenchDatabase {
 }
 
 /** A new database, migrated, with `rows` pets in a realistic status mix and one API key. */
-export async function seededDatabase(rows: number, baseline?: Baseline): Promise<BenchDatabase> {
+/** `ours` and `baseline` migrate their own databases; the reference gets today's schema. */
+export async function seededDatabase(rows: number, ours: Build = workingTree, baseline?: Build): Promise<BenchDatabase> {
   let stopDatabase = async (): Promise<void> => {};
   let adminUrl = process.env.DATABASE_URL;
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'animal-store-bench-'));
@@ -163,7 +166,8 @@ export async function seededDatabase(rows: number, baseline?: Baseline): Promise
   const databases = [name, `${name}_reference`, ...(baseline ? [`${name}_baseline`] : [])];
   for (const database of databases) {
     await admin.query(`CREATE DATABASE ${database}`);
-    if (baseline && database === `${name}_baseline`) await baseline.migrate(urlOf(database));
+    if (database === name) await ours.migrate(urlOf(database));
+    else if (baseline && database === `${name}_baseline`) await baseline.migrate(urlOf(database));
     else await migrate(urlOf(database), { info: () => {} });
     const db = new pg.Client({ connectionString: urlOf(database) });
     await db.connect();
@@ -178,7 +182,7 @@ export async function seededDatabase(rows: number, baseline?: Baseline): Promise
     await db.query('INSERT INTO api_keys (name, key_hash) VALUES ($1, $2)', ['bench', hashApiKey(key)]);
     // The reference is what a user would write without our pagination guarantee: its
     // inserts do not take the id-order lock (migrations/1763700000004_…).
-    if (database === `${name}_reference`) await db.query('DROP TRIGGER pets_insert_in_id_order ON pets');
+    if (database === `${name}_reference`) await db.query('DROP TRIGGER IF EXISTS pets_insert_in_id_order ON pets');
     await db.end();
   }
   await admin.end();

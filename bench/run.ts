@@ -15,7 +15,9 @@
 // (most pgbench clients, default 20: PostgreSQL's connection limit is shared),
 // BENCH_BASELINE (a git commit or branch: the service as it was there, built from
 // `git archive` with today's node_modules and run on its own copy of the catalogue migrated
-// by its own migrations, measured in the same alternation; adds a before/after table).
+// by its own migrations, measured in the same alternation; adds a before/after table),
+// BENCH_HEAD (a commit to measure as "ours" instead of the working tree, built the same way:
+// BENCH_BASELINE=<merge>^1 BENCH_HEAD=<merge> isolates what one merge changed).
 // The default run (4 operations x 3 concurrencies) takes about 9 minutes; a quick one:
 // BENCH_DURATION=3 BENCH_REPS=1 BENCH_CONNECTIONS=50.
 import { execFileSync } from 'node:child_process';
@@ -23,7 +25,7 @@ import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { build, buildBaseline, loadRequest, machine, peakRssMiB, root, scenarios, seededDatabase, stamp, start, startOurs, type Scenario, type Server } from './harness.js';
+import { build, buildAt, loadRequest, machine, peakRssMiB, root, scenarios, seededDatabase, stamp, start, startOurs, workingTree, type Scenario, type Server } from './harness.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 6);
 const REPS = Number(process.env.BENCH_REPS ?? 3);
@@ -33,6 +35,7 @@ const ROWS = Number(process.env.BENCH_SEED_ROWS ?? 10_000);
 const ONLY = new RegExp(process.env.BENCH_ONLY ?? '');
 const PGBENCH_CLIENTS = Number(process.env.BENCH_PGBENCH_CLIENTS ?? 20);
 const BASELINE = process.env.BENCH_BASELINE;
+const HEAD = process.env.BENCH_HEAD;
 // The tail promise is checked at this concurrency.
 const TAIL_AT = 50;
 const TAIL_RATIO = 3;
@@ -83,9 +86,10 @@ function pgbench(binary: string, url: string, clients: number, seconds: number):
 
 async function main(): Promise<void> {
   build();
-  const baseline = BASELINE ? await buildBaseline(BASELINE) : undefined;
-  const database = await seededDatabase(ROWS, baseline);
-  const ours = await startOurs(database.url, database.key);
+  const head = HEAD ? await buildAt(HEAD) : workingTree;
+  const baseline = BASELINE ? await buildAt(BASELINE) : undefined;
+  const database = await seededDatabase(ROWS, head, baseline);
+  const ours = await startOurs(database.url, database.key, 'ours', head.dir);
   const before = baseline && database.baselineUrl ? await startOurs(database.baselineUrl, database.key, 'baseline', baseline.dir) : undefined;
   const reference = await start('reference', ['--import', 'tsx', 'bench/reference.ts'], { DATABASE_URL: database.referenceUrl, REFERENCE_TOKEN: 'reference' }, 'Bearer reference');
   const hello = await start('hello', ['--import', 'tsx', 'bench/hello.ts'], {}, 'Bearer none');
@@ -170,7 +174,7 @@ async function main(): Promise<void> {
       '',
       ...(before
         ? [
-            `Before/after: the baseline is commit ${baseline?.commit} (BENCH_BASELINE=${BASELINE}), built from git archive, on its own copy of the catalogue migrated by its own migrations, measured in the same alternation.`,
+            `Before/after: ours is ${head.commit}${HEAD ? ` (BENCH_HEAD=${HEAD})` : ''}, the baseline is commit ${baseline?.commit} (BENCH_BASELINE=${BASELINE}), each built from git archive, on its own copy of the catalogue migrated by its own migrations, measured in the same alternation.`,
             '',
             '| Connections | Operation | baseline req/s | ours req/s | ours/baseline | baseline/reference | ours/reference | baseline p50 / p99 ms | ours p50 / p99 ms |',
             '|---|---|---|---|---|---|---|---|---|',
@@ -186,6 +190,7 @@ async function main(): Promise<void> {
     console.log(`\n${table}`);
     await database.close();
     baseline?.remove();
+    head.remove();
   }
 }
 
