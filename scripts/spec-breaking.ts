@@ -18,10 +18,13 @@ const USAGE = `Usage: tsx scripts/spec-breaking.ts [--base FILE] [--head FILE] [
 
 Compares the head contract (default openapi/v1.yaml) with the released one (default
 openapi/released/v1.yaml) and lists every change that breaks a client of the released one:
-its rule, its place (file:line and JSON pointer) and whom it breaks.
+its rule, its place (file:line and JSON pointer) and whom it breaks. Something removed is
+placed at the nearest place in the head file that no longer has it, and at its line in the
+released contract.
 
   --format text   for people (default)
-  --format json   {base, head, breaking, findings: [{rule, pointer, side, file, line, message, breaks}]}
+  --format json   {base, head, breaking, findings: [{rule, pointer, side, file, line, message, breaks,
+                  and for something removed: near, baseFile, baseLine}]}
   --today DATE    the date the sunset policy is judged on (default: today, UTC)
 With GITHUB_ACTIONS set, each finding is also printed as an ::error annotation
 (on standard output with text, on standard error with json).
@@ -38,12 +41,18 @@ function readContract(file: string): { doc: Node; text: string } {
   return { doc, text };
 }
 
-/** Compares two contract files; `file` in each finding is the head file as given. */
+/**
+ * Compares two contract files. `file` and `line` in each finding are in the head file as
+ * given; for something removed, the line is that of `near`, and `baseFile`/`baseLine` say
+ * where it was in the released contract (its pointer is into that one).
+ */
 export function checkFiles(baseFile: string, headFile: string, today: string): Outcome {
   const base = readContract(baseFile);
   const head = readContract(headFile);
-  const lineOf = lineIndex(head.text);
-  const findings = compareDocuments(base.doc, head.doc, today).map((f) => ({ ...f, file: headFile, line: lineOf(f.pointer) }));
+  const [headLine, baseLine] = [lineIndex(head.text), lineIndex(base.text)];
+  const findings = compareDocuments(base.doc, head.doc, today).map((f) =>
+    f.side === 'head' ? { ...f, file: headFile, line: headLine(f.pointer) } : { ...f, file: headFile, line: headLine(f.near ?? ''), baseFile, baseLine: baseLine(f.pointer) },
+  );
   return { base: baseFile, head: headFile, findings };
 }
 

@@ -1,6 +1,6 @@
 // What a comparison carries along: both documents, the date the sunset policy is judged
 // on, and the findings so far (one per rule and place, however many operations share it).
-import type { Node } from './document.js';
+import { type Node, nearest } from './document.js';
 import { ruleOf } from './rules.js';
 
 export interface Finding {
@@ -8,6 +8,11 @@ export interface Finding {
   /** JSON pointer to where the change is: into the head document, or into the base one when the thing was removed. */
   pointer: string;
   side: 'head' | 'base';
+  /**
+   * For something removed (side `base`): the nearest place in the head document where it is
+   * missing (the map or list it was taken from, or the schema that no longer has it).
+   */
+  near?: string;
   message: string;
   /** Whom it breaks, from the rule catalogue. */
   breaks: string;
@@ -16,10 +21,12 @@ export interface Finding {
 export interface Place {
   pointer: string;
   side: 'head' | 'base';
+  near?: string;
 }
 
 export const inHead = (pointer: string): Place => ({ pointer, side: 'head' });
-export const inBase = (pointer: string): Place => ({ pointer, side: 'base' });
+/** Something removed: where it is in the base document, and where in the head it is missing from. */
+export const inBase = (pointer: string, near: string): Place => ({ pointer, side: 'base', near });
 
 export class Context {
   private readonly found = new Map<string, Finding>();
@@ -35,7 +42,9 @@ export class Context {
   report(rule: string, place: Place, message: string): void {
     const { breaks } = ruleOf(rule);
     const key = `${rule} ${place.side} ${place.pointer}`;
-    if (!this.found.has(key)) this.found.set(key, { rule, ...place, message, breaks });
+    // `near` is cut back to what the head really has, so that it always names a line there.
+    const near = place.near === undefined ? {} : { near: nearest(this.head, place.near) };
+    if (!this.found.has(key)) this.found.set(key, { rule, ...place, ...near, message, breaks });
   }
 
   /** False when this pair was compared already: shared components are walked once, and cycles end. */

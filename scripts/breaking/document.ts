@@ -23,14 +23,25 @@ export interface Located {
   /** The value as written where it was met (a $ref and its siblings), and where that is. */
   own: Node;
   ownPointer: string;
+  /**
+   * For a schema merged from an allOf (see allof.ts): where each keyword of `node` is written,
+   * and where each of its properties is, since they come from several places.
+   */
+  origins?: Record<string, string>;
+  properties?: Record<string, string>;
 }
 
 /** Where a keyword of a located value is written: beside the $ref, in the target, or (when absent) the value itself. */
 export function keyAt(at: Located, key: string): string {
+  const origin = at.origins?.[key];
+  if (origin !== undefined) return origin;
   if (key in at.own) return child(at.ownPointer, key);
   if (key in at.node) return child(at.pointer, key);
   return at.pointer;
 }
+
+/** Where a property of a located object schema is written. */
+export const propertyAt = (at: Located, name: string): string => at.properties?.[name] ?? child(keyAt(at, 'properties'), name);
 
 /** An empty schema (one that allows anything) standing where none is written. */
 export const nothingAt = (pointer: string): Located => ({ node: {}, pointer, own: {}, ownPointer: pointer });
@@ -61,13 +72,17 @@ export function resolve(doc: Node, value: unknown, pointer: string): Located | u
   return { node: Object.keys(siblings).length > 0 ? { ...node, ...siblings } : node, pointer: at, own, ownPointer: pointer };
 }
 
-/** Whether a pointer names something in the document (used to place removed things). */
-export function exists(doc: Node, pointer: string): boolean {
+/** The longest part of a pointer that names something in the document (the pointer itself when it does). */
+export function nearest(doc: Node, pointer: string): string {
   let node: unknown = doc;
+  let found = '';
   for (const key of segments(pointer)) {
-    if (!isNode(node) && !Array.isArray(node)) return false;
-    if (!(key in (node as Node))) return false;
+    if ((!isNode(node) && !Array.isArray(node)) || !(key in (node as Node))) break;
     node = (node as Node)[key];
+    found = child(found, key);
   }
-  return true;
+  return found;
 }
+
+/** Whether a pointer names something in the document. */
+export const exists = (doc: Node, pointer: string): boolean => nearest(doc, pointer) === pointer;

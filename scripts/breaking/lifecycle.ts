@@ -46,9 +46,9 @@ export function mayBeRemoved(ctx: Context, base: Node): boolean {
   return base.deprecated === true && isDate(sunset) && sunset <= ctx.today;
 }
 
-/** Why removing the element is breaking, in words, or undefined when it may go. */
+/** Why removing the element is breaking, to follow "removed", or undefined when it may go. */
 export function removalProblem(ctx: Context, base: Node): string | undefined {
   if (mayBeRemoved(ctx, base)) return undefined;
-  if (base.deprecated !== true) return 'removed without being deprecated first';
-  return `deprecated, but may not be removed before its sunset (${String(sunsetOf(base) ?? 'no x-sunset')}); today is ${ctx.today}`;
+  if (base.deprecated !== true) return 'without being deprecated first';
+  return `while deprecated, before its sunset (${String(sunsetOf(base) ?? 'no x-sunset')}); today is ${ctx.today}`;
 }

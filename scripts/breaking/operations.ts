@@ -34,7 +34,7 @@ export function compareDocuments(base: Node, head: Node, today: string): Finding
   const ctx = new Context(base, head, today);
   compareServers(ctx, base.servers, '/servers', head.servers, '/servers', 'the API');
   for (const name of Object.keys(nodeOf(base.webhooks)).filter((n) => !(n in nodeOf(head.webhooks)))) {
-    ctx.report('webhook-removed', inBase(child('/webhooks', name)), `webhook ${name} removed`);
+    ctx.report('webhook-removed', inBase(child('/webhooks', name), '/webhooks'), `webhook ${name} removed`);
   }
   const headOps = operationsOf(head);
   for (const [key, before] of operationsOf(base)) {
@@ -48,7 +48,7 @@ export function compareDocuments(base: Node, head: Node, today: string): Finding
     const problem = removalProblem(ctx, before.op.node);
     if (problem) {
       const rule = before.op.node.deprecated === true ? 'api-removed-before-sunset' : 'api-removed-without-deprecation';
-      ctx.report(rule, inBase(before.op.pointer), `${before.name} (${key.split(' ')[0]?.toUpperCase()} ${before.path}): ${problem}`);
+      ctx.report(rule, inBase(before.op.pointer, child('/paths', before.path)), `${before.name} (${key.split(' ')[0]?.toUpperCase()} ${before.path}): removed ${problem}`);
     }
   }
   return ctx.findings;
@@ -82,6 +82,8 @@ function compareServers(ctx: Context, base: unknown, basePointer: string, head: 
   const variableChange = (server: Node, next: Node): string | undefined => {
     for (const [name, value] of Object.entries(nodeOf(server.variables))) {
       const [variable, after] = [nodeOf(value), nodeOf(nodeOf(next.variables)[name])];
+      // Without an enum a variable takes any value: a client may use a host of its own.
+      if (!Array.isArray(variable.enum) && Array.isArray(after.enum)) return `variable ${name} is now limited to ${after.enum.join(', ')}`;
       const lost = listOf(variable.enum).filter((v) => Array.isArray(after.enum) && !after.enum.includes(v));
       if (lost.length > 0) return `variable ${name} no longer allows ${lost.join(', ')}`;
       if (after.default !== variable.default) return `variable ${name} default changed from ${String(variable.default)} to ${String(after.default ?? 'none')}`;
@@ -92,7 +94,7 @@ function compareServers(ctx: Context, base: unknown, basePointer: string, head: 
     const candidates = headServers.map((s, j) => [s, j] as const).filter(([s]) => url(s) === url(server));
     const first = candidates[0];
     if (!first) {
-      ctx.report('api-server-removed', inBase(child(basePointer, i)), `${where}: server ${String(server.url)} is no longer listed`);
+      ctx.report('api-server-removed', inBase(child(basePointer, i), headPointer), `${where}: server ${String(server.url)} is no longer listed`);
       return;
     }
     if (candidates.some(([s]) => variableChange(server, s) === undefined)) return;
@@ -102,9 +104,14 @@ function compareServers(ctx: Context, base: unknown, basePointer: string, head: 
 
 // Security ----------------------------------------------------------------------------
 
+/**
+ * The ways a client may authenticate to an operation, one of which it must satisfy. No
+ * requirement at all (`security: []`, or none written) is one way: sending no credential.
+ */
 function requirementsOf(doc: Node, o: Operation): { alternatives: Node[]; at: string } {
-  if (o.op.node.security !== undefined) return { alternatives: listOf(o.op.node.security).map(nodeOf), at: child(o.op.pointer, 'security') };
-  return { alternatives: listOf(doc.security).map(nodeOf), at: '/security' };
+  const [list, at] = o.op.node.security !== undefined ? [o.op.node.security, keyAt(o.op, 'security')] : [doc.security, '/security'];
+  const alternatives = listOf(list).map(nodeOf);
+  return { alternatives: alternatives.length > 0 ? alternatives : [{}], at };
 }
 
 function compareSecurity(ctx: Context, before: Operation, after: Operation): void {
@@ -120,13 +127,11 @@ function compareSecurity(ctx: Context, before: Operation, after: Operation): voi
   // A client satisfies one released alternative; the changed operation must accept it through one of its own.
   const covers = (need: Node, has: Node, withScopes: boolean) =>
     Object.keys(need).every((hs) => Object.keys(has).some((bs) => sameScheme(hs, bs) && (!withScopes || scopes(need, hs).every((x) => scopes(has, bs).includes(x)))));
-  if (h.alternatives.length > 0) {
-    for (const alternative of b.alternatives) {
-      if (h.alternatives.some((need) => covers(need, alternative, true))) continue;
-      const scopeOnly = h.alternatives.some((need) => covers(need, alternative, false));
-      const wanted = h.alternatives.map((a) => Object.keys(a).join(' + ') || 'none').join(' or ');
-      ctx.report(scopeOnly ? 'api-security-scope-added' : 'api-security-requirement-added', inHead(h.at), `${after.name}: a client authenticating with ${Object.keys(alternative).join(' + ') || 'nothing'} is no longer accepted (requires ${wanted})`);
-    }
+  for (const alternative of b.alternatives) {
+    if (h.alternatives.some((need) => covers(need, alternative, true))) continue;
+    const scopeOnly = h.alternatives.some((need) => covers(need, alternative, false));
+    const wanted = h.alternatives.map((a) => Object.keys(a).join(' + ') || 'none').join(' or ');
+    ctx.report(scopeOnly ? 'api-security-scope-added' : 'api-security-requirement-added', inHead(h.at), `${after.name}: a client authenticating with ${Object.keys(alternative).join(' + ') || 'nothing'} is no longer accepted (requires ${wanted})`);
   }
   const [bSchemes, hSchemes] = [nodeOf(nodeOf(ctx.base.components).securitySchemes), nodeOf(nodeOf(ctx.head.components).securitySchemes)];
   const used = new Set(b.alternatives.flatMap((a) => Object.keys(a)));
@@ -137,7 +142,7 @@ function compareSecurity(ctx: Context, before: Operation, after: Operation): voi
     const hs = resolve(ctx.head, hSchemes[name], pointer);
     if (!bs) continue;
     const change = hs ? schemeChange(bs.node, hs.node) : 'removed';
-    if (change) ctx.report('api-security-scheme-changed', hs ? inHead(hs.pointer) : inBase(bs.pointer), `security scheme ${name}: ${change}`);
+    if (change) ctx.report('api-security-scheme-changed', hs ? inHead(hs.pointer) : inBase(bs.pointer, '/components/securitySchemes'), `security scheme ${name}: ${change}`);
   }
 }
 
@@ -172,6 +177,8 @@ interface Parameter {
   at: Located;
   name: string;
   in: string;
+  /** The list it is written in (the path item's or the operation's). */
+  list: string;
 }
 
 /** Parameters of an operation (its path item's too), keyed by where a client puts them. */
@@ -180,13 +187,14 @@ function parametersOf(doc: Node, o: Operation): Map<string, Parameter> {
   const pathNames = [...o.path.matchAll(/\{([^}]*)\}/g)].map((m) => m[1]);
   for (const owner of [o.item, o.op]) {
     listOf(owner.node.parameters).forEach((value, i) => {
-      const at = resolve(doc, value, child(keyAt(owner, 'parameters'), i));
+      const list = keyAt(owner, 'parameters');
+      const at = resolve(doc, value, child(list, i));
       if (!at) return;
       const name = String(at.node.name);
       const where = String(at.node.in);
       // A path parameter is known by its place in the URL, a header by its name in any case.
       const key = where === 'path' ? `path #${pathNames.indexOf(name)}` : where === 'header' ? `header ${name.toLowerCase()}` : `${where} ${name}`;
-      found.set(key, { at, name, in: where });
+      found.set(key, { at, name, in: where, list });
     });
   }
   return found;
@@ -218,7 +226,9 @@ function compareParameters(ctx: Context, before: Operation, after: Operation): v
         continue;
       }
       const problem = removalProblem(ctx, p.at.node);
-      if (problem) ctx.report('request-parameter-removed', inBase(p.at.ownPointer), `${name}: ${p.in} parameter ${p.name} ${problem}`);
+      // Missing from the same list in the head (the path item's or the operation's), or from the operation.
+      const near = p.list.startsWith(before.op.pointer) ? keyAt(after.op, 'parameters') : keyAt(after.item, 'parameters');
+      if (problem) ctx.report('request-parameter-removed', inBase(p.at.ownPointer, near), `${name}: ${p.in} parameter ${p.name} removed ${problem}`);
       continue;
     }
     const where = `${name} ${p.in} parameter ${p.name}`;
@@ -248,7 +258,7 @@ function compareRequestBody(ctx: Context, before: Operation, after: Operation): 
     return;
   }
   if (!h) {
-    ctx.report('request-body-removed', inBase(b.ownPointer), `${name}: the request body was removed`);
+    ctx.report('request-body-removed', inBase(b.ownPointer, after.op.pointer), `${name}: the request body was removed`);
     return;
   }
   if (b.node.required !== true && h.node.required === true) ctx.report('request-body-became-required', inHead(keyAt(h, 'required')), `${name}: the request body is now required`);
@@ -259,7 +269,7 @@ function compareRequestBody(ctx: Context, before: Operation, after: Operation): 
 function compareContent(ctx: Context, dir: 'request' | 'response', b: Located, h: Located, where: string): void {
   const [bc, hc] = [nodeOf(b.node.content), nodeOf(h.node.content)];
   for (const [type, media] of Object.entries(bc)) {
-    const place: Place = inBase(child(keyAt(b, 'content'), type));
+    const place: Place = inBase(child(keyAt(b, 'content'), type), keyAt(h, 'content'));
     if (!(type in hc)) {
       ctx.report(`${dir === 'request' ? 'request-body' : 'response'}-media-type-removed`, place, `${where}: media type ${type} removed`);
       continue;
@@ -278,7 +288,7 @@ function compareResponses(ctx: Context, before: Operation, after: Operation): vo
     const where = `${after.name} ${status}`;
     if (!(status in hResponses)) {
       // A client may not rely on an error status it never met; a success it expects is another matter.
-      if (status.startsWith('2')) ctx.report('response-success-status-removed', inBase(child(bAt, status)), `${where}: success status removed`);
+      if (status.startsWith('2')) ctx.report('response-success-status-removed', inBase(child(bAt, status), hAt), `${where}: success status removed`);
       continue;
     }
     const b = resolve(ctx.base, value, child(bAt, status));
@@ -298,7 +308,7 @@ function compareHeaders(ctx: Context, b: Located, h: Located, where: string): vo
     const next = hh.get(key);
     const required = bAt.node.required === true;
     if (!next) {
-      ctx.report(`response-header-removed-${required ? 'required' : 'optional'}`, inBase(bAt.ownPointer), `${where}: ${required ? 'required ' : ''}header ${name} removed`);
+      ctx.report(`response-header-removed-${required ? 'required' : 'optional'}`, inBase(bAt.ownPointer, keyAt(h, 'headers')), `${where}: ${required ? 'required ' : ''}header ${name} removed`);
       continue;
     }
     const hAt = resolve(ctx.head, next.value, child(keyAt(h, 'headers'), next.name));

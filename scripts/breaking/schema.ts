@@ -1,9 +1,10 @@
 // Schemas compared both ways. What a client sends (parameters, request bodies) may accept
 // more but never less; what a client reads (response bodies and headers) may promise more
 // but never return anything the released contract ruled out, nor lose what it returned.
+import { schemaAt } from './allof.js';
 import { type Context, inBase, inHead } from './context.js';
-import { child, isNode, keyAt, type Located, listOf, nodeOf, nothingAt, resolve, stringsOf } from './document.js';
-import { compareLifecycle } from './lifecycle.js';
+import { child, isNode, keyAt, type Located, listOf, nodeOf, propertyAt, stringsOf } from './document.js';
+import { compareLifecycle, removalProblem } from './lifecycle.js';
 
 export type Direction = 'request' | 'response';
 
@@ -23,11 +24,8 @@ const typesOf = (s: Record<string, unknown>) => (Array.isArray(s.type) ? strings
 const within = (types: string[], t: string) => types.includes(t) || (t === 'integer' && types.includes('number'));
 
 // [keyword, which bound it is, rule suffix when a request narrows it, when a response widens it]
+// Numeric bounds (minimum, exclusiveMinimum, ...) are compared apart, see numericBound.
 const BOUNDS: [string, 'lower' | 'upper', string, string][] = [
-  ['minimum', 'lower', 'min-increased', 'min-decreased'],
-  ['exclusiveMinimum', 'lower', 'min-increased', 'min-decreased'],
-  ['maximum', 'upper', 'max-decreased', 'max-increased'],
-  ['exclusiveMaximum', 'upper', 'max-decreased', 'max-increased'],
   ['minLength', 'lower', 'min-length-increased', 'min-length-decreased'],
   ['maxLength', 'upper', 'max-length-decreased', 'max-length-increased'],
   ['minItems', 'lower', 'min-items-increased', 'min-items-decreased'],
@@ -64,8 +62,8 @@ const CONSTRAINTS = [
 const WIDER: Record<string, string> = { int32: 'int64', float: 'double' };
 
 export function compareSchema(ctx: Context, dir: Direction, prefix: string, base: unknown, basePointer: string, head: unknown, headPointer: string, where: string): void {
-  const b = resolve(ctx.base, base, basePointer) ?? nothingAt(basePointer);
-  const h = resolve(ctx.head, head, headPointer) ?? nothingAt(headPointer);
+  const b = schemaAt(ctx.base, base, basePointer);
+  const h = schemaAt(ctx.head, head, headPointer);
   if (!ctx.firstVisit(`${dir} ${prefix} ${b.pointer} ${h.pointer}`)) return;
   const pair: Pair = { dir, prefix, b, h, where };
   compareTypes(ctx, pair);
@@ -76,7 +74,7 @@ export function compareSchema(ctx: Context, dir: Direction, prefix: string, base
   compareDiscriminator(ctx, pair);
   compareObject(ctx, pair);
   if (b.node.items !== undefined || h.node.items !== undefined) {
-    compareSchema(ctx, dir, `${dir}-property`, b.node.items, child(b.pointer, 'items'), h.node.items, keyAt(h, 'items'), `${where}[]`);
+    compareSchema(ctx, dir, `${dir}-property`, b.node.items, keyAt(b, 'items'), h.node.items, keyAt(h, 'items'), `${where}[]`);
   }
 }
 
@@ -126,7 +124,55 @@ function compareValues(ctx: Context, { dir, prefix, b, h, where }: Pair): void {
   }
 }
 
+interface Bound {
+  value: number;
+  exclusive: boolean;
+  /** The keyword it was read from. */
+  key: string;
+}
+
+/**
+ * The lower or upper bound of a number schema, from minimum/exclusiveMinimum (or the maximum
+ * pair), whichever is tighter. On integers an exclusive bound is the inclusive one next to
+ * it, so `exclusiveMaximum: 600` and `maximum: 599` are the same bound.
+ */
+function numericBound(node: Record<string, unknown>, side: 'lower' | 'upper', integer: boolean): Bound | undefined {
+  const [inclusive, exclusive] = side === 'lower' ? ['minimum', 'exclusiveMinimum'] : ['maximum', 'exclusiveMaximum'];
+  const found: Bound[] = [];
+  // OpenAPI 3.0 wrote an exclusive bound as `maximum: n, exclusiveMaximum: true`.
+  if (typeof node[inclusive] === 'number') found.push({ value: node[inclusive] as number, exclusive: node[exclusive] === true, key: inclusive });
+  if (typeof node[exclusive] === 'number') found.push({ value: node[exclusive] as number, exclusive: true, key: exclusive });
+  const bounds = found.map((b) => {
+    if (!integer) return b;
+    const value = side === 'lower' ? (b.exclusive ? Math.floor(b.value) + 1 : Math.ceil(b.value)) : b.exclusive ? Math.ceil(b.value) - 1 : Math.floor(b.value);
+    return { ...b, value, exclusive: false };
+  });
+  return bounds.reduce<Bound | undefined>((tightest, b) => (tightest === undefined || tighterBound(side, b, tightest) ? b : tightest), undefined);
+}
+
+/** Whether bound `a` lets fewer values through than `b` (no bound lets all through). */
+function tighterBound(side: 'lower' | 'upper', a: Bound | undefined, b: Bound | undefined): boolean {
+  if (a === undefined) return false;
+  if (b === undefined) return true;
+  if (a.value !== b.value) return side === 'lower' ? a.value > b.value : a.value < b.value;
+  return a.exclusive && !b.exclusive;
+}
+
+const boundText = (b: Bound | undefined) => (b === undefined ? 'none' : `${b.key} ${b.value}`);
+
 function compareBounds(ctx: Context, { dir, prefix, b, h, where }: Pair): void {
+  // Integer arithmetic only when both sides are integers: otherwise 599.5 lies between 599 and 600.
+  const integer = [b.node, h.node].every((n) => typesOf(n).length > 0 && typesOf(n).every((t) => t === 'integer'));
+  for (const [side, narrowed, widened] of [
+    ['lower', 'min-increased', 'min-decreased'],
+    ['upper', 'max-decreased', 'max-increased'],
+  ] as const) {
+    const [bb, hb] = [numericBound(b.node, side, integer), numericBound(h.node, side, integer)];
+    const at = inHead(keyAt(h, hb?.key ?? bb?.key ?? (side === 'lower' ? 'minimum' : 'maximum')));
+    const text = `${where}: ${side} bound changed from ${boundText(bb)} to ${boundText(hb)}`;
+    if (dir === 'request' && tighterBound(side, hb, bb)) ctx.report(`${prefix}-${narrowed}`, at, text);
+    if (dir === 'response' && tighterBound(side, bb, hb)) ctx.report(`${prefix}-${widened}`, at, text);
+  }
   const num = (v: unknown) => (typeof v === 'number' ? v : undefined);
   for (const [key, bound, narrowed, widened] of BOUNDS) {
     const [bv, hv] = [num(b.node[key]), num(h.node[key])];
@@ -164,8 +210,11 @@ function compareComposition(ctx: Context, { dir, prefix, b, h, where }: Pair): v
       if (changed.length > 0) ctx.report(`${prefix}-constraint-${dir === 'request' ? 'added' : 'removed'}`, inHead(keyAt(h, key)), `${where}: allOf ${dir === 'request' ? 'gained' : 'lost'} ${changed.join(', ')}`);
     } else if (dir === 'request') {
       const removed = [...ba.keys()].filter((k) => !ha.has(k));
-      if (ba.size === 0) ctx.report(`${prefix}-constraint-added`, inHead(keyAt(h, key)), `${where}: ${key} added`);
-      else if (ha.size > 0 && removed.length > 0) ctx.report(`${prefix}-${suffix}-removed`, inHead(keyAt(h, key)), `${where}: ${key} lost ${removed.join(', ')}`);
+      if (ba.size === 0) {
+        const kept = keptAsAlternative(ctx, key, b, h);
+        if (kept) compareSchema(ctx, dir, prefix, b.own, b.ownPointer, kept.value, kept.pointer, `${where} (${key} ${kept.key})`);
+        else ctx.report(`${prefix}-constraint-added`, inHead(keyAt(h, key)), `${where}: ${key} added`);
+      } else if (ha.size > 0 && removed.length > 0) ctx.report(`${prefix}-${suffix}-removed`, inHead(keyAt(h, key)), `${where}: ${key} lost ${removed.join(', ')}`);
     } else if (ba.size > 0) {
       const added = [...ha.keys()].filter((k) => !ba.has(k));
       if (ha.size === 0) ctx.report(`${prefix}-${suffix}-added`, inHead(h.pointer), `${where}: ${key} removed, so any value may come back`);
@@ -173,9 +222,28 @@ function compareComposition(ctx: Context, { dir, prefix, b, h, where }: Pair): v
     }
     for (const [k, [bs, bi]] of ba) {
       const match = ha.get(k);
-      if (match) compareSchema(ctx, dir, prefix, bs, child(b.pointer, key, bi), match[0], child(keyAt(h, key), match[1]), `${where} (${key} ${k})`);
+      if (match) compareSchema(ctx, dir, prefix, bs, child(keyAt(b, key), bi), match[0], child(keyAt(h, key), match[1]), `${where} (${key} ${k})`);
     }
   }
+}
+
+/**
+ * A request schema that became `oneOf`/`anyOf` [itself, others] still accepts all it did:
+ * with anyOf always, with oneOf when no value it accepted can match one of the others too,
+ * which holds when their types cannot meet (an object, or an array of them). Anything else
+ * may refuse a value that matches two alternatives, and stays reported.
+ */
+function keptAsAlternative(ctx: Context, key: string, b: Located, h: Located): { key: string; value: unknown; pointer: string } | undefined {
+  const members = listOf(h.node[key]).map((value, i) => ({ key: isNode(value) && typeof value.$ref === 'string' ? value.$ref : `#${i}`, value, pointer: child(keyAt(h, key), i) }));
+  const resolved = members.map((m) => schemaAt(ctx.head, m.value, m.pointer));
+  const index = resolved.findIndex((r) => r.pointer === b.pointer || same(r.node, b.node));
+  if (index < 0) return undefined;
+  if (key === 'oneOf') {
+    const types = typesOf(b.node);
+    const meets = (other: string[]) => other.length === 0 || types.some((t) => within(other, t)) || other.some((t) => within(types, t));
+    if (types.length === 0 || resolved.some((r, i) => i !== index && meets(typesOf(r.node)))) return undefined;
+  }
+  return members[index];
 }
 
 function compareDiscriminator(ctx: Context, { dir, prefix, b, h, where }: Pair): void {
@@ -196,44 +264,51 @@ function compareDiscriminator(ctx: Context, { dir, prefix, b, h, where }: Pair):
 function compareObject(ctx: Context, { dir, prefix, b, h, where }: Pair): void {
   const [bp, hp] = [nodeOf(b.node.properties), nodeOf(h.node.properties)];
   const [breq, hreq] = [stringsOf(b.node.required), stringsOf(h.node.required)];
-  const flag = (props: Record<string, unknown>, name: string, key: 'readOnly' | 'writeOnly') => nodeOf(props[name])[key] === true;
+  // Each property as a schema, its $refs followed and allOf merged: readOnly, writeOnly and
+  // deprecated are read from what it stands for, however it is written.
+  const propertiesOf = (doc: typeof ctx.base, at: Located, props: Record<string, unknown>) => new Map(Object.entries(props).map(([name, value]) => [name, schemaAt(doc, value, propertyAt(at, name))]));
+  const [bProps, hProps] = [propertiesOf(ctx.base, b, bp), propertiesOf(ctx.head, h, hp)];
+  const flag = (props: Map<string, Located>, name: string, key: 'readOnly' | 'writeOnly') => props.get(name)?.node[key] === true;
   // Clients never send read-only properties, and never read write-only ones.
   const unseen = dir === 'request' ? 'readOnly' : 'writeOnly';
-  const propertiesAt = (at: Located) => keyAt(at, 'properties');
   const propPrefix = `${dir}-property`;
+  // A removed property is missing from the head's `properties` (or the schema, when it has none).
+  const gone = (name: string) => inBase(propertyAt(b, name), keyAt(h, 'properties'));
+  // Our policy: a deprecated property may go on or after its x-sunset, as an operation may.
+  const removal = (name: string) => removalProblem(ctx, bProps.get(name)?.node ?? {});
 
   if (dir === 'request') {
-    for (const name of hreq.filter((n) => !breq.includes(n) && !flag(hp, n, 'readOnly'))) {
+    for (const name of hreq.filter((n) => !breq.includes(n) && !flag(hProps, n, 'readOnly'))) {
       const known = name in bp;
       ctx.report(known ? 'request-property-became-required' : 'request-property-added-required', inHead(keyAt(h, 'required')), `${where}.${name}: ${known ? 'now required' : 'new required property'}`);
     }
     const closed = h.node.additionalProperties === false || h.node.unevaluatedProperties === false;
-    for (const name of Object.keys(bp).filter((n) => !(n in hp) && !flag(bp, n, 'readOnly'))) {
-      if (closed) ctx.report('request-property-removed', inBase(child(propertiesAt(b), name)), `${where}.${name}: removed, and the schema refuses properties it does not name`);
+    for (const name of Object.keys(bp).filter((n) => !(n in hp) && !flag(bProps, n, 'readOnly'))) {
+      const problem = removal(name);
+      if (closed && problem) ctx.report('request-property-removed', gone(name), `${where}.${name}: removed ${problem}, and the schema refuses properties it does not name`);
     }
   } else {
-    for (const name of Object.keys(bp).filter((n) => !(n in hp) && !flag(bp, n, 'writeOnly'))) {
-      const required = breq.includes(name);
-      ctx.report(`response-property-removed-${required ? 'required' : 'optional'}`, inBase(child(propertiesAt(b), name)), `${where}.${name}: removed from the response`);
+    for (const name of Object.keys(bp).filter((n) => !(n in hp) && !flag(bProps, n, 'writeOnly'))) {
+      const problem = removal(name);
+      if (problem) ctx.report(`response-property-removed-${breq.includes(name) ? 'required' : 'optional'}`, gone(name), `${where}.${name}: removed from the response ${problem}`);
     }
-    for (const name of breq.filter((n) => !hreq.includes(n) && n in hp && !flag(bp, n, 'writeOnly'))) {
-      ctx.report('response-property-became-optional', inHead(child(propertiesAt(h), name)), `${where}.${name}: no longer required`);
+    for (const name of breq.filter((n) => !hreq.includes(n) && n in hp && !flag(bProps, n, 'writeOnly'))) {
+      ctx.report('response-property-became-optional', inHead(propertyAt(h, name)), `${where}.${name}: no longer required`);
     }
   }
 
-  for (const name of Object.keys(bp).filter((n) => n in hp && !flag(bp, n, unseen))) {
-    const headProp = resolve(ctx.head, hp[name], child(propertiesAt(h), name)) ?? nothingAt(child(propertiesAt(h), name));
-    if (dir === 'request' && flag(hp, name, 'readOnly')) {
+  for (const name of Object.keys(bp).filter((n) => n in hp && !flag(bProps, n, unseen))) {
+    const [baseProp, headProp] = [bProps.get(name) as Located, hProps.get(name) as Located];
+    if (dir === 'request' && flag(hProps, name, 'readOnly')) {
       ctx.report('request-property-became-read-only', inHead(keyAt(headProp, 'readOnly')), `${where}.${name}: became read-only`);
       continue;
     }
-    if (dir === 'response' && flag(hp, name, 'writeOnly')) {
+    if (dir === 'response' && flag(hProps, name, 'writeOnly')) {
       ctx.report('response-property-became-write-only', inHead(keyAt(headProp, 'writeOnly')), `${where}.${name}: became write-only, so no longer returned`);
       continue;
     }
-    const baseProp = resolve(ctx.base, bp[name], child(propertiesAt(b), name)) ?? nothingAt(child(propertiesAt(b), name));
     compareLifecycle(ctx, propPrefix, baseProp.node, headProp, `${where}.${name}`);
-    compareSchema(ctx, dir, propPrefix, bp[name], child(propertiesAt(b), name), hp[name], child(propertiesAt(h), name), `${where}.${name}`);
+    compareSchema(ctx, dir, propPrefix, bp[name], propertyAt(b, name), hp[name], propertyAt(h, name), `${where}.${name}`);
   }
 
   const [ba, ha] = [b.node.additionalProperties, h.node.additionalProperties];
@@ -244,6 +319,6 @@ function compareObject(ctx: Context, { dir, prefix, b, h, where }: Pair): void {
     ctx.report(`${prefix}-additional-properties-widened`, inHead(keyAt(h, 'additionalProperties')), `${where}: now allows properties the released contract ruled out`);
   } else if ((isNode(ba) || isNode(ha)) && !(dir === 'request' && ba === false) && !(dir === 'response' && ha === false)) {
     // Skipped: a request that took no unknown property cannot narrow there, nor can a response that returns none widen.
-    compareSchema(ctx, dir, propPrefix, ba, child(b.pointer, 'additionalProperties'), ha, keyAt(h, 'additionalProperties'), `${where}.*`);
+    compareSchema(ctx, dir, propPrefix, ba, keyAt(b, 'additionalProperties'), ha, keyAt(h, 'additionalProperties'), `${where}.*`);
   }
 }

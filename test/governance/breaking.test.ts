@@ -59,6 +59,14 @@ const apiKeyScheme = { type: 'apiKey', in: 'header', name: 'X-API-Key' };
 const oneOfBody = (key: 'oneOf' | 'anyOf', extra: Spec = {}) => (s: Spec) => (bodySchema(s).schema = { [key]: [{ $ref: '#/components/schemas/NewPet' }, { type: 'string' }], ...extra });
 const petsOrError = (extra: Spec = {}) => (s: Spec) =>
   (petsBody(s).schema = { oneOf: [{ $ref: '#/components/schemas/Pets' }, { $ref: '#/components/schemas/Error' }], ...extra });
+const getPetBody = (s: Spec) => getPet(s).responses['200'].content['application/json'];
+/** A property replaced by a $ref to a new schema `name`, a copy of it with `extra`. */
+const viaNewSchema = (owner: (s: Spec) => Spec, property: string, name: string, extra: Spec) => (s: Spec) => {
+  schemas(s)[name] = { ...structuredClone(owner(s).properties[property]), ...extra };
+  owner(s).properties[property] = { $ref: `#/components/schemas/${name}` };
+};
+const publicListPets = (s: Spec) => (listPets(s).security = []);
+const deprecatedStatus = (s: Spec) => Object.assign(pet(s).properties.status, { deprecated: true, 'x-sunset': '2030-01-01' });
 
 const breaking: [string, Case][] = [
   // Operations and our lifecycle policy.
@@ -100,6 +108,11 @@ const breaking: [string, Case][] = [
     "a server variable's allowed values narrowed",
     { both: (s) => (s.servers[0].variables.host.enum = ['api.animal-store.example', 'eu.animal-store.example']), head: (s) => (s.servers[0].variables.host.enum = ['api.animal-store.example']), want: 'api-server-variable-changed' },
   ],
+  ['a public operation (security: []) made to require the bearer token', { both: publicListPets, head: (s) => delete listPets(s).security, want: 'api-security-requirement-added' }],
+  ['a public operation given a requirement of its own', { both: publicListPets, head: (s) => (listPets(s).security = [{ bearerAuth: [] }]), want: 'api-security-requirement-added' }],
+  ['global security added where there was none', { both: (s) => delete s.security, head: (s) => (s.security = [{ bearerAuth: [] }]), want: 'api-security-requirement-added' }],
+  ['optional authentication made mandatory', { both: (s) => s.security.push({}), head: (s) => s.security.pop(), want: 'api-security-requirement-added' }],
+  ['a server variable that took any value limited to an enum', { head: (s) => (s.servers[0].variables.host.enum = ['api.animal-store.example']), want: 'api-server-variable-changed' }],
   ['a webhook removed', { both: (s) => (s.webhooks = { petAdded: { post: { responses: { '200': { description: 'ok' } } } } }), head: (s) => delete s.webhooks.petAdded, want: 'webhook-removed' }],
 
   // Parameters.
@@ -114,6 +127,11 @@ const breaking: [string, Case][] = [
   ["lowering limit's maximum (100 -> 50)", { head: (s) => (params(s).Limit.schema.maximum = 50), want: 'request-parameter-max-decreased' }],
   ["raising limit's minimum (1 -> 5)", { head: (s) => (params(s).Limit.schema.minimum = 5), want: 'request-parameter-min-increased' }],
   ['an exclusive maximum on limit', { head: (s) => (params(s).Limit.schema.exclusiveMaximum = 100), want: 'request-parameter-max-decreased' }],
+  ["limit's maximum 100 -> exclusiveMaximum 100 (100 refused)", { head: (s) => (delete params(s).Limit.schema.maximum, (params(s).Limit.schema.exclusiveMaximum = 100)), want: 'request-parameter-max-decreased' }],
+  [
+    'a number bound made exclusive (maximum 10 -> exclusiveMaximum 10)',
+    { both: addQuery({ schema: { type: 'number', maximum: 10 } }), head: (s) => (delete lastParam(s).schema.maximum, (lastParam(s).schema.exclusiveMaximum = 10)), want: 'request-parameter-max-decreased' },
+  ],
   ['narrowing an id format (int64 -> int32)', { head: (s) => (schemas(s).Id.format = 'int32'), want: 'request-parameter-format-changed' }],
   ['removing an enum value a client may send', { head: (s) => (schemas(s).PetStatus.enum = ['available', 'pending']), want: 'request-parameter-enum-value-removed' }],
   ['a pattern on a query parameter', { both: addQuery(), head: (s) => (lastParam(s).schema.pattern = '^[a-z]+$'), want: 'request-parameter-pattern-added' }],
@@ -146,14 +164,30 @@ const breaking: [string, Case][] = [
   ['a request property that no longer takes null', { both: (s) => (newPet(s).properties.name.type = ['string', 'null']), head: (s) => (newPet(s).properties.name.type = 'string'), want: 'request-property-type-changed' }],
   ['refusing unknown request properties', { both: (s) => delete newPet(s).additionalProperties, head: (s) => (newPet(s).additionalProperties = false), want: 'request-body-additional-properties-restricted' }],
   ['a request property made read-only', { head: (s) => (newPet(s).properties.status.readOnly = true), want: 'request-property-became-read-only' }],
+  ['Id made read-only, which NewPet.categoryId uses through $ref', { head: (s) => (schemas(s).Id.readOnly = true), want: 'request-property-became-read-only' }],
+  ['PetStatus made read-only, which NewPet.status uses through $ref', { head: (s) => (schemas(s).PetStatus.readOnly = true), want: 'request-property-became-read-only' }],
+  ['a request property moved to a $ref of a new read-only schema', { head: viaNewSchema(newPet, 'name', 'Name', { readOnly: true }), want: 'request-property-became-read-only' }],
+  ['a request property made read-only through allOf', { head: (s) => (newPet(s).properties.name = { allOf: [newPet(s).properties.name, { readOnly: true }] }), want: 'request-property-became-read-only' }],
+  [
+    'removing a deprecated request property from a closed schema before its sunset',
+    { both: (s) => Object.assign(newPet(s).properties.status, { deprecated: true, 'x-sunset': '2030-01-01' }), head: (s) => delete newPet(s).properties.status, want: 'request-property-removed' },
+  ],
   ['a lower maximum on an id a client sends', { head: (s) => (schemas(s).Id.maximum = 1000), want: 'request-property-max-decreased' }],
   ['a const on a request property', { head: (s) => (newPet(s).properties.status.const = 'available'), want: 'request-property-const-added' }],
   ['a `not` on a request property', { head: (s) => (newPet(s).properties.name.not = { const: 'Rex' }), want: 'request-property-constraint-added' }],
   ['a oneOf alternative removed from a request body', { both: oneOfBody('oneOf'), head: (s) => bodySchema(s).schema.oneOf.pop(), want: 'request-body-one-of-removed' }],
   ['an anyOf alternative removed from a request body', { both: oneOfBody('anyOf'), head: (s) => bodySchema(s).schema.anyOf.pop(), want: 'request-body-any-of-removed' }],
   [
-    'an allOf subschema added to a request body',
-    { head: (s) => (bodySchema(s).schema = { allOf: [{ $ref: '#/components/schemas/NewPet' }, { required: ['status'] }] }), want: 'request-body-constraint-added' },
+    'an allOf subschema added to a request body, requiring an optional property',
+    { head: (s) => (bodySchema(s).schema = { allOf: [{ $ref: '#/components/schemas/NewPet' }, { required: ['status'] }] }), want: 'request-property-became-required' },
+  ],
+  [
+    'an allOf subschema added to a request body that cannot be merged (a second schema for name)',
+    { head: (s) => (bodySchema(s).schema = { allOf: [{ $ref: '#/components/schemas/NewPet' }, { properties: { name: { maxLength: 10 } } }] }), want: 'request-body-constraint-added' },
+  ],
+  [
+    'a request body wrapped in a oneOf whose other alternative also takes objects',
+    { head: (s) => (bodySchema(s).schema = { oneOf: [{ $ref: '#/components/schemas/NewPet' }, { type: 'object' }] }), want: 'request-body-constraint-added' },
   ],
   [
     "a request body's discriminator renamed",
@@ -205,6 +239,12 @@ const breaking: [string, Case][] = [
   ["a lower minimum on Error's status", { head: (s) => (schemas(s).Error.properties.status.minimum = 100), want: 'response-property-min-decreased' }],
   ['the format removed from ids', { head: (s) => delete schemas(s).Id.format, want: 'response-property-format-changed' }],
   ['a response property made write-only', { head: (s) => (pet(s).properties.name.writeOnly = true), want: 'response-property-became-write-only' }],
+  ['PetStatus made write-only, so Pet.status is no longer returned', { head: (s) => (schemas(s).PetStatus.writeOnly = true), want: 'response-property-became-write-only' }],
+  ['Id made write-only, so the required Pet.id is no longer returned', { head: (s) => (schemas(s).Id.writeOnly = true), want: 'response-property-became-write-only' }],
+  ['a response property moved to a $ref of a new write-only schema', { head: viaNewSchema(pet, 'name', 'Name', { writeOnly: true }), want: 'response-property-became-write-only' }],
+  ['removing a deprecated response property before its sunset', { both: deprecatedStatus, head: (s) => delete pet(s).properties.status, today: '2029-12-31', want: 'response-property-removed-optional' }],
+  ['a response wrapped as allOf of a schema that lacks id', { head: (s) => (getPetBody(s).schema = { allOf: [{ $ref: '#/components/schemas/NewPet' }] }), want: 'response-property-removed-required' }],
+  ["Error.status's maximum 599 -> exclusiveMaximum 601 (600 may come back)", { head: (s) => (delete schemas(s).Error.properties.status.maximum, (schemas(s).Error.properties.status.exclusiveMaximum = 601)), want: 'response-property-max-increased' }],
   ['unknown properties allowed in a response', { both: (s) => (pet(s).additionalProperties = false), head: (s) => delete pet(s).additionalProperties, want: 'response-body-additional-properties-widened' }],
   ['a response body that may now be null', { head: (s) => (schemas(s).Pets.type = ['array', 'null']), want: 'response-body-type-changed' }],
   ['a pattern removed from a response property', { both: (s) => (pet(s).properties.name.pattern = '^.+$'), head: (s) => delete pet(s).properties.name.pattern, want: 'response-property-pattern-removed' }],
@@ -290,6 +330,29 @@ const harmless: [string, Case][] = [
   ['an OAuth scope no longer required', { both: (s) => (oauth(s), (s.security = [{ oauth: ['read', 'write'] }])), head: (s) => (s.security = [{ oauth: ['read'] }]), want: 'harmless' }],
   ['unknown request properties allowed if they are strings', { head: (s) => (newPet(s).additionalProperties = { type: 'string' }), want: 'harmless' }],
   ['unknown request properties allowed', { head: (s) => delete newPet(s).additionalProperties, want: 'harmless' }],
+  ["getPet's 200 schema wrapped as allOf [Pet]", { head: (s) => (getPetBody(s).schema = { allOf: [{ $ref: '#/components/schemas/Pet' }], description: 'The animal.' }), want: 'harmless' }],
+  [
+    'Pet written as allOf of two parts with the same properties',
+    {
+      head: (s) => {
+        const { properties, required, type, description } = pet(s);
+        const { id, ...rest } = properties;
+        schemas(s).Pet = { description, allOf: [{ type, required: ['id'], properties: { id } }, { type, required: required.filter((n: string) => n !== 'id'), properties: rest }] };
+      },
+      want: 'harmless',
+    },
+  ],
+  ['a request body that also takes an array of pets (oneOf [NewPet, array of NewPet])', { head: (s) => (bodySchema(s).schema = { oneOf: [{ $ref: '#/components/schemas/NewPet' }, { type: 'array', items: { $ref: '#/components/schemas/NewPet' } }] }), want: 'harmless' }],
+  ['a request body that also takes a string (anyOf [NewPet, string])', { head: oneOfBody('anyOf'), want: 'harmless' }],
+  ['removing a deprecated response property on its sunset day', { both: deprecatedStatus, head: (s) => delete pet(s).properties.status, today: '2030-01-01', want: 'harmless' }],
+  ['removing a deprecated response property after its sunset', { both: deprecatedStatus, head: (s) => delete pet(s).properties.status, today: AFTER_SUNSET, want: 'harmless' }],
+  ["Error.status's maximum 599 -> exclusiveMaximum 600 (the same integers)", { head: (s) => (delete schemas(s).Error.properties.status.maximum, (schemas(s).Error.properties.status.exclusiveMaximum = 600)), want: 'harmless' }],
+  ["limit's minimum 1 -> exclusiveMinimum 0 (the same integers)", { head: (s) => (delete params(s).Limit.schema.minimum, (params(s).Limit.schema.exclusiveMinimum = 0)), want: 'harmless' }],
+  ['a public operation made optionally authenticated', { both: publicListPets, head: (s) => (listPets(s).security = [{}, { bearerAuth: [] }]), want: 'harmless' }],
+  [
+    "a server variable's enum widened",
+    { both: (s) => (s.servers[0].variables.host.enum = ['api.animal-store.example']), head: (s) => s.servers[0].variables.host.enum.push('eu.animal-store.example'), want: 'harmless' },
+  ],
 ];
 
 describe('spec:breaking rules, one edit each', () => {
@@ -305,8 +368,10 @@ describe('spec:breaking rules, one edit each', () => {
       JSON.stringify(findings, null, 1),
     ).toContain(c.want);
     for (const f of findings) {
-      // Each finding points at something that exists on the side it names, and says whom it breaks.
+      // Each finding points at something that exists on the side it names, and says whom it
+      // breaks; something removed also names the place in the head that no longer has it.
       expect(exists((f.side === 'head' ? changed : base) as Node, f.pointer), `${f.rule} at ${f.pointer}`).toBe(true);
+      if (f.side === 'base') expect(f.near !== undefined && exists(changed as Node, f.near), `${f.rule} near ${f.near}`).toBe(true);
       expect(f.breaks).toBe(RULES[f.rule]?.breaks);
     }
   });
@@ -342,6 +407,11 @@ describe('npm run spec:breaking, end to end', () => {
     runTs('scripts/spec-breaking.ts', ['--base', path.join(dir, 'base.yaml'), '--head', head, '--today', BEFORE_SUNSET, ...extra], { GITHUB_ACTIONS: undefined, ...env });
   const noLocation: Case = { head: (s) => delete created(s).headers.Location, want: 'response-header-removed-required' };
   const TIMEOUT = 120_000;
+  const lineOf = (file: string, pattern: RegExp) => {
+    const line = readFileSync(file, 'utf8').split('\n').findIndex((l) => pattern.test(l)) + 1;
+    expect(line, `${pattern} in ${file}`).toBeGreaterThan(0);
+    return line;
+  };
 
   it('exits 0 and says so when nothing breaks', { timeout: TIMEOUT }, async () => {
     const run = await cli(write('same.yaml', { head: () => {}, want: 'harmless' }));
@@ -353,12 +423,37 @@ describe('npm run spec:breaking, end to end', () => {
     const head = write('no-location.yaml', noLocation);
     const run = await cli(head);
     expect(run.code).toBe(1);
-    // The header is gone; the nearest enclosing thing still there is its now empty `headers:` map.
-    const line = readFileSync(head, 'utf8').split('\n').findIndex((l) => /^\s+headers: \{\}$/.test(l)) + 1;
-    expect(line).toBeGreaterThan(0);
+    // The header is gone; the place in the head that lacks it is its now empty `headers:` map,
+    // and the released contract's line is that of `Location:`.
+    const line = lineOf(head, /^\s+headers: \{\}$/);
+    const baseLine = lineOf(path.join(dir, 'base.yaml'), /^\s+Location:$/);
     expect(run.stderr).toContain(`${head}:${line} [response-header-removed-required]`);
-    expect(run.stderr).toContain('at #/paths/~1pets/post/responses/201/headers/Location');
+    expect(run.stderr).toContain(`at #/paths/~1pets/post/responses/201/headers, which lacks #/paths/~1pets/post/responses/201/headers/Location of ${path.join(dir, 'base.yaml')}:${baseLine}`);
     expect(run.stderr).toContain(`breaks: ${RULES['response-header-removed-required']?.breaks}`);
+  });
+
+  // A removed list item's pointer (parameters/0) names another item in the head file: the
+  // line must be that of the list in the head, or the item's own in the released contract.
+  it('places a removed parameter in both files, the same way in text, JSON and annotations', { timeout: TIMEOUT }, async () => {
+    const head = write('no-limit.yaml', { head: (s) => listPets(s).parameters.shift(), want: 'request-parameter-removed' });
+    const baseFile = path.join(dir, 'base.yaml');
+    const headText = readFileSync(head, 'utf8').split('\n');
+    const line = headText.findIndex((l, i) => /^\s+parameters:$/.test(l) && headText.slice(0, i).some((m) => /operationId: listPets$/.test(m))) + 1;
+    const baseLine = lineOf(baseFile, /^\s+- \$ref: .#\/components\/parameters\/Limit/);
+    expect(line).toBeGreaterThan(0);
+    const place = `at #/paths/~1pets/get/parameters, which lacks #/paths/~1pets/get/parameters/0 of ${baseFile}:${baseLine}`;
+
+    const text = await cli(head, [], { GITHUB_ACTIONS: 'true' });
+    expect(text.code).toBe(1);
+    expect(text.stderr).toContain(`${head}:${line} [request-parameter-removed] listPets: query parameter limit removed without being deprecated first\n  ${place}\n`);
+    const annotation = `::error file=${head},line=${line},title=request-parameter-removed::listPets: query parameter limit removed without being deprecated first (${place}). `;
+    expect(text.stdout).toContain(annotation);
+
+    const json = await cli(head, ['--format', 'json']);
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout).findings).toEqual([
+      expect.objectContaining({ rule: 'request-parameter-removed', pointer: '/paths/~1pets/get/parameters/0', side: 'base', near: '/paths/~1pets/get/parameters', file: head, line, baseFile, baseLine }),
+    ]);
   });
 
   it('--format json serves machines', { timeout: TIMEOUT }, async () => {
@@ -367,7 +462,15 @@ describe('npm run spec:breaking, end to end', () => {
     const report = JSON.parse(run.stdout);
     expect(report.breaking).toBe(true);
     expect(report.findings).toEqual([
-      expect.objectContaining({ rule: 'response-header-removed-required', pointer: '/paths/~1pets/post/responses/201/headers/Location', side: 'base', line: expect.any(Number), breaks: expect.any(String) }),
+      expect.objectContaining({
+        rule: 'response-header-removed-required',
+        pointer: '/paths/~1pets/post/responses/201/headers/Location',
+        side: 'base',
+        near: '/paths/~1pets/post/responses/201/headers',
+        line: expect.any(Number),
+        baseLine: expect.any(Number),
+        breaks: expect.any(String),
+      }),
     ]);
   });
 
