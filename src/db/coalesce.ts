@@ -1,11 +1,13 @@
 // Coalescing: calls that arrive in the same turn of the event loop are served by one
 // statement. For creates, that is one INSERT in one transaction: they share one commit
 // (one WAL flush) instead of paying one each, which under load is most of what a create
-// costs PostgreSQL. For getPet, one `id = ANY(...)` lookup instead of one round trip each
-// (the DataLoader pattern); for listPets, one LATERAL query over the batch's pages, and
-// calls asking for the same page (same `key`) share one slot of it. Alone, a call waits no longer than a setImmediate. The
-// statement is sent after every call of the batch has arrived, so each still sees
-// everything committed before it was made.
+// costs PostgreSQL. Inserts into pets run one at a time anyway (the id-order lock), so
+// creates keep one statement in flight and gather the next batch meanwhile (`serial`).
+// For getPet, one `id = ANY(...)` lookup instead of one round trip each (the DataLoader
+// pattern); for listPets, one LATERAL query over the batch's pages, and calls asking for
+// the same page (same `key`) share one slot of it. Alone, a call waits no longer than a
+// setImmediate. The statement is sent after every call of the batch has arrived, so each
+// still sees everything committed before it was made.
 //
 // If the combined statement fails for a reason other than the database being unreachable,
 // each call is retried on its own, so one bad row fails only its own request.
@@ -30,35 +32,55 @@ export interface CoalesceOptions<In, Out> {
    * is no older than any of them. Never for writes (each create is its own row).
    */
   key?: (input: In) => string;
+  /**
+   * Writes the database runs one at a time anyway (inserts into pets hold one lock until
+   * they commit): at most one statement in flight; calls arriving meanwhile wait for it and
+   * go together in the next. A second statement sent now would only queue on the lock and
+   * pay a commit of its own, where joining the next one shares its commit.
+   */
+  serial?: boolean;
 }
 
-export function coalesce<In, Out>({ one, many, max, key }: CoalesceOptions<In, Out>): (input: In) => Promise<Out> {
+export function coalesce<In, Out>({ one, many, max, key, serial = false }: CoalesceOptions<In, Out>): (input: In) => Promise<Out> {
   let queue: Waiting<In, Out>[] = [];
+  // serial: a statement is in flight, and whatever arrives waits for it.
+  let busy = false;
 
   function flush(): void {
     const batch = key ? shared(queue, key) : queue;
     queue = [];
-    for (let start = 0; start < batch.length; start += max) write(batch.slice(start, start + max));
-  }
-
-  function write(batch: Waiting<In, Out>[]): void {
-    if (batch.length === 1) {
-      const [only] = batch as [Waiting<In, Out>];
-      one(only.input).then(only.resolve, only.reject);
+    const chunks: Waiting<In, Out>[][] = [];
+    for (let start = 0; start < batch.length; start += max) chunks.push(batch.slice(start, start + max));
+    if (!serial) {
+      for (const chunk of chunks) void write(chunk);
       return;
     }
-    many(batch.map((w) => w.input)).then(
+    busy = true;
+    void (async () => {
+      for (const chunk of chunks) await write(chunk);
+      busy = false;
+      if (queue.length > 0) flush();
+    })();
+  }
+
+  /** Settles every call of the batch; resolves once they all are (it never rejects). */
+  function write(batch: Waiting<In, Out>[]): Promise<void> {
+    if (batch.length === 1) {
+      const [only] = batch as [Waiting<In, Out>];
+      return one(only.input).then(only.resolve, only.reject);
+    }
+    return many(batch.map((w) => w.input)).then(
       (outs) => batch.forEach((w, i) => w.resolve(outs[i] as Out)),
-      (error: unknown) => {
+      async (error: unknown) => {
         if (isDatabaseUnavailable(error)) batch.forEach((w) => w.reject(error));
-        else for (const w of batch) one(w.input).then(w.resolve, w.reject);
+        else await Promise.all(batch.map((w) => one(w.input).then(w.resolve, w.reject)));
       },
     );
   }
 
   return (input) =>
     new Promise<Out>((resolve, reject) => {
-      if (queue.length === 0) setImmediate(flush);
+      if (queue.length === 0 && !busy) setImmediate(flush);
       queue.push({ input, resolve, reject });
     });
 }

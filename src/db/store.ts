@@ -119,6 +119,7 @@ export function createStore(pool: pg.Pool, replica?: pg.Pool) {
   const read = createReader({ primary: pool, ...(replica ? { replica } : {}) });
   const insertPet = coalesce<NewPet, Pet>({
     max: 100,
+    serial: true,
     one: async (pet) => toPet((await pool.query<PetRow>(petQuery('pets-insert', PET_STATEMENTS.insert, [pet.name, pet.categoryId, pet.status ?? null]))).rows[0] as PetRow),
     many: async (pets) => {
       const result = await pool.query<PetRow>(
