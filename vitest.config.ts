@@ -4,8 +4,10 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/setup/database.ts'],
-    testTimeout: 20_000,
-    hookTimeout: 60_000,
+    // Ample: a case that spawns processes can take many times its usual time on a busy
+    // 2-core machine, and a timeout there is a failure that says nothing about the code.
+    testTimeout: 120_000,
+    hookTimeout: 180_000,
     // Two cores: more workers than that only adds contention with PostgreSQL.
     maxWorkers: 2,
   },

@@ -13,7 +13,7 @@ beforeAll(async () => {
   database = await createTestDatabase({ empty: true });
   // Both start at once on an empty database: node-pg-migrate's lock must serialise them.
   servers = await Promise.all([startServer({ DATABASE_URL: database.url }), startServer({ DATABASE_URL: database.url })]);
-}, 60_000);
+}, 180_000);
 afterAll(async () => {
   const codes = await Promise.all(servers.map((s) => s.stop('SIGTERM')));
   expect(codes).toEqual([0, 0]);

@@ -274,5 +274,5 @@ describe.skipIf(!runs)('the documentation in Chromium', () => {
     } finally {
       await browser.close();
     }
-  }, 60_000);
+  }, 180_000);
 });

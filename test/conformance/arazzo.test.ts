@@ -16,7 +16,7 @@ beforeAll(async () => {
   database = await createTestDatabase();
   key = (await apikey(['create', 'arazzo'], database.url)).stdout.trim();
   server = await startServer({ DATABASE_URL: database.url });
-}, 60_000);
+}, 180_000);
 afterAll(async () => {
   expect(await server.stop('SIGTERM')).toBe(0);
   await database.drop();

@@ -133,7 +133,7 @@ function startImage(dir: string, env: Record<string, string>): Promise<Service> 
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`not listening after 60 s:\n${output}`));
-    }, 60_000);
+    }, 180_000);
     const check = (): void => {
       const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
       if (!match) return;
@@ -281,14 +281,14 @@ describe('the production image, without Docker', () => {
     expect(pets.status).toBe(200);
     expect(JSON.parse(pets.body)).toEqual([]);
     expect((await get(service, '/v1/pets', {})).status).toBe(401);
-  }, 90_000);
+  }, 180_000);
 
   it('stops on SIGTERM with exit code 0', async () => {
     expect(service).toBeDefined();
     const s = service as Service;
     s.child.kill('SIGTERM');
     expect(await s.exited, s.output()).toBe(0);
-  }, 30_000);
+  }, 180_000);
 
   it('fails to start when a production dependency is missing (nothing else could supply it)', async () => {
     // The control for the tests above: had the service found its modules anywhere but in
@@ -308,5 +308,5 @@ describe('the production image, without Docker', () => {
     } finally {
       renameSync(moved, path.join(app, 'node_modules', 'close-with-grace'));
     }
-  }, 60_000);
+  }, 180_000);
 });

@@ -63,7 +63,7 @@ beforeAll(async () => {
   const baseUrl = viaPrism ? await startPrism(`${server.url}/v1`) : `${server.url}/v1`;
   store = createAnimalStoreClient({ baseUrl, apiKey: key, fetch: checkedFetch });
   anonymous = createAnimalStoreClient({ baseUrl, apiKey: 'ask_not-a-real-key', fetch: checkedFetch });
-}, 60_000);
+}, 180_000);
 afterAll(async () => {
   prism?.removeAllListeners('exit');
   prism?.kill('SIGTERM');

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { alive, root } from '../process.js';
+import { createWhileStopping, undrained } from '../support/drain.js';
 
 const folder = mkdtempSync(path.join(tmpdir(), 'animal-store-fresh-'));
 const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', CI: 'true' };
@@ -23,6 +24,7 @@ interface Started {
   child: ChildProcess;
   exited: Promise<number | null>;
   url: string;
+  stdout: () => string;
   stderr: () => string;
   readyMs: number;
 }
@@ -45,7 +47,7 @@ async function start(): Promise<Started> {
     if (performance.now() - began > 120_000) throw new Error(`not ready after 120 s:\n${stdout}\n${stderr}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-  return { child, exited, url, stderr: () => stderr, readyMs: performance.now() - began };
+  return { child, exited, url, stdout: () => stdout, stderr: () => stderr, readyMs: performance.now() - began };
 }
 
 /** A process group with no process left in it. */
@@ -68,45 +70,17 @@ async function gone(check: () => boolean, ms = 30_000): Promise<boolean> {
 }
 
 /**
- * Stops the service with `stop` while creates are being sent (a fresh connection each, as
- * test/e2e/shutdown.test.ts does), and checks that HTTP drained: every create is answered
- * 201 or its connection refused (never reset after it was accepted, or left unanswered), and afterwards npm,
- * node, the embedded PostgreSQL and everything in npm's process group are gone.
+ * Stops the service with `stop` while creates are being sent (test/support/drain.ts), and
+ * checks that HTTP drained: every create the service saw was answered 201 (the others were
+ * refused or reset unseen), and afterwards npm, node, the embedded PostgreSQL and everything
+ * in npm's process group are gone.
  */
-async function stopWhileInFlight(started: Started, key: string, stop: () => void): Promise<void> {
+async function stopWhileInFlight(started: Started, key: string, tag: string, stop: () => void): Promise<void> {
   const { pid, postgresPid } = owner();
-  let stopped = false;
-  let stoppedAt = Infinity;
-  const outcomes: string[] = [];
-  const worker = async (n: number) => {
-    for (let i = 0; ; i++) {
-      const sentAt = performance.now();
-      try {
-        const response = await fetch(`${started.url}/v1/pets`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', connection: 'close' },
-          body: JSON.stringify({ name: `drain-${n}-${i}`, categoryId: 3 }),
-        });
-        outcomes.push(String(response.status));
-      } catch (error) {
-        const code = (error as { cause?: { code?: string } }).cause?.code ?? String(error);
-        // A connection still in the kernel's accept queue when the listener closed is reset:
-        // it never reached the service, and it can only have been opened just before the
-        // stop (as in test/e2e/shutdown.test.ts). Any other failure is a request dropped.
-        outcomes.push(code === 'ECONNRESET' && sentAt > stoppedAt - 50 ? 'ECONNRESET (not accepted)' : code);
-        if (stopped) return;
-      }
-    }
-  };
-  const workers = Array.from({ length: 4 }, (_, n) => worker(n));
-  await new Promise((r) => setTimeout(r, 500));
-  stopped = true;
-  stoppedAt = performance.now();
-  stop();
-  await Promise.all(workers);
-  expect(outcomes.filter((o) => o !== '201' && o !== 'ECONNREFUSED' && o !== 'ECONNRESET (not accepted)')).toEqual([]);
-  expect(outcomes).toContain('201');
+  const outcomes = await createWhileStopping({ url: started.url, key, workers: 4, tag, before: 8, stop });
   await started.exited;
+  expect(undrained(outcomes, started.stdout())).toEqual([]);
+  expect(outcomes.some((o) => o.status === 201)).toBe(true);
   expect(await gone(() => !alive(pid))).toBe(true);
   expect(await gone(() => !alive(postgresPid))).toBe(true);
   expect(await gone(() => groupGone(started.child.pid as number))).toBe(true);
@@ -171,7 +145,7 @@ describe('a fresh machine, with the README commands', { timeout: 180_000 }, () =
 
     // SIGTERM to node itself (a supervisor that knows the service's pid): npm reports its 0.
     const { pid } = owner();
-    await stopWhileInFlight(first, key, () => process.kill(pid, 'SIGTERM'));
+    await stopWhileInFlight(first, key, 'sigterm-node', () => process.kill(pid, 'SIGTERM'));
     expect(await first.exited).toBe(0);
   });
 
@@ -199,12 +173,12 @@ describe('a fresh machine, with the README commands', { timeout: 180_000 }, () =
     const read = await fetch(`${recovered.url}/v1/pets/${petId}`, { headers: { authorization: `Bearer ${key}` } });
     expect(read.status).toBe(200);
     // SIGTERM to the pid `npm start` hands a supervisor: npm's.
-    await stopWhileInFlight(recovered, key, () => process.kill(recovered.child.pid as number, 'SIGTERM'));
+    await stopWhileInFlight(recovered, key, 'sigterm-npm', () => process.kill(recovered.child.pid as number, 'SIGTERM'));
     console.log(`start-to-ready through npm start (includes the TypeScript build): cold ${Math.round(timings.cold ?? 0)} ms, warm ${Math.round(timings.warm ?? 0)} ms, after SIGKILL ${Math.round(timings.recovery ?? 0)} ms`);
   });
 
   it('Ctrl-C (SIGINT to the process group) drains and leaves nothing', async () => {
     const started = await start();
-    await stopWhileInFlight(started, key, () => process.kill(-(started.child.pid as number), 'SIGINT'));
+    await stopWhileInFlight(started, key, 'sigint-group', () => process.kill(-(started.child.pid as number), 'SIGINT'));
   });
 });

@@ -33,7 +33,7 @@ beforeAll(async () => {
   await migrate(url, { info: () => {} });
   key = (await apikey(['create', 'outage'], url)).stdout.trim();
   server = await startServer({ DATABASE_URL: url });
-}, 60_000);
+}, 180_000);
 afterAll(async () => {
   await server?.stop('SIGTERM');
   await database?.stop();
@@ -123,4 +123,4 @@ it('answers 503 fast while PostgreSQL is down, reports not ready, and recovers b
 
   const slowest = Math.max(...answers.map((a) => a.ms));
   console.log(`outage: /readyz 503 ${Math.round(readyzMs)} ms after PostgreSQL stopped; ${answers.length} requests during the outage, all 503, slowest ${Math.round(slowest)} ms; recovered ${Math.round(recoveredIn)} ms after PostgreSQL was back`);
-}, 60_000);
+}, 180_000);

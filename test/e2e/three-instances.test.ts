@@ -196,7 +196,7 @@ describe('three instances on one database and one Redis', () => {
       expect(refused.headers.get('www-authenticate')).toContain('error="invalid_token"');
       expect((await call(server, '/v1/pets', kept)).status).toBe(200);
     }
-  }, 30_000);
+  }, 180_000);
 
   it.skipIf(!haveRedis)('one rate-limit budget per key, shared by all three through Redis', async () => {
     const { key } = await newKey('budget');
@@ -238,10 +238,10 @@ describe('three instances on one database and one Redis', () => {
     // Another key has a budget of its own.
     const { key: other } = await newKey('budget-other');
     for (const server of servers) expect((await call(server, '/v1/pets?limit=1', other)).status).toBe(200);
-  }, 60_000);
+  }, 180_000);
 
   it('SIGTERM stops all three with exit code 0', async () => {
     const codes = await Promise.all(servers.map((s) => s.stop('SIGTERM')));
     expect(codes, servers.map((s) => s.output().slice(-2000)).join('\n---\n')).toEqual([0, 0, 0]);
-  }, 30_000);
+  }, 180_000);
 });
