@@ -1,8 +1,10 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Conformance (tools we did not write) is its own CI gate: npm run test:arazzo.
+    exclude: [...configDefaults.exclude, 'test/conformance/**'],
     globalSetup: ['test/setup/database.ts'],
     // Ample: a case that spawns processes can take many times its usual time on a busy
     // 2-core machine, and a timeout there is a failure that says nothing about the code.

@@ -6,7 +6,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { createPool } from './db/pool.js';
-import { createStore } from './db/store.js';
+import { createStore, type Store } from './db/store.js';
 
 const note = (message: string): void => {
   process.stderr.write(`${message}\n`);
@@ -78,25 +78,35 @@ async function main(config: Config): Promise<void> {
   });
 
   if (db.embedded) note(`Using the embedded PostgreSQL in ${config.DATA_DIR} (port ${db.embedded.port}); set DATABASE_URL to use your own server.`);
-  // A development database starts with one key, shown once; never with DATABASE_URL. It is
-  // stored only now that the service listens and the key is printed right after: a start
-  // that fails earlier leaves no key, so the next start makes and shows one.
-  const store = createStore(pool);
-  if (db.embedded && (await store.countApiKeys()) === 0) {
-    const developmentKey = generateApiKey();
-    await store.insertApiKey('development', hashApiKey(developmentKey));
-    note(
-      [
-        '',
-        `Development API key (shown once, keep it): ${developmentKey}`,
-        'Try it:',
-        `  curl -H "Authorization: Bearer ${developmentKey}" ${address}/v1/pets`,
-        `  curl -H "Authorization: Bearer ${developmentKey}" -H "Content-Type: application/json" -d '{"name":"Rex","categoryId":1,"status":"available"}' ${address}/v1/pets`,
-        'More keys: npm run --silent apikey -- create <name>',
-        '',
-      ].join('\n'),
-    );
+  try {
+    await showDevelopmentKey(createStore(pool), db, address);
+  } catch (error) {
+    // Still a failed start: what it started must not outlive it.
+    await close().catch(() => undefined);
+    throw error;
   }
+}
+
+/**
+ * A development database starts with one key, shown once; never with DATABASE_URL. It is
+ * stored only once the service listens, and printed right after: a start that fails
+ * earlier leaves no key, so the next start makes and shows one.
+ */
+async function showDevelopmentKey(store: Store, db: Database, address: string): Promise<void> {
+  if (!db.embedded || (await store.countApiKeys()) > 0) return;
+  const developmentKey = generateApiKey();
+  await store.insertApiKey('development', hashApiKey(developmentKey));
+  note(
+    [
+      '',
+      `Development API key (shown once, keep it): ${developmentKey}`,
+      'Try it:',
+      `  curl -H "Authorization: Bearer ${developmentKey}" ${address}/v1/pets`,
+      `  curl -H "Authorization: Bearer ${developmentKey}" -H "Content-Type: application/json" -d '{"name":"Rex","categoryId":1,"status":"available"}' ${address}/v1/pets`,
+      'More keys: npm run --silent apikey -- create <name>',
+      '',
+    ].join('\n'),
+  );
 }
 
 let config: Config;

@@ -46,7 +46,7 @@ export interface ServerProcess {
 }
 
 /** Starts src/server.ts on a free port and resolves once it listens. */
-export function startServer(env: Record<string, string | undefined>, timeoutMs = 30_000): Promise<ServerProcess> {
+export function startServer(env: Record<string, string | undefined>, timeoutMs = 120_000): Promise<ServerProcess> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
       cwd: root,

@@ -5,7 +5,7 @@
 // node, Ctrl-C's SIGINT to the group) drains HTTP and leaves no process; a start that fails
 // leaves nothing running and no key it did not show.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -50,6 +50,20 @@ async function start(): Promise<Started> {
   return { child, exited, url, stdout: () => stdout, stderr: () => stderr, readyMs: performance.now() - began };
 }
 
+/** Pids of the processes whose command line names `dir` (PostgreSQL's run with `-D dir`). */
+function processesOn(dir: string): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(dir);
+      } catch {
+        return false; // gone meanwhile
+      }
+    })
+    .map(Number);
+}
+
 /** A process group with no process left in it. */
 const groupGone = (pgid: number): boolean => {
   try {
@@ -77,13 +91,17 @@ async function gone(check: () => boolean, ms = 30_000): Promise<boolean> {
  */
 async function stopWhileInFlight(started: Started, key: string, tag: string, stop: () => void): Promise<void> {
   const { pid, postgresPid } = owner();
+  // What the failed-start case's check would see of a running server.
+  expect(processesOn(path.join(folder, '.data', 'pg'))).toContain(postgresPid);
   const outcomes = await createWhileStopping({ url: started.url, key, workers: 4, tag, before: 8, stop });
-  await started.exited;
+  // npm (or node, for a supervisor that signals node) reports the clean stop as 0.
+  expect(await started.exited).toBe(0);
   expect(undrained(outcomes, started.stdout())).toEqual([]);
   expect(outcomes.some((o) => o.status === 201)).toBe(true);
   expect(await gone(() => !alive(pid))).toBe(true);
   expect(await gone(() => !alive(postgresPid))).toBe(true);
   expect(await gone(() => groupGone(started.child.pid as number))).toBe(true);
+  expect(processesOn(path.join(folder, '.data', 'pg'))).toEqual([]);
   expect(existsSync(path.join(folder, '.data', 'pg', 'postmaster.pid'))).toBe(false);
 }
 
@@ -121,7 +139,9 @@ describe('a fresh machine, with the README commands', { timeout: 180_000 }, () =
       expect(output).toContain('Start-up failed');
       expect(output).toContain('EADDRINUSE');
       expect(output).not.toContain('Development API key');
-      // The embedded server it had opened is stopped: its lock file is gone with it.
+      // The embedded server it had opened is stopped: no process runs on its data folder,
+      // and its lock file is gone with it.
+      expect(await gone(() => processesOn(path.join(folder, '.data', 'pg')).length === 0)).toBe(true);
       expect(existsSync(path.join(folder, '.data', 'pg', 'postmaster.pid'))).toBe(false);
     } finally {
       taken.close();

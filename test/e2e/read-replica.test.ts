@@ -1,5 +1,5 @@
 // DATABASE_READ_URL against a real streaming replica (two PostgreSQL clusters on loopback,
-// the second made with pg_basebackup). Replay is paused while a pet is created, so what
+// the second a base backup of the first: test/support/replication.ts). Replay is paused while a pet is created, so what
 // each read returns shows where it was served from: the replica does not have the pet yet,
 // the primary does.
 import pg from 'pg';

@@ -104,7 +104,7 @@ export async function startReplicatedPair(): Promise<ReplicatedPair> {
     for (let attempt = 1; ; attempt++) {
       const port = await freePort();
       // The last setting in postgresql.conf wins, so appending overrides what initdb or
-      // pg_basebackup (a copy of the primary's file) wrote.
+      // the base backup (a copy of the primary's file) wrote.
       appendFileSync(path.join(dir, 'postgresql.conf'), `port = ${port}\n`);
       try {
         await run('pg_ctl', ['start', '-w', '-t', '60', '-D', dir, '-l', log(dir)]);
