@@ -1,28 +1,45 @@
-// One access-log line per request, written when the response has been sent, instead of
-// Fastify's two ("incoming request" + "request completed"). Through Fastify's LogController
-// rather than an onResponse hook: Fastify calls it anyway, so the line costs no hook.
+// One access-log line per request, instead of Fastify's two ("incoming request" + "request
+// completed"). Through Fastify's LogController rather than hooks: Fastify calls it anyway.
 //
-// The URL is the only part of a request this line logs (headers, which carry the API key,
-// are not), so it is where credentials sent in a query string are redacted: keys are never
-// logged, however a client sends them.
+// A request whose client went away before its answer was written (the connection closed
+// without the response finishing) gets its one line here too, at info: it is the client's
+// doing, nothing for an operator to act on.
+//
+// The URL is the only part of a request these lines log (headers, which carry the API key,
+// are not), so it is where credentials sent in a URL are redacted: keys are never logged,
+// however a client sends them.
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+import { operationOf } from './contract/spec.js';
 
 const REDACTED = '[REDACTED]';
 
-// Query parameter names, lower-cased, percent-decoded and with separators removed (`api_key`,
-// `Api-Key`, `api%5Fkey` and `apiKey` are all `apikey`), that carry credentials in common
-// APIs (OAuth, AWS and Azure signed URLs, webhooks, session links) ...
-const CREDENTIAL_NAMES = new Set(['key', 'token', 'auth', 'authorization', 'bearer', 'jwt', 'sig', 'code', 'pass', 'pwd', 'session', 'sid', 'otp']);
-// ... or that contain one of these.
-const CREDENTIAL_PARTS = /token|secret|passw|apikey|accesskey|privatekey|signature|credential|sessionid/;
+// A query parameter's value is redacted when its name, lower-cased, percent-decoded and with
+// separators removed (`api_key`, `Api-Key`, `api%5Fkey` and `apiKey` are all `apikey`),
+// contains one of these words (`subscription-key`, `x-amz-signature`, `phpsessid`,
+// `refresh_token`, `client_secret`, `authkey`, ...) ...
+const CREDENTIAL_PARTS = /key|token|secret|passw|passphrase|pwd|session|sessid|auth|sig|hmac|ticket|cred|jwt|bearer|assertion|saml/;
+// ... or is one of these short ones, too common inside other words to match as parts.
+const CREDENTIAL_NAMES = new Set(['code', 'pw', 'pass', 'sid', 'otp', 'pin']);
+// Matching parts errs on the side of hiding (`monkey`, `author`, `design` are redacted too):
+// a hidden value costs a little debugging, a logged one a credential. `limit`, `status` and
+// `cursor`, the contract's parameters, stay visible.
+//
 // A first look at the whole query, so that most requests (whose queries hold none of these
-// words) cost one regular expression: every name above contains one, unless it is
-// percent-encoded.
-const MAYBE_CREDENTIAL = /key|tok|secret|pass|pwd|sig|auth|bearer|jwt|code|session|sid|otp|credential|%/i;
+// words) cost one regular expression: every name above contains one of these beginnings,
+// unless it is percent-encoded (`%`) or a separator splits its first letters.
+const MAYBE_CREDENTIAL = /key|tok|secr|pass|pw|sess|auth|sig|hmac|tick|cred|jwt|bear|asser|saml|code|sid|otp|pin|%/i;
 const NOT_ALPHANUMERIC = /[^a-z0-9]/;
 const NOT_ALPHANUMERICS = /[^a-z0-9]/g;
-// Our own keys, wherever in the URL they appear (a key pasted into a path or a value).
-const API_KEY = /ask_[A-Za-z0-9_-]+/g;
+
+// Our own keys (`ask_` and base64url), wherever in the URL they appear (a key pasted into a
+// path or a value), also with any of their characters percent-encoded, once or more
+// (`ask%5F...`, `%61sk_...`, `%255F`), hex in either case. Matching the encoded forms rather
+// than decoding the URL first keeps the logged URL as the client spelled it.
+const encoded = (hex: string): string => `%(?:25)*${hex}`;
+const API_KEY = new RegExp(
+  `(?:a|${encoded('61')})(?:s|${encoded('73')})(?:k|${encoded('6[bB]')})(?:_|${encoded('5[fF]')})(?:[A-Za-z0-9_-]|${encoded('[0-9A-Fa-f]{2}')})+`,
+  'g',
+);
 
 function isCredentialName(raw: string): boolean {
   let name = raw.toLowerCase();
@@ -34,7 +51,15 @@ function isCredentialName(raw: string): boolean {
     }
   }
   if (NOT_ALPHANUMERIC.test(name)) name = name.replace(NOT_ALPHANUMERICS, '');
-  return CREDENTIAL_NAMES.has(name) || CREDENTIAL_PARTS.test(name);
+  return CREDENTIAL_PARTS.test(name) || CREDENTIAL_NAMES.has(name);
+}
+
+/** Where the query parameter starting at `from` ends: the next `&` or `;` (both separate parameters), or the end. */
+function parameterEnd(url: string, from: number): number {
+  const amp = url.indexOf('&', from);
+  const semicolon = url.indexOf(';', from);
+  if (amp < 0) return semicolon < 0 ? url.length : semicolon;
+  return semicolon < 0 || amp < semicolon ? amp : semicolon;
 }
 
 /** The URL as it may be logged: values of credential-carrying query parameters and API keys replaced. */
@@ -47,10 +72,12 @@ export function redactUrl(url: string): string {
     let rebuilt = '';
     let copied = 0;
     for (let start = query + 1; start < url.length; ) {
-      const amp = url.indexOf('&', start);
-      const end = amp < 0 ? url.length : amp;
+      let end = parameterEnd(url, start);
       const eq = url.indexOf('=', start);
       if (eq > start && eq < end && isCredentialName(url.slice(start, eq))) {
+        // To the next `&`: a `;` may be part of the value.
+        const amp = url.indexOf('&', eq);
+        end = amp < 0 ? url.length : amp;
         rebuilt += `${url.slice(copied, eq + 1)}${REDACTED}`;
         copied = end;
       }
@@ -58,23 +85,68 @@ export function redactUrl(url: string): string {
     }
     if (copied > 0) safe = rebuilt + url.slice(copied);
   }
-  return safe.includes('ask_') ? safe.replace(API_KEY, `ask_${REDACTED}`) : safe;
+  return safe.includes('ask_') || safe.includes('%') ? safe.replace(API_KEY, `ask_${REDACTED}`) : safe;
+}
+
+function accessLine(request: FastifyRequest, reply: FastifyReply) {
+  return { method: request.method, url: redactUrl(request.url), statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 };
+}
+
+// Replies whose failure to be written was logged by requestCompleted (at most one line each).
+const failed = new WeakSet<FastifyReply>();
+
+/** The line for a request whose client went away before its answer was written. */
+function clientGone(request: FastifyRequest, reply: FastifyReply): void {
+  // The request stream's own error when the client left mid-body (`aborted`, ECONNRESET).
+  const errored = request.raw.errored as NodeJS.ErrnoException | null;
+  request.log.info(
+    { ...accessLine(request, reply), operation: operationOf(request), ...(errored ? { err: { message: errored.message, code: errored.code } } : {}) },
+    'client went away before the answer was written',
+  );
+}
+
+/**
+ * Calls `then` when the app sends its answer to this reply (the status it would have had is
+ * set by then), however it sends it: a handler's return, the error handler, a stream.
+ */
+function whenAnswered(reply: FastifyReply, then: () => void): void {
+  const send = reply.send;
+  reply.send = function (this: FastifyReply, payload?: unknown) {
+    // An error is turned into the answer by the error handler, which sends again.
+    if (!(payload instanceof Error)) {
+      reply.send = send;
+      then();
+    }
+    return send.call(this, payload);
+  };
 }
 
 export class AccessLog extends LogController {
   constructor() {
     // Keeps Fastify's other per-request lines (404s, its default error handler) off: ours
-    // are this line and the error handler's.
+    // are these lines and the error handler's.
     super({ disableRequestLogging: true });
   }
 
-  override incomingRequest(): void {}
+  override incomingRequest(request: FastifyRequest, reply: FastifyReply): void {
+    const response = reply.raw;
+    // 'close' comes after 'finish' when the answer was written, and without it when the
+    // connection closed first. Then nobody reads the answer; if the app has not sent it yet
+    // (a handler still at work, or a body still arriving), the line waits for it so that it
+    // says what would have been answered: a pet stored (201) or a body cut short (400).
+    response.on('close', () => {
+      if (response.writableFinished || failed.has(reply)) return;
+      if (reply.sent || response.headersSent) clientGone(request, reply);
+      else whenAnswered(reply, () => clientGone(request, reply));
+    });
+  }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    const line = { method: request.method, url: redactUrl(request.url), statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 };
     // Only a failure to write the response arrives here; handler errors are logged by the
     // error handler (src/plugins/errors.ts).
-    if (error) request.log.warn({ ...line, err: { message: error.message } }, 'request');
-    else request.log.info(line, 'request');
+    if (error) {
+      failed.add(reply);
+      request.log.warn({ ...accessLine(request, reply), err: { message: error.message } }, 'request');
+    } else request.log.info(accessLine(request, reply), 'request');
   }
 }

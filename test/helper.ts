@@ -7,7 +7,7 @@ import type { FastifyInstance, InjectOptions } from 'fastify';
 import pg from 'pg';
 import { pino } from 'pino';
 import { expect, inject } from 'vitest';
-import { buildApp, type AppConfig } from '../src/app.js';
+import { buildApp, LOG_REDACT, type AppConfig } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { generateApiKey, hashApiKey } from '../src/auth/apiKeys.js';
 import { createPool } from '../src/db/pool.js';
@@ -80,7 +80,8 @@ export async function buildTestApp(options: { url?: string; pool?: pg.Pool; read
       done();
     },
   });
-  const logger = pino({ level: 'info', redact: ['req.headers.authorization'] }, sink);
+  // Production's redaction, so that what tests read of the log is what production writes.
+  const logger = pino({ level: 'info', redact: [...LOG_REDACT] }, sink);
   const { key } = options.pool ? { key: '' } : await createApiKey(pool);
   const readPool = options.readUrl ? createPool({ DATABASE_URL: options.readUrl, DB_POOL_MAX: 5, DB_CONNECT_TIMEOUT_MS: 10_000, DB_STATEMENT_TIMEOUT_MS: 10_000 }) : undefined;
   const app = await buildApp({ config: testConfig(url, options.env), pool, logger, ...(readPool ? { readPool } : {}) });

@@ -96,3 +96,8 @@ export const idempotentOperations: ReadonlySet<string> = new Set(
 export function operationIdOf(request: FastifyRequest): string | undefined {
   return (request.routeOptions.schema as { operationId?: string } | undefined)?.operationId;
 }
+
+/** The operation a request was for: its operationId, else its route, else `unmatched`. */
+export function operationOf(request: FastifyRequest): string {
+  return operationIdOf(request) ?? request.routeOptions.url ?? 'unmatched';
+}

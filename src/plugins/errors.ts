@@ -142,11 +142,9 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
   }
 
   // The client went away mid-request (the request stream failed with this very error): not
-  // an outage, nor anything to warn an operator about. Nobody reads the answer.
-  if (request.raw.errored === error) {
-    request.log.info({ err: { message: error.message, code: error.code } }, 'request aborted by the client');
-    return send(reply, errorBody('bad_request', 400, 'The request was not received completely'));
-  }
+  // an outage, nor anything to warn an operator about. Nobody reads the answer; the access
+  // log (src/access-log.ts) writes the request's one line, with this error.
+  if (request.raw.errored === error) return send(reply, errorBody('bad_request', 400, 'The request was not received completely'));
 
   if (isDatabaseUnavailable(error)) {
     request.log.warn({ err: { message: error.message, code: error.code } }, 'database unavailable');

@@ -9,7 +9,7 @@ import fp from 'fastify-plugin';
 import type pg from 'pg';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { bearerToken } from '../auth/bearer.js';
-import { deprecationHeaders, operationIdOf } from '../contract/spec.js';
+import { deprecationHeaders, operationOf } from '../contract/spec.js';
 import { errorBody } from '../errors.js';
 
 export interface MetricsOptions {
@@ -25,11 +25,6 @@ export interface MetricsRecorder {
 }
 
 const PREFIX = 'animal_store_';
-
-/** The operation a request was for: its operationId, else its route, else `unmatched`. */
-function operationOf(request: FastifyRequest): string {
-  return operationIdOf(request) ?? request.routeOptions.url ?? 'unmatched';
-}
 
 export function createMetrics(access: MetricsOptions['access']) {
   const registry = new Registry();

@@ -7,6 +7,7 @@
 // read through `send` is also checked by the last test, which scans them all, and the whole
 // log, for secrets.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../helper.js';
 import { within } from '../process.js';
@@ -164,49 +165,128 @@ describe('CORS is off by default', () => {
 });
 
 describe('credentials in the query string are redacted in the log', () => {
+  /** The URL the access line logged for `target`, sent with a key. */
+  async function loggedUrl(target: string): Promise<unknown> {
+    const requestId = `redact-${randomUUID()}`;
+    const answer = await send({ method: 'GET', target, headers: { Authorization: `Bearer ${t.key}`, 'X-Request-Id': requestId } });
+    expect(answer.status).toBeLessThan(500);
+    return (await logged(requestId)).find((l) => l.msg === 'request')?.url;
+  }
+
+  // Parameter names that carry credentials in common APIs, as they spell them.
   const names = [
-    'access_token', 'api_key', 'apikey', 'key', 'token', 'Api-Key', 'API_KEY', 'access%5Ftoken', 'password', 'passwd', 'secret', 'client_secret',
-    'auth', 'authorization', 'signature', 'sig', 'code', 'id_token', 'refresh_token', 'X-Amz-Signature', 'X-Amz-Credential', 'X-Amz-Security-Token', 'session_id', 'jwt',
+    'access_token', 'api_key', 'apikey', 'key', 'token', 'Api-Key', 'API_KEY', 'access%5Ftoken', 'x-api-key', 'password', 'passwd', 'pwd', 'pw', 'secret', 'client_secret',
+    'auth', 'authorization', 'authkey', 'auth_key', 'signature', 'sig', 'hmac', 'code', 'id_token', 'refresh_token', 'ticket', 'X-Amz-Signature', 'X-Amz-Credential',
+    'X-Amz-Security-Token', 'subscription-key', 'Ocp-Apim-Subscription-Key', 'app_key', 'appkey', 'client_key', 'private_key', 'session', 'sessionid', 'session_id',
+    'PHPSESSID', 'JSESSIONID', 'sid', 'jwt', 'otp',
   ];
   it.each(names.map((name) => [name] as const))('%s', async (name) => {
     const secret = `s3cr3t${randomBytes(8).toString('hex')}`;
-    const requestId = `redact-${randomUUID()}`;
-    const answer = await send({ method: 'GET', target: `/v1/pets?limit=2&${name}=${secret}`, headers: { Authorization: `Bearer ${t.key}`, 'X-Request-Id': requestId } });
-    expect(answer.status).toBeLessThan(500);
-    const lines = await logged(requestId);
-    expect(lines.find((l) => l.msg === 'request')?.url).toBe(`/v1/pets?limit=2&${name}=[REDACTED]`);
+    expect(await loggedUrl(`/v1/pets?limit=2&${name}=${secret}`)).toBe(`/v1/pets?limit=2&${name}=[REDACTED]`);
     expect(t.logs.join('')).not.toContain(secret);
   });
 
-  it('our keys, wherever they are in the URL', async () => {
-    const requestId = `redact-${randomUUID()}`;
-    await send({ method: 'GET', target: `/v1/pets/${t.key}?note=${other.key}`, headers: { 'X-Request-Id': requestId } });
-    const access = (await logged(requestId)).find((l) => l.msg === 'request');
-    expect(access?.url).toBe('/v1/pets/ask_[REDACTED]?note=ask_[REDACTED]');
+  // `given`: the query sent ({secret} is replaced by a fresh value); `want`: the query logged.
+  const queries: [string, { given: string; want: string }][] = [
+    ['the contract\'s parameters are logged as sent', { given: 'limit=2&status=available&cursor=abc.def', want: 'limit=2&status=available&cursor=abc.def' }],
+    ['`;` as a separator, after the credential', { given: 'limit=1;token={secret}', want: 'limit=1;token=[REDACTED]' }],
+    ['`;` as a separator, before another parameter: hidden to the next `&`', { given: 'token={secret};limit=1&status=sold', want: 'token=[REDACTED]&status=sold' }],
+    ['a percent-encoded name', { given: 'limit=1&%74oken={secret}', want: 'limit=1&%74oken=[REDACTED]' }],
+    ['a name that contains a credential word is redacted too', { given: 'monkey={secret}&limit=1', want: 'monkey=[REDACTED]&limit=1' }],
+    ['several credentials', { given: 'sig={secret}&limit=1&code={secret}', want: 'sig=[REDACTED]&limit=1&code=[REDACTED]' }],
+  ];
+  it.each(queries)('%s', async (_title, { given, want }) => {
+    const secret = `s3cr3t${randomBytes(8).toString('hex')}`;
+    expect(await loggedUrl(`/v1/pets?${given.replaceAll('{secret}', secret)}`)).toBe(`/v1/pets?${want}`);
+    expect(t.logs.join('')).not.toContain(secret);
   });
 
-  it('other parameters are logged as sent', async () => {
+  // Our keys, wherever they are in the URL and however percent-encoded. `given`: the target
+  // ({key} and {other} are the two tenants' keys); `want`: what is logged.
+  const hex = (c: string) => `%${c.charCodeAt(0).toString(16)}`;
+  const keys: [string, { given: () => string; want: string }][] = [
+    ['in the path and a value', { given: () => `/v1/pets/${t.key}?note=${other.key}`, want: '/v1/pets/ask_[REDACTED]?note=ask_[REDACTED]' }],
+    ['"_" encoded, upper-case hex', { given: () => `/v1/pets/${t.key.replace('_', '%5F')}`, want: '/v1/pets/ask_[REDACTED]' }],
+    ['"_" encoded, lower-case hex', { given: () => `/v1/pets?note=${t.key.replace('_', '%5f')}&limit=1`, want: '/v1/pets?note=ask_[REDACTED]&limit=1' }],
+    ['"a" encoded', { given: () => `/v1/pets?note=%61${t.key.slice(1)}`, want: '/v1/pets?note=ask_[REDACTED]' }],
+    ['the prefix encoded, mixed case', { given: () => `/v1/pets?note=%61%73%6B%5f${t.key.slice(4)}`, want: '/v1/pets?note=ask_[REDACTED]' }],
+    ['every character encoded', { given: () => `/v1/pets?note=${[...t.key].map(hex).join('')}`, want: '/v1/pets?note=ask_[REDACTED]' }],
+    ['encoded twice', { given: () => `/%761/pets?note=%2561sk%255F${t.key.slice(4)}`, want: '/%761/pets?note=ask_[REDACTED]' }],
+  ];
+  it.each(keys)('our keys: %s', async (_title, { given, want }) => {
     const requestId = `redact-${randomUUID()}`;
-    await send({ method: 'GET', target: '/v1/pets?limit=2&status=available&cursor=abc.def&monkey=1', headers: { Authorization: `Bearer ${t.key}`, 'X-Request-Id': requestId } });
-    expect((await logged(requestId)).find((l) => l.msg === 'request')?.url).toBe('/v1/pets?limit=2&status=available&cursor=abc.def&monkey=1');
+    await send({ method: 'GET', target: given(), headers: { 'X-Request-Id': requestId } });
+    expect((await logged(requestId)).find((l) => l.msg === 'request')?.url).toBe(want);
+    expect(t.logs.join('')).not.toContain(t.key.slice(4));
   });
 });
 
-describe('a client that goes away is not a database outage', () => {
-  const cases: [string, { given: () => string }][] = [
-    ['mid-body, with a key', { given: () => `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\nX-Request-Id: {id}\r\n\r\n{"name":"Ab` }],
-    ['mid-body, chunked', { given: () => `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nX-Request-Id: {id}\r\n\r\n5\r\n{"nam` }],
+describe('the logger keeps the headers that carry credentials out of the log', () => {
+  // The test app logs with production's redaction (LOG_REDACT in src/app.ts), so whatever
+  // logs a request's headers, these never reach the log: replaced (`[Redacted]`), or left
+  // out by Fastify's request serializer. `given`: what is logged, with the secret.
+  const cases: [string, { given: (secret: string) => object; want: 'redacted' | 'left out' }][] = [
+    ['Authorization in logged headers', { given: (secret) => ({ headers: { authorization: `Bearer ${secret}` } }), want: 'redacted' }],
+    ['Cookie in logged headers', { given: (secret) => ({ headers: { cookie: `session=${secret}` } }), want: 'redacted' }],
+    ['a logged request', { given: (secret) => ({ req: { method: 'GET', url: '/v1/pets', headers: { authorization: `Bearer ${secret}`, cookie: `session=${secret}` } } }), want: 'left out' }],
   ];
-  it.each(cases)('%s: logged as an abort, below warn; nothing stored', async (_title, { given }) => {
-    const requestId = `abort-${randomUUID()}`;
-    const before = await t.pool.query('SELECT count(*) FROM pets');
-    await abort(t.port, given().replace('{id}', requestId));
-    // No access line: no answer could be sent. The abort's own line is the last one.
-    await within(5000, async () => logLines().some((l) => l.reqId === requestId));
+  it.each(cases)('%s', async (_title, { given, want }) => {
+    const secret = `s3cr3t${randomBytes(8).toString('hex')}`;
+    const marker = `probe-${randomUUID()}`;
+    t.app.log.info(given(secret), marker);
+    const line = JSON.stringify(logLines().find((l) => l.msg === marker));
+    if (want === 'redacted') expect(line).toContain('[Redacted]');
+    else expect(line).not.toContain('"headers"');
+    expect(t.logs.join('')).not.toContain(secret);
+  });
+});
+
+describe('a client that goes away is logged once, at info, and is not a database outage', () => {
+  const post = (extra: string, body: string) =>
+    `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\nContent-Type: application/json\r\nX-Request-Id: {id}\r\n${extra}\r\n${body}`;
+  // `given`: the bytes sent before the reset; `hold`: the pets table is locked until the
+  // client has gone, so that the answer is written after it left. `want`: the one log line.
+  const cases: [string, { given: () => string; hold?: boolean; want: { statusCode: number; operation: string; aborted: boolean; stored: number } }][] = [
+    ['mid-body, with a key', { given: () => post('Content-Length: 1000\r\n', '{"name":"Ab'), want: { statusCode: 400, operation: 'createPet', aborted: true, stored: 0 } }],
+    ['mid-body, chunked', { given: () => post('Transfer-Encoding: chunked\r\n', '5\r\n{"nam'), want: { statusCode: 400, operation: 'createPet', aborted: true, stored: 0 } }],
+    ['mid-body, an unmatched route', { given: () => `POST /v1/nope HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\nX-Request-Id: {id}\r\n\r\n{"a`, want: { statusCode: 404, operation: 'unmatched', aborted: true, stored: 0 } }],
+    [
+      'after the whole body, while the pet is being stored',
+      { given: () => post('Content-Length: 29\r\n', '{"name":"Zed","categoryId":1}'), hold: true, want: { statusCode: 201, operation: 'createPet', aborted: false, stored: 1 } },
+    ],
+  ];
+  it.each(cases)('%s', async (_title, { given, hold, want }) => {
+    const requestId = `gone-${randomUUID()}`;
+    const count = async () => Number((await t.pool.query<{ n: string }>('SELECT count(*) AS n FROM pets')).rows[0]?.n);
+    const before = await count();
+    const locker = new pg.Client({ connectionString: t.url });
+    await locker.connect();
+    try {
+      if (hold) {
+        // Reads go on; the insert waits for the lock.
+        await locker.query('BEGIN');
+        await locker.query('LOCK TABLE pets IN SHARE MODE');
+      }
+      const bytes = given().replace('{id}', requestId);
+      if (hold) {
+        // Reset once the insert waits for the lock: the whole request has arrived.
+        const waiting = `SELECT count(*) AS n FROM pg_locks WHERE relation = 'pets'::regclass AND NOT granted`;
+        await abort(t.port, bytes, () => within(10_000, async () => Number((await locker.query<{ n: string }>(waiting)).rows[0]?.n) > 0));
+        await locker.query('COMMIT');
+      } else await abort(t.port, bytes);
+    } finally {
+      await locker.end();
+    }
+    await within(10_000, async () => logLines().some((l) => l.reqId === requestId));
+    // Nothing more comes for it (the answer is the last thing the request does).
+    await new Promise((resolve) => setTimeout(resolve, 200));
     const lines = logLines().filter((l) => l.reqId === requestId);
-    expect(lines).toMatchObject([{ level: 30, msg: 'request aborted by the client', err: { code: 'ECONNRESET' } }]);
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 30, msg: 'client went away before the answer was written', statusCode: want.statusCode, operation: want.operation, ...(want.aborted ? { err: expect.objectContaining({ message: 'aborted', code: 'ECONNRESET' }) } : {}) }),
+    ]);
+    if (!want.aborted) expect(lines[0]).not.toHaveProperty('err');
     expect(logLines().filter((l) => /database unavailable/.test(l.msg))).toEqual([]);
-    expect((await t.pool.query('SELECT count(*) FROM pets')).rows).toEqual(before.rows);
+    expect((await count()) - before).toBe(want.stored);
   });
 });
 

@@ -184,17 +184,24 @@ export function call(port: number, request: HttpRequest, options: RawOptions = {
 }
 
 /**
- * A client that goes away mid-request: writes `bytes` (typically the headers and part of a
- * body), waits `afterMs`, then resets the connection.
+ * A client that goes away: writes `bytes` (typically the headers and part of a body), waits
+ * `wait` (ms, or until the promise it returns settles), then resets the connection.
  */
-export function abort(port: number, bytes: string, afterMs = 100): Promise<void> {
+export function abort(port: number, bytes: string, wait: number | (() => Promise<unknown>) = 100): Promise<void> {
   return new Promise((resolve, reject) => {
     const socket = net.connect({ host: '127.0.0.1', port }, () => {
       socket.write(bytes);
-      setTimeout(() => {
-        socket.resetAndDestroy();
-        resolve();
-      }, afterMs);
+      const waited = typeof wait === 'number' ? new Promise((done) => setTimeout(done, wait)) : wait();
+      waited.then(
+        () => {
+          socket.resetAndDestroy();
+          resolve();
+        },
+        (error: unknown) => {
+          socket.destroy();
+          reject(error);
+        },
+      );
     });
     socket.on('error', reject);
   });
