@@ -276,7 +276,7 @@ describe('the production image, without Docker', () => {
       await client.end();
     }
     const auth = { authorization: `Bearer ${key}` };
-    await within(1000, async () => (await get(service as Service, '/v1/pets', auth)).status === 200);
+    await within(10_000, async () => (await get(service as Service, '/v1/pets', auth)).status === 200);
     const pets = await get(service, '/v1/pets', auth);
     expect(pets.status).toBe(200);
     expect(JSON.parse(pets.body)).toEqual([]);

@@ -99,7 +99,7 @@ async function newKey(name: string): Promise<{ key: string; id: number }> {
   const created = { key, id: Number(inserted.rows[0]?.id) };
   // Each instance on its own: stop asking one as soon as it accepts, so that the key's
   // budget is spent at most once per instance here (refusals count as anonymous).
-  await Promise.all(servers.map((s) => within(1000, async () => (await call(s, '/v1/pets?limit=1', created.key)).status === 200)));
+  await Promise.all(servers.map((s) => within(10_000, async () => (await call(s, '/v1/pets?limit=1', created.key)).status === 200)));
   return created;
 }
 
