@@ -142,6 +142,29 @@ export function handleClientError(this: FastifyInstance, error: NodeJS.ErrnoExce
 }
 
 /**
+ * A request read while an earlier answer on its connection is pending (pipelining) waits
+ * for the answers before it, then is processed, or not at all if the connection is
+ * closing; any other request goes on at once (this runs on every request). Node hands pipelined requests over as soon as it reads them,
+ * but RFC 9112 §9.3.2 allows processing them in parallel only when all are safe, and a
+ * server that closes the connection after an earlier answer (`Connection: close`, as
+ * Fastify sends after a refused body) must not process the requests after it (§9.6): a
+ * createPet would be stored with an answer that is never sent, and then sent again.
+ */
+export function awaitTurn(request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void {
+  const socket = request.raw.socket as HttpSocket;
+  // Read after the connection's answers ended (an answer with Connection: close went out
+  // before these bytes were parsed). (`=== false`: inject's socket has no `writable`.)
+  if (socket.writable === false) {
+    request.log.info('request not processed: its connection closed before its turn');
+    reply.hijack();
+    return;
+  }
+  const pending = socket._httpMessage;
+  if (pending === undefined || pending === null || pending === reply.raw) return done();
+  pending.once('close', () => awaitTurn(request, reply, done));
+}
+
+/**
  * Node's 'checkExpectation': an HTTP/1.1 request whose Expect is not 100-continue, which
  * Node would answer with a bare 417. RFC 9110 §10.1.1 allows 417; this one has the Error
  * body. The request never reaches Fastify.

@@ -38,10 +38,14 @@ interface Row {
     headers?: Record<string, RegExp>;
     /** Successful answers to earlier requests on the connection, before the error answer. */
     after?: number[];
+    /** Wait this long before counting the pets (for requests that would be processed late). */
+    settleMs?: number;
   };
 }
 /** A request on a keep-alive connection (no Connection: close). */
 const kept = (method: string, path: string, headers = ''): string => `${method} ${path} HTTP/1.1\r\nHost: x\r\n${headers}\r\n`;
+const createKept = (body: Buffer): Buffer =>
+  Buffer.concat([Buffer.from(kept('POST', '/v1/pets', `Authorization: Bearer ${t.key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n`), 'latin1'), body]);
 
 const rows: Array<[string, Row]> = [
   // 1. Answers made before routing.
@@ -97,6 +101,9 @@ const rows: Array<[string, Row]> = [
   // Errors after the request was read keep its id.
   ['a bad chunk size after the headers is 400 with the request id', { given: () => `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\nX-Request-Id: my-id-1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`, want: { status: 400, requestId: 'my-id-1' } }],
   ['a body that stalls is 408 with the request id', { given: () => `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\nX-Request-Id: my-id-2\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n{"name"`, want: { status: 408, requestId: 'my-id-2' } }],
+  // A request pipelined behind an answer that closes the connection is not processed: its
+  // answer could never be sent.
+  ['a createPet pipelined behind a refused body is not stored', { given: () => Buffer.concat([createKept(Buffer.concat([Buffer.from('{"name":"a'), Buffer.from([0xff]), Buffer.from('","categoryId":1}')])), createKept(Buffer.from('{"name":"Lost","categoryId":1}'))]), want: { status: 400, field: '/name', settleMs: 500 } }],
   // Two Content-Type headers.
   ['application/json then charset=utf-16 is 400', { given: () => createPet('{"name":"Dup","categoryId":1}', { 'Content-Type': 'application/json\r\nContent-Type: application/json; charset=utf-16' }), want: { status: 400 } }],
   ['text/plain then application/json is 400', { given: () => createPet('{"name":"Dup","categoryId":1}', { 'Content-Type': 'text/plain\r\nContent-Type: application/json' }), want: { status: 400 } }],
@@ -116,6 +123,7 @@ describe('every error answer on the wire keeps the contract', () => {
     if (typeof want.requestId === 'string') expect(answer.headers['x-request-id']).toBe(want.requestId);
     for (const [name, value] of Object.entries(want.headers ?? {})) expect(answer.headers[name], name).toMatch(value);
     if (want.field) expect((answer.json as { details?: Array<{ field: string }> }).details?.map((d) => d.field)).toContain(want.field);
+    if (want.settleMs) await new Promise((resolve) => setTimeout(resolve, want.settleMs));
     expect(await count()).toBe(before);
   });
 });
@@ -144,6 +152,13 @@ describe('what the rules accept', () => {
     const again = await raw(t.port, createPet('{"name":"Quoted","categoryId":1}', { 'Idempotency-Key': key }));
     expect(again.status).toBe(201);
     expect(again.headers['idempotent-replayed']).toBe('true');
+  });
+
+  it('pipelined requests are each answered, in order', async () => {
+    const answers = await exchange(t.port, kept('GET', '/healthz') + createKept(Buffer.from('{"name":"Piped","categoryId":1}')).toString('latin1') + kept('GET', '/v1/pets?limit=100', `Authorization: Bearer ${t.key}\r\n`), { count: 3 });
+    expect(answers.map((a) => a.status)).toEqual([200, 201, 200]);
+    // The list, answered after the create, sees it.
+    expect(answers[2]?.json).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'Piped' })]));
   });
 
   it('plain decimal integers are accepted in paths and queries', async () => {
