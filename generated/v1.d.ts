@@ -139,13 +139,16 @@ export interface components {
          *
          *     | code | status | when |
          *     |---|---|---|
-         *     | `bad_request` | 400 | malformed JSON, a parameter or body field that breaks the contract |
-         *     | `unauthorized` | 401 | missing, malformed, unknown or revoked API key |
+         *     | `bad_request` | 400 | malformed JSON, a parameter or body field that breaks the contract; a malformed HTTP message, an HTTP/1.1 request without `Host`, more than one `Content-Type` header |
+         *     | `unauthorized` | 401 | missing, malformed, unknown or revoked API key, or more than one `Authorization` header |
          *     | `not_found` | 404 | no such animal, or no such path or method |
          *     | `request_timeout` | 408 | the request's headers or body did not arrive in time (the connection is closed) |
          *     | `idempotency_in_flight` | 409 | a request with this `Idempotency-Key` is still being processed |
          *     | `payload_too_large` | 413 | request body over the size limit |
+         *     | `precondition_failed` | 412 | the /docs static files only: `If-Match` or `If-Unmodified-Since` not met |
          *     | `unsupported_media_type` | 415 | request body not `application/json`, or a charset other than UTF-8 |
+         *     | `range_not_satisfiable` | 416 | the /docs static files only: a `Range` outside the file (with `Content-Range: bytes *\/<length>`) |
+         *     | `expectation_failed` | 417 | an `Expect` header other than `100-continue` |
          *     | `idempotency_key_reused` | 422 | the `Idempotency-Key` was used with another body |
          *     | `rate_limited` | 429 | over the rate limit; retry after `Retry-After` |
          *     | `headers_too_large` | 431 | request line and headers over 16 KiB (the connection is closed) |

@@ -1,6 +1,5 @@
 // The application as a plain Fastify plugin, built from injected dependencies (the pool,
 // the configuration) so that tests build exactly what production runs.
-import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyHttpOptions, type FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
@@ -17,7 +16,8 @@ import { createStore } from './db/store.js';
 import { lazyCursorCodec } from './pagination/cursor.js';
 import { serviceHandlers } from './handlers/index.js';
 import contract from './plugins/openapi-glue.js';
-import errors, { handleClientError, handleFrameworkError } from './plugins/errors.js';
+import errors, { awaitTurn, handleClientError, handleFrameworkError, hostRequired } from './plugins/errors.js';
+import { requestIdOf } from './http-message.js';
 import health from './plugins/health.js';
 import cors from './plugins/cors.js';
 import securityHeaders from './plugins/security-headers.js';
@@ -44,10 +44,6 @@ export interface AppDeps {
   logger?: FastifyBaseLogger;
 }
 
-// A client-supplied X-Request-Id is kept only if it is short and plain, so it cannot
-// forge log lines or grow without bound.
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
 /**
  * Log fields pino replaces with `[Redacted]`, wherever a request's headers are logged: the
  * headers that carry credentials. The test logger uses the same (test/helper.ts).
@@ -69,7 +65,16 @@ export function serverOptions(deps: AppDeps): FastifyHttpOptions<Server> {
     // Node checks request timeouts every 30 s by default, so a slow client could hold a
     // connection up to 30 s past REQUEST_TIMEOUT_MS before its 408; check four times per
     // timeout instead (a walk over open connections).
-    http: { connectionsCheckingInterval: Math.min(30_000, Math.ceil(deps.config.REQUEST_TIMEOUT_MS / 4)) },
+    // Node answers an HTTP/1.1 request without Host with a bare 400 of its own; the app
+    // answers it instead, with the Error body (hostRequired, src/plugins/errors.ts).
+    // headersTimeout here rather than in src/server.ts, so that tests run the server
+    // production runs: with Node 20's default (60 s), a body that stalls is not cut off at
+    // requestTimeout.
+    http: {
+      connectionsCheckingInterval: Math.min(30_000, Math.ceil(deps.config.REQUEST_TIMEOUT_MS / 4)),
+      headersTimeout: Math.min(deps.config.REQUEST_TIMEOUT_MS, 20_000),
+      requireHostHeader: false,
+    },
     keepAliveTimeout: deps.config.KEEP_ALIVE_TIMEOUT_MS,
     // HEAD is not in the contract: an undeclared method is a 404 like any other.
     exposeHeadRoutes: false,
@@ -78,10 +83,7 @@ export function serverOptions(deps: AppDeps): FastifyHttpOptions<Server> {
     // them instead: they get `Connection: close`, and the pool closes after the drain.
     return503OnClosing: false,
     requestIdHeader: false,
-    genReqId: (request) => {
-      const given = request.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-    },
+    genReqId: requestIdOf,
     // Deep or huge JSON is refused by the body limit; prototype pollution attempts are a 400.
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
@@ -102,11 +104,13 @@ export const app = fp(
     fastify.removeContentTypeParser(['text/plain']);
     registerJsonBody(fastify);
 
-    // Synchronous (callback style): an async hook costs a promise and a microtask turn per
-    // request for no benefit here.
+    // First on every request: its id on the answer, the Host rule, a pipelined request's turn
+    // (src/plugins/errors.ts). Synchronous (callback style): an async hook costs a promise
+    // and a microtask turn per request for no benefit here.
     fastify.addHook('onRequest', (request, reply, done) => {
       reply.header('x-request-id', request.id);
-      done();
+      if (request.raw.headers.host === undefined) return done(hostRequired(request.raw));
+      awaitTurn(request, reply, done);
     });
 
     const store = createStore(deps.pool, deps.readPool);

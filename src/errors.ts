@@ -10,7 +10,10 @@ export type ErrorCode =
   | 'request_timeout'
   | 'idempotency_in_flight'
   | 'payload_too_large'
+  | 'precondition_failed'
   | 'unsupported_media_type'
+  | 'range_not_satisfiable'
+  | 'expectation_failed'
   | 'idempotency_key_reused'
   | 'rate_limited'
   | 'headers_too_large'
@@ -42,8 +45,9 @@ export const errors = {
 };
 
 const codes: ReadonlySet<string> = new Set<ErrorCode>([
-  'bad_request', 'unauthorized', 'not_found', 'request_timeout', 'idempotency_in_flight', 'payload_too_large', 'unsupported_media_type',
-  'idempotency_key_reused', 'rate_limited', 'headers_too_large', 'internal', 'not_implemented', 'unavailable',
+  'bad_request', 'unauthorized', 'not_found', 'request_timeout', 'idempotency_in_flight', 'payload_too_large', 'precondition_failed',
+  'unsupported_media_type', 'range_not_satisfiable', 'expectation_failed', 'idempotency_key_reused', 'rate_limited',
+  'headers_too_large', 'internal', 'not_implemented', 'unavailable',
 ]);
 
 export function isErrorCode(value: unknown): value is ErrorCode {

@@ -59,7 +59,6 @@ async function main(config: Config): Promise<void> {
   let address: string;
   try {
     app = await buildApp({ config: { ...config, DATABASE_URL: db.url }, pool, ...(readPool ? { readPool } : {}) });
-    app.server.headersTimeout = Math.min(config.REQUEST_TIMEOUT_MS, 20_000);
     address = await app.listen({ host: config.HOST, port: config.PORT });
   } catch (error) {
     await close().catch(() => undefined);

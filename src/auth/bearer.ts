@@ -1,8 +1,10 @@
-// The `bearerAuth` security scheme of the contract (RFC 6750).
+// The `bearerAuth` security scheme of the contract (RFC 6750), and the one reading of an
+// Authorization header that everything else uses too (/metrics, the rate limiter's key).
 import type { FastifyRequest } from 'fastify';
+import { repeatsHeader } from '../http-message.js';
 import type { ApiKeyIdentity, ApiKeyVerifier } from './apiKeys.js';
 
-const REALM = 'Bearer realm="animal-store"';
+const REALM = 'animal-store';
 
 /** A refused credential; `challenge` is the WWW-Authenticate value to answer with. */
 export class BearerError extends Error {
@@ -14,45 +16,55 @@ export class BearerError extends Error {
   }
 }
 
-// RFC 7235: the scheme is case-insensitive; RFC 6750 b64token syntax for the credential.
-const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
-
-/** The bearer token of an Authorization header, if it is well-formed. */
-export function bearerToken(header: string | undefined): string | undefined {
-  return header === undefined ? undefined : BEARER.exec(header)?.[1];
+/** Why a request carries no bearer token that counts; `error` is RFC 6750's error code. */
+export interface BearerRefusal {
+  readonly message: string;
+  readonly error?: 'invalid_request' | 'invalid_token';
 }
 
-/** More than one Authorization header: Node keeps the first, so which one counts is ambiguous. */
-function repeatsAuthorization(rawHeaders: string[]): boolean {
-  let seen = false;
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i] as string;
-    if (name.length === 13 && name.toLowerCase() === 'authorization') {
-      if (seen) return true;
-      seen = true;
-    }
-  }
-  return false;
+// Fixed objects: a refusal allocates nothing.
+export const refusals = {
+  missing: { message: 'Missing API key: send Authorization: Bearer <API_KEY>' },
+  // Node keeps the first of several Authorization headers, so which one counts is ambiguous.
+  repeated: { message: 'Send one Authorization header, not several', error: 'invalid_request' },
+  malformed: { message: 'Malformed bearer token', error: 'invalid_token' },
+  otherScheme: { message: 'Authorization must use the Bearer scheme' },
+  unknown: { message: 'Invalid or revoked API key', error: 'invalid_token' },
+} as const satisfies Record<string, BearerRefusal>;
+
+// RFC 7235: the scheme is case-insensitive; RFC 6750 b64token syntax for the credential.
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+const BEARER_SCHEME = /^Bearer(\s|$)/i;
+
+/** The bearer token of a request's one Authorization header, or why there is none. */
+export function bearerOf(request: Pick<FastifyRequest, 'headers' | 'raw'>): string | BearerRefusal {
+  const header = request.headers.authorization;
+  if (header === undefined) return refusals.missing;
+  if (repeatsHeader(request.raw.rawHeaders, 'authorization')) return refusals.repeated;
+  if (header === '') return refusals.missing;
+  const match = BEARER.exec(header);
+  if (match) return match[1] as string;
+  return BEARER_SCHEME.test(header) ? refusals.malformed : refusals.otherScheme;
+}
+
+/** The bearer token of a request, if it carries exactly one well-formed one. */
+export function bearerToken(request: Pick<FastifyRequest, 'headers' | 'raw'>): string | undefined {
+  const token = bearerOf(request);
+  return typeof token === 'string' ? token : undefined;
+}
+
+/** The WWW-Authenticate challenge for a refusal (RFC 6750 §3). */
+export function challenge(realm: string, refusal?: BearerRefusal): string {
+  const scheme = `Bearer realm="${realm}"`;
+  return refusal?.error ? `${scheme}, error="${refusal.error}"` : scheme;
 }
 
 export function bearerAuth(verifier: ApiKeyVerifier) {
   return async function authenticate(request: FastifyRequest): Promise<ApiKeyIdentity> {
-    if (repeatsAuthorization(request.raw.rawHeaders)) {
-      throw new BearerError('Send one Authorization header, not several', `${REALM}, error="invalid_request"`);
-    }
-    const header = request.headers.authorization;
-    if (header === undefined || header === '') {
-      throw new BearerError('Missing API key: send Authorization: Bearer <API_KEY>', REALM);
-    }
-    const match = BEARER.exec(header);
-    if (!match) {
-      const isBearer = /^Bearer(\s|$)/i.test(header);
-      throw isBearer
-        ? new BearerError('Malformed bearer token', `${REALM}, error="invalid_token"`)
-        : new BearerError('Authorization must use the Bearer scheme', REALM);
-    }
-    const identity = await verifier.verify(match[1] as string);
-    if (!identity) throw new BearerError('Invalid or revoked API key', `${REALM}, error="invalid_token"`);
+    const token = bearerOf(request);
+    if (typeof token !== 'string') throw new BearerError(token.message, challenge(REALM, token));
+    const identity = await verifier.verify(token);
+    if (!identity) throw new BearerError(refusals.unknown.message, challenge(REALM, refusals.unknown));
     request.apiKey = identity;
     return identity;
   };

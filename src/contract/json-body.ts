@@ -1,5 +1,7 @@
 // The application/json body parser: the contract's rules for numbers and strings hold
 // before any handler or validator sees a body (openapi/v1.yaml, "Numbers" and "Strings").
+// - One Content-Type header: Node keeps the first of several, which may not be the one the
+//   client meant (RFC 9110 §5.3: Content-Type is a singleton field), so several are 400.
 // - The charset is UTF-8 or absent; anything else is 415 (it would be misread as UTF-8).
 // - Bytes that are not UTF-8 are 400, never decoded to U+FFFD and stored.
 // - A `\u` escape that leaves a lone surrogate is 400 (JSON.parse keeps it; PostgreSQL
@@ -13,6 +15,7 @@ import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isLosslessNumber, isSafeNumber, parse } from 'lossless-json';
 import { ContractError, errorBody, type ErrorDetail } from '../errors.js';
+import { repeatsHeader } from '../http-message.js';
 
 declare global {
   interface String {
@@ -55,10 +58,21 @@ function inspect(value: unknown, pointer: string, replaced: boolean, add: Detail
   return value;
 }
 
+/** Several Content-Type headers (also when the first is not JSON: src/plugins/errors.ts). */
+export function repeatedContentType(request: FastifyRequest): ContractError | undefined {
+  if (!repeatsHeader(request.raw.rawHeaders, 'content-type')) return undefined;
+  return new ContractError(errorBody('bad_request', 400, 'Send one Content-Type header, not several'));
+}
+
 export function registerJsonBody(fastify: FastifyInstance): void {
   const jsonParse = fastify.getDefaultJsonParser('error', 'error');
   fastify.removeContentTypeParser('application/json');
   fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request: FastifyRequest, buffer: Buffer, done) => {
+    const repeated = repeatedContentType(request);
+    if (repeated) {
+      done(repeated, undefined);
+      return;
+    }
     const charset = CHARSET.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase();
     if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
       done(new ContractError(errorBody('unsupported_media_type', 415, 'Content-Type charset must be utf-8')), undefined);

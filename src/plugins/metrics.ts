@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type pg from 'pg';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { bearerToken } from '../auth/bearer.js';
+import { bearerOf, challenge, refusals } from '../auth/bearer.js';
 import { deprecationHeaders, operationOf } from '../contract/spec.js';
 import { errorBody } from '../errors.js';
 
@@ -96,12 +96,15 @@ export default fp(
     const expected = options.token ? Buffer.from(options.token) : undefined;
     fastify.get('/metrics', async (request, reply) => {
       if (options.access === 'token') {
-        const given = Buffer.from(bearerToken(request.headers.authorization) ?? '');
+        // Read as /v1 reads it: two Authorization headers are refused, not the first taken.
+        const token = bearerOf(request);
+        const given = Buffer.from(typeof token === 'string' ? token : '');
         if (!expected || given.length !== expected.length || !timingSafeEqual(given, expected)) {
+          const repeated = token === refusals.repeated;
           return reply
             .code(401)
-            .header('www-authenticate', 'Bearer realm="metrics"')
-            .send(errorBody('unauthorized', 401, 'Metrics need Authorization: Bearer <METRICS_TOKEN>'));
+            .header('www-authenticate', challenge('metrics', repeated ? token : undefined))
+            .send(errorBody('unauthorized', 401, repeated ? token.message : 'Metrics need Authorization: Bearer <METRICS_TOKEN>'));
         }
       }
       return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());

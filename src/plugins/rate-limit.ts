@@ -55,7 +55,9 @@ export default fp(
       skipOnError: true,
       enableDraftSpec: true,
       keyGenerator: async (request) => {
-        const token = bearerToken(request.headers.authorization);
+        // Authentication's reading of the header: a request it will refuse (two Authorization
+        // headers, a malformed one) spends its address's budget, not a key's.
+        const token = bearerToken(request);
         const identity = token ? await options.apiKeys.verify(token) : undefined;
         return identity ? `key:${identity.id}` : `ip:${request.ip}`;
       },

@@ -65,3 +65,30 @@ describe.each(budgets)('%s, once the budget is spent', (_title, { max, authorize
     expect(answer.headers['ratelimit-limit']).toBeUndefined();
   });
 });
+
+// The limiter reads Authorization as authentication does: a request authentication will
+// refuse spends its address's budget, never the budget of the key it named first.
+describe('two Authorization headers', () => {
+  let t: ListeningApp;
+  beforeAll(async () => {
+    t = await listen({ env: { RATE_LIMIT_MAX: '1000', RATE_LIMIT_ANONYMOUS_MAX: '50', RATE_LIMIT_WINDOW_MS: '600000' } });
+  });
+  afterAll(async () => t.close());
+
+  const rows: [string, { second: (key: string) => string }][] = [
+    ['the key, then Bearer bogus', { second: () => 'Bearer bogus' }],
+    ['the key, then Basic', { second: () => 'Basic dTpw' }],
+    ['the key twice', { second: (key) => `Bearer ${key}` }],
+  ];
+  it.each(rows)('%s: 401, counted on the address budget', async (_title, { second }) => {
+    const answer = await call(t.port, { method: 'GET', target: '/v1/pets', headers: [['Authorization', `Bearer ${t.key}`], ['Authorization', second(t.key)]] });
+    expectErrorAnswer(answer, 401);
+    expect(answer.headers['ratelimit-limit']).toBe('50');
+  });
+
+  it('one Authorization header with the key is counted on the key budget', async () => {
+    const answer = await call(t.port, { method: 'GET', target: '/v1/pets', headers: t.auth });
+    expect(answer.status).toBe(200);
+    expect(answer.headers['ratelimit-limit']).toBe('1000');
+  });
+});

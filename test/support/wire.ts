@@ -1,7 +1,8 @@
 // Requests over a real socket, for what only the wire shows: answers Node's HTTP parser
 // makes before Fastify sees a request, raw bytes no HTTP client would send, headers as
 // they are written. `listen` serves the test app on a free port; `raw` writes bytes to it
-// and reads one answer back; `expectErrorAnswer` checks what every error answer promises.
+// and reads one answer back, `exchange` reads every answer on a keep-alive connection;
+// `expectErrorAnswer` checks what every error answer promises.
 import net from 'node:net';
 import { expect } from 'vitest';
 import { buildTestApp, type TestApp } from '../helper.js';
@@ -26,7 +27,7 @@ export interface RawAnswer {
   body: string;
   /** The body parsed as JSON, or undefined when it is not JSON. */
   json: unknown;
-  /** Everything read from the socket, as text. */
+  /** This answer as read from the socket (head and body), as text. */
   text: string;
 }
 
@@ -37,7 +38,11 @@ export interface RawOptions {
   partsDelayMs?: number;
 }
 
-function parseAnswer(text: string): RawAnswer | undefined {
+/**
+ * The answer at the start of `text` (read as latin1, one character a byte) and how many
+ * bytes it took; undefined while it is incomplete. The body is decoded as UTF-8.
+ */
+function parseAnswer(text: string): { answer: RawAnswer; length: number } | undefined {
   const end = text.indexOf('\r\n\r\n');
   if (end < 0) return undefined;
   const [statusLine = '', ...lines] = text.slice(0, end).split('\r\n');
@@ -49,38 +54,64 @@ function parseAnswer(text: string): RawAnswer | undefined {
     const value = line.slice(colon + 1).trim();
     headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
   }
-  let body = text.slice(end + 4);
-  if (headers['content-length'] !== undefined) {
-    const length = Number(headers['content-length']);
-    if (Buffer.byteLength(body) < length) return undefined;
-    body = Buffer.from(body).subarray(0, length).toString();
+  const start = end + 4;
+  let body = text.slice(start);
+  let length = text.length;
+  if (status >= 100 && status < 200) {
+    length = start;
+    body = '';
+  } else if (headers['content-length'] !== undefined) {
+    const size = Number(headers['content-length']);
+    if (body.length < size) return undefined;
+    body = body.slice(0, size);
+    length = start + size;
   } else if (/chunked/i.test(headers['transfer-encoding'] ?? '')) {
-    if (!body.includes('\r\n0\r\n\r\n') && !body.startsWith('0\r\n\r\n')) return undefined;
     let rest = body;
     body = '';
-    for (;;) {
+    for (let at = start; ; ) {
       const lineEnd = rest.indexOf('\r\n');
+      if (lineEnd < 0) return undefined;
       const size = parseInt(rest.slice(0, lineEnd), 16);
-      if (!size) break;
+      if (!size) {
+        if (rest.length < lineEnd + 4) return undefined;
+        length = at + lineEnd + 4;
+        break;
+      }
+      if (rest.length < lineEnd + 2 + size + 2) return undefined;
       body += rest.slice(lineEnd + 2, lineEnd + 2 + size);
       rest = rest.slice(lineEnd + 2 + size + 2);
+      at += lineEnd + 2 + size + 2;
     }
   }
+  body = Buffer.from(body, 'latin1').toString('utf8');
   let json: unknown;
   try {
     json = JSON.parse(body);
   } catch {
     json = undefined;
   }
-  return { status, headers, body, json, text };
+  return { answer: { status, headers, body, json, text: text.slice(0, length) }, length };
+}
+
+/** The final answers in `text`, in order (interim 1xx answers, like 100 Continue, skipped). */
+function parseAnswers(text: string): RawAnswer[] {
+  const answers: RawAnswer[] = [];
+  for (let rest = text; rest.length > 0; ) {
+    const parsed = parseAnswer(rest);
+    if (!parsed) break;
+    if (parsed.answer.status >= 200) answers.push(parsed.answer);
+    rest = rest.slice(parsed.length);
+  }
+  return answers;
 }
 
 /**
- * Writes `request` (exactly these bytes) to a new connection and resolves with the first
- * answer, once it is complete or the server closes the connection.
+ * Writes `request` (exactly these bytes; parts `partsDelayMs` apart) to a new connection
+ * and reads answers until `count` of them have come or the server closes the connection.
  */
-export function raw(port: number, request: string | Buffer | Array<string | Buffer>, options: RawOptions = {}): Promise<RawAnswer> {
+export function exchange(port: number, request: string | Buffer | Array<string | Buffer>, options: RawOptions & { count?: number } = {}): Promise<RawAnswer[]> {
   const parts = Array.isArray(request) ? request : [request];
+  const count = options.count ?? Infinity;
   return new Promise((resolve, reject) => {
     const socket = net.connect({ host: '127.0.0.1', port });
     let text = '';
@@ -90,20 +121,20 @@ export function raw(port: number, request: string | Buffer | Array<string | Buff
       done = true;
       clearTimeout(timer);
       socket.destroy();
-      const answer = parseAnswer(text);
-      if (answer) resolve(answer);
+      const answers = parseAnswers(text);
+      if (answers.length > 0 && (error === undefined || answers.length >= count)) resolve(answers);
       else reject(error ?? new Error(`no complete answer; read: ${JSON.stringify(text.slice(0, 500))}`));
     };
-    const timer = setTimeout(() => finish(new Error(`no answer within ${options.timeoutMs ?? 10_000} ms`)), options.timeoutMs ?? 10_000);
+    const timer = setTimeout(() => finish(new Error(`no answer within ${options.timeoutMs ?? 10_000} ms; read: ${JSON.stringify(text.slice(0, 500))}`)), options.timeoutMs ?? 10_000);
     socket.on('data', (chunk) => {
       text += chunk.toString('latin1');
-      if (parseAnswer(text)) finish();
+      if (parseAnswers(text).length >= count) finish();
     });
     socket.on('end', () => finish());
     socket.on('close', () => finish());
     // A server that answers and closes before the whole request was written resets the
     // connection; what it answered is still read.
-    socket.on('error', (error) => finish(error));
+    socket.on('error', (error) => finish(parseAnswers(text).length > 0 ? undefined : error));
     socket.on('connect', async () => {
       for (const [i, part] of parts.entries()) {
         if (i > 0 && options.partsDelayMs) await new Promise((r) => setTimeout(r, options.partsDelayMs));
@@ -113,6 +144,14 @@ export function raw(port: number, request: string | Buffer | Array<string | Buff
   });
 }
 
+/**
+ * Writes `request` (exactly these bytes) to a new connection and resolves with the first
+ * answer, once it is complete or the server closes the connection.
+ */
+export async function raw(port: number, request: string | Buffer | Array<string | Buffer>, options: RawOptions = {}): Promise<RawAnswer> {
+  return (await exchange(port, request, { ...options, count: 1 }))[0] as RawAnswer;
+}
+
 /** The Error code each status must carry (the catalogue in openapi/v1.yaml). */
 export const codeForStatus: Record<number, string> = {
   400: 'bad_request',
@@ -120,8 +159,11 @@ export const codeForStatus: Record<number, string> = {
   404: 'not_found',
   408: 'request_timeout',
   409: 'idempotency_in_flight',
+  412: 'precondition_failed',
   413: 'payload_too_large',
   415: 'unsupported_media_type',
+  416: 'range_not_satisfiable',
+  417: 'expectation_failed',
   422: 'idempotency_key_reused',
   429: 'rate_limited',
   431: 'headers_too_large',

@@ -2,12 +2,13 @@
 // raw bytes over a real socket, so that what Node's parser, the router, the /docs routes
 // and the body parser answer is seen exactly as a client sees it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectErrorAnswer, listen, raw, type ListeningApp, type RawAnswer } from '../support/wire.js';
+import { exchange, expectErrorAnswer, listen, raw, type ListeningApp } from '../support/wire.js';
 
 let t: ListeningApp;
+const METRICS_TOKEN = 'metrics-token-0123456789';
 beforeAll(async () => {
   // A short request timeout, so that the slow-headers row takes about a second.
-  t = await listen({ env: { REQUEST_TIMEOUT_MS: '1000', RATE_LIMIT_MAX: '1000000', RATE_LIMIT_ANONYMOUS_MAX: '1000000' } });
+  t = await listen({ env: { REQUEST_TIMEOUT_MS: '1000', RATE_LIMIT_MAX: '1000000', RATE_LIMIT_ANONYMOUS_MAX: '1000000', METRICS: 'token', METRICS_TOKEN } });
   await t.pool.query("INSERT INTO pets (name, category_id, status) VALUES ('Rex', 1, 'available')");
 });
 afterAll(async () => t?.close());
@@ -25,10 +26,26 @@ const json = (): Record<string, string> => ({ ...auth(), 'Content-Type': 'applic
 const createPet = (body: string | Buffer, headers: Record<string, string> = {}) => request('POST', '/v1/pets', { ...json(), ...headers }, body);
 
 interface Row {
-  /** The bytes (or parts, sent 300 ms apart). */
+  /** The bytes (or parts, sent 300 ms apart), on one connection. */
   given: () => Buffer | string | Array<string | Buffer>;
-  want: { status: number; code?: string; requestId?: boolean; field?: string };
+  want: {
+    status: number;
+    code?: string;
+    /** false: no request to name; a string: exactly this id. */
+    requestId?: boolean | string;
+    field?: string;
+    /** Headers the error answer carries besides the usual ones. */
+    headers?: Record<string, RegExp>;
+    /** Successful answers to earlier requests on the connection, before the error answer. */
+    after?: number[];
+    /** Wait this long before counting the pets (for requests that would be processed late). */
+    settleMs?: number;
+  };
 }
+/** A request on a keep-alive connection (no Connection: close). */
+const kept = (method: string, path: string, headers = ''): string => `${method} ${path} HTTP/1.1\r\nHost: x\r\n${headers}\r\n`;
+const createKept = (body: Buffer): Buffer =>
+  Buffer.concat([Buffer.from(kept('POST', '/v1/pets', `Authorization: Bearer ${t.key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n`), 'latin1'), body]);
 
 const rows: Array<[string, Row]> = [
   // 1. Answers made before routing.
@@ -66,6 +83,30 @@ const rows: Array<[string, Row]> = [
   // 6. Two Authorization headers.
   ['Bearer valid then Bearer bogus is 401', { given: () => `GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\nAuthorization: Bearer bogus\r\nConnection: close\r\n\r\n`, want: { status: 401 } }],
   ['Bearer valid then Basic is 401', { given: () => `GET /v1/pets/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\nauthorization: Basic dTpw\r\nConnection: close\r\n\r\n`, want: { status: 401 } }],
+  ['/metrics: the token then Bearer bogus is 401', { given: () => `GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${METRICS_TOKEN}\r\nAuthorization: Bearer bogus\r\nConnection: close\r\n\r\n`, want: { status: 401, headers: { 'www-authenticate': /error="invalid_request"/ } } }],
+  // Answers Node itself would make.
+  ['Expect: foo is 417', { given: () => request('GET', '/v1/pets', { ...auth(), Expect: 'foo' }), want: { status: 417 } }],
+  ['Expect: foo on createPet is 417 and stores nothing', { given: () => createPet('{"name":"Rex","categoryId":1}', { Expect: 'foo', 'X-Request-Id': 'expect-1' }), want: { status: 417, requestId: 'expect-1' } }],
+  ['keep-alive: an empty Expect in the second request is 417', { given: () => kept('GET', '/healthz') + kept('GET', '/v1/pets', `Authorization: Bearer ${t.key}\r\nExpect: \r\n`), want: { status: 417, after: [200] } }],
+  ['an HTTP/1.1 request without Host is 400', { given: () => `GET /v1/pets HTTP/1.1\r\nAuthorization: Bearer ${t.key}\r\nConnection: close\r\n\r\n`, want: { status: 400 } }],
+  ['a createPet without Host is 400 and stores nothing', { given: () => `POST /v1/pets HTTP/1.1\r\nAuthorization: Bearer ${t.key}\r\nContent-Type: application/json\r\nContent-Length: 29\r\nConnection: close\r\n\r\n{"name":"Rex","categoryId":1}`, want: { status: 400 } }],
+  ['a path not validly percent-encoded without Host is 400', { given: () => `GET /v1/pets/%E0%A4%A HTTP/1.1\r\nConnection: close\r\n\r\n`, want: { status: 400 } }],
+  ['a Range past the end of a /docs/static file is 416', { given: () => request('GET', '/docs/static/swagger-ui.css', { Range: 'bytes=99999999-' }), want: { status: 416, headers: { 'content-range': /^bytes \*\/\d+$/ } } }],
+  ['If-Match on a /docs/static file not met is 412', { given: () => request('GET', '/docs/static/swagger-ui.css', { 'If-Match': '"nope"' }), want: { status: 412 } }],
+  // Parser errors on a keep-alive connection, after the answers to the requests before.
+  ['keep-alive: a bad header line in the second request is 400', { given: () => [kept('GET', '/healthz'), kept('GET', '/v1/pets', 'no colon\r\n')], want: { status: 400, after: [200] } }],
+  ['keep-alive: the second request pipelined and bad is 400 after the first answer', { given: () => kept('GET', '/healthz') + kept('GET', `/v1/pets`, `Authorization: Bearer ${t.key}\r\n`) + kept('GET', '/v1/pets', 'no colon\r\n'), want: { status: 400, after: [200, 200] } }],
+  ['keep-alive: headers over 16 KiB in the second request are 431', { given: () => [kept('GET', '/healthz'), kept('GET', '/v1/pets', `X-Big: ${'a'.repeat(20_000)}\r\n`)], want: { status: 431, after: [200] } }],
+  ['keep-alive: slow headers in the second request are 408', { given: () => [kept('GET', '/healthz'), 'GET /v1/pets HTTP/1.1\r\n', 'Host: x\r\n', 'X-Slow: 1\r\n', 'X-Slow: 2\r\n', 'X-Slow: 3\r\n', 'X-Slow: 4\r\n', 'X-Slow: 5\r\n'], want: { status: 408, after: [200] } }],
+  // Errors after the request was read keep its id.
+  ['a bad chunk size after the headers is 400 with the request id', { given: () => `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\nX-Request-Id: my-id-1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`, want: { status: 400, requestId: 'my-id-1' } }],
+  ['a body that stalls is 408 with the request id', { given: () => `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\nX-Request-Id: my-id-2\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n{"name"`, want: { status: 408, requestId: 'my-id-2' } }],
+  // A request pipelined behind an answer that closes the connection is not processed: its
+  // answer could never be sent.
+  ['a createPet pipelined behind a refused body is not stored', { given: () => Buffer.concat([createKept(Buffer.concat([Buffer.from('{"name":"a'), Buffer.from([0xff]), Buffer.from('","categoryId":1}')])), createKept(Buffer.from('{"name":"Lost","categoryId":1}'))]), want: { status: 400, field: '/name', settleMs: 500 } }],
+  // Two Content-Type headers.
+  ['application/json then charset=utf-16 is 400', { given: () => createPet('{"name":"Dup","categoryId":1}', { 'Content-Type': 'application/json\r\nContent-Type: application/json; charset=utf-16' }), want: { status: 400 } }],
+  ['text/plain then application/json is 400', { given: () => createPet('{"name":"Dup","categoryId":1}', { 'Content-Type': 'text/plain\r\nContent-Type: application/json' }), want: { status: 400 } }],
 ];
 
 const count = async (): Promise<number> => Number((await t.pool.query<{ n: string }>('SELECT count(*) AS n FROM pets')).rows[0]?.n);
@@ -74,9 +115,15 @@ describe('every error answer on the wire keeps the contract', () => {
   it.each(rows)('%s', async (_title, { given, want }) => {
     const before = await count();
     const bytes = given();
-    const answer: RawAnswer = await raw(t.port, bytes, { partsDelayMs: 300, timeoutMs: 20_000 });
+    const after = want.after ?? [];
+    const answers = await exchange(t.port, bytes, { partsDelayMs: 300, timeoutMs: 20_000, count: after.length + 1 });
+    expect(answers.map((a) => a.status)).toEqual([...after, want.status]);
+    const answer = answers[after.length] as (typeof answers)[number];
     expectErrorAnswer(answer, want.status, { ...(want.code ? { code: want.code } : {}), ...(want.requestId === false ? { requestId: false } : {}) });
+    if (typeof want.requestId === 'string') expect(answer.headers['x-request-id']).toBe(want.requestId);
+    for (const [name, value] of Object.entries(want.headers ?? {})) expect(answer.headers[name], name).toMatch(value);
     if (want.field) expect((answer.json as { details?: Array<{ field: string }> }).details?.map((d) => d.field)).toContain(want.field);
+    if (want.settleMs) await new Promise((resolve) => setTimeout(resolve, want.settleMs));
     expect(await count()).toBe(before);
   });
 });
@@ -105,6 +152,13 @@ describe('what the rules accept', () => {
     const again = await raw(t.port, createPet('{"name":"Quoted","categoryId":1}', { 'Idempotency-Key': key }));
     expect(again.status).toBe(201);
     expect(again.headers['idempotent-replayed']).toBe('true');
+  });
+
+  it('pipelined requests are each answered, in order', async () => {
+    const answers = await exchange(t.port, kept('GET', '/healthz') + createKept(Buffer.from('{"name":"Piped","categoryId":1}')).toString('latin1') + kept('GET', '/v1/pets?limit=100', `Authorization: Bearer ${t.key}\r\n`), { count: 3 });
+    expect(answers.map((a) => a.status)).toEqual([200, 201, 200]);
+    // The list, answered after the create, sees it.
+    expect(answers[2]?.json).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'Piped' })]));
   });
 
   it('plain decimal integers are accepted in paths and queries', async () => {
