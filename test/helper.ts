@@ -13,6 +13,7 @@ import { generateApiKey, hashApiKey } from '../src/auth/apiKeys.js';
 import { createPool } from '../src/db/pool.js';
 import { createStore } from '../src/db/store.js';
 import { contractViolations } from './contract.js';
+import { within } from './process.js';
 import { databaseUrl } from './setup/database.js';
 
 export { databaseUrl };
@@ -63,6 +64,17 @@ export async function createApiKey(pool: pg.Pool, name = 'test'): Promise<{ key:
   const key = generateApiKey();
   const record = await createStore(pool).insertApiKey(name, hashApiKey(key));
   return { key, id: record.id };
+}
+
+/**
+ * Waits until a service's key cache holds every key change made so far (a revocation above
+ * all: NOTIFY is asynchronous, and a busy machine delays it). A key created now is accepted
+ * only once a reload has read the table after it, and reloads run one after another, so
+ * every earlier change is in force by then, for good.
+ */
+export async function keysSettled(pool: pg.Pool, accepts: (key: string) => Promise<boolean>): Promise<void> {
+  const sentinel = await createApiKey(pool, 'sentinel');
+  await within(10_000, () => accepts(sentinel.key));
 }
 
 /** The app on a database of its own (or on `url`), with one API key. */

@@ -1,6 +1,6 @@
 // Bearer authentication on every operation: INTERFACE.md 5 and 7, RFC 6750.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, createApiKey, type TestApp } from '../helper.js';
+import { buildTestApp, createApiKey, keysSettled, type TestApp } from '../helper.js';
 
 let t: TestApp;
 let revokedKey: string;
@@ -9,6 +9,7 @@ beforeAll(async () => {
   const revoked = await createApiKey(t.pool, 'to revoke');
   await t.pool.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [revoked.id]);
   revokedKey = revoked.key;
+  await keysSettled(t.pool, async (key) => (await t.api({ method: 'GET', url: '/v1/pets', headers: { authorization: `Bearer ${key}` } })).statusCode === 200);
 });
 afterAll(async () => t.close());
 

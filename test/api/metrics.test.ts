@@ -56,7 +56,7 @@ describe('series after a known sequence of requests', () => {
     const caller = await createApiKey(t.pool, 'legacy-client');
     const other = { authorization: `Bearer ${caller.key}` };
     // New keys reach the app's cache through NOTIFY.
-    await within(5000, async () => (await t.app.inject({ method: 'GET', url: '/v1/pets', headers: other })).statusCode === 200);
+    await within(10_000, async () => (await t.app.inject({ method: 'GET', url: '/v1/pets', headers: other })).statusCode === 200);
 
     const created = await t.api({ method: 'POST', url: '/v1/pets', headers: { ...t.auth, ...json, 'idempotency-key': 'k1' }, payload: { name: 'Rex', categoryId: 1 } });
     expect(created.statusCode).toBe(201);
