@@ -193,6 +193,14 @@ export async function seededDatabase(rows: number, ours: Build = workingTree, ba
     key,
     pgVersion,
     close: async () => {
+      // On a server of the user's own (DATABASE_URL), the copies are dropped again: each run
+      // would otherwise leave its catalogues behind. FORCE ends a connection still open.
+      if (process.env.DATABASE_URL) {
+        const dropper = new pg.Client({ connectionString: adminUrl });
+        await dropper.connect();
+        for (const database of databases) await dropper.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+        await dropper.end();
+      }
       await stopDatabase();
       rmSync(dataDir, { recursive: true, force: true });
     },

@@ -21,7 +21,7 @@
 // The default run (4 operations x 3 concurrencies) takes about 9 minutes; a quick one:
 // BENCH_DURATION=3 BENCH_REPS=1 BENCH_CONNECTIONS=50.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
@@ -42,20 +42,39 @@ const TAIL_RATIO = 3;
 
 interface Measured {
   rps: number;
+  /** Latency quantiles in ms, from every response's own time (not autocannon's whole-ms histogram). */
   p50: number;
   p99: number;
+  /** The server's CPU time (user + system, all threads) per answered request, in µs. */
+  cpuUs?: number;
 }
 
+/** The server's CPU time so far (user + system), in ms: /proc/<pid>/stat, in clock ticks of 10 ms. */
+function cpuMs(server: Server): number {
+  const fields = readFileSync(`/proc/${server.child.pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+const quantile = (sorted: number[], q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? Number.NaN;
+
 async function measure(server: Server, scenario: Scenario, connections: number, seconds: number): Promise<Measured> {
+  // autocannon's histogram counts whole milliseconds (a 2.9 ms median reads 2), which at a
+  // p50 of 2 or 3 ms makes p99/p50 a ratio of rounded numbers; each response's time is kept
+  // here instead (its 'response' event gives it in ms with a fraction).
+  const latencies: number[] = [];
+  const cpuBefore = cpuMs(server);
   const result = await autocannon({
     url: server.url,
     connections,
     duration: seconds,
     headers: { authorization: server.authorization, 'content-type': 'application/json' },
     requests: [loadRequest(scenario, ROWS)],
+    setupClient: (client) => client.on('response', (_status: number, _bytes: number, ms: number) => latencies.push(ms)),
   });
+  const cpu = cpuMs(server) - cpuBefore;
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${server.name} ${scenario.name}: ${result.non2xx} non-2xx, ${result.errors} errors (of ${result['2xx'] + result.non2xx})`);
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
+  latencies.sort((a, b) => a - b);
+  return { rps: result.requests.average, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), cpuUs: (cpu * 1000) / result.requests.total };
 }
 
 const median = (values: number[]) => {
@@ -63,7 +82,35 @@ const median = (values: number[]) => {
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 };
-const summary = (runs: Measured[]): Measured => ({ rps: median(runs.map((r) => r.rps)), p50: median(runs.map((r) => r.p50)), p99: median(runs.map((r) => r.p99)) });
+const summary = (runs: Measured[]): Measured => ({
+  rps: median(runs.map((r) => r.rps)),
+  p50: median(runs.map((r) => r.p50)),
+  p99: median(runs.map((r) => r.p99)),
+  cpuUs: median(runs.map((r) => r.cpuUs ?? Number.NaN)),
+});
+const ms = (value: number): string => value.toFixed(1);
+
+/**
+ * The median of paired ratios (run i of A over run i of B, measured one after the other)
+ * with a distribution-free 95% confidence interval: order statistics k and n + 1 - k of the
+ * sorted ratios, k the largest with P(Binomial(n, 1/2) < k) ≤ 2.5%. On a shared machine a
+ * run's req/s swings by 10-20%; pairing cancels the drift both runs of a pair saw, and the
+ * interval says whether a difference of a few percent is real. With fewer than 6 pairs no
+ * such interval exists, and the range of the ratios is given.
+ */
+function pairedRatio(a: number[], b: number[]): { median: number; low: number; high: number; confidence: boolean } {
+  const ratios = a.map((x, i) => x / (b[i] as number)).sort((x, y) => x - y);
+  const n = ratios.length;
+  let k = 0;
+  let below = 0; // P(Binomial(n, 1/2) < k + 1), summed term by term
+  for (let c = 0, term = 0.5 ** n; c < n; c++, term = (term * (n - c + 1)) / c) {
+    below += term;
+    if (below > 0.025) break;
+    k = c + 1;
+  }
+  const confidence = k >= 1;
+  return { median: median(ratios), low: ratios[confidence ? k - 1 : 0] as number, high: ratios[confidence ? n - k : n - 1] as number, confidence };
+}
 
 /** pgbench beside the server's PostgreSQL or the embedded one; undefined with the reason. */
 function findPgbench(): { path?: string; reason?: string } {
@@ -100,6 +147,7 @@ async function main(): Promise<void> {
   const limitRows: string[] = [];
   const json: Record<string, unknown>[] = [];
   const tail: string[] = [];
+  let helloTail: number | undefined;
   const beforeAfter: string[] = [];
   try {
     for (const connections of CONNECTIONS) {
@@ -109,9 +157,10 @@ async function main(): Promise<void> {
       const helloRuns: Measured[] = [];
       for (let rep = 0; rep < REPS; rep++) helloRuns.push(await measure(hello, probe, connections, DURATION));
       const helloWorld = summary(helloRuns);
+      if (connections === TAIL_AT) helloTail = helloWorld.p99 / helloWorld.p50;
       const pgClients = Math.min(connections, PGBENCH_CLIENTS);
       const db = pgbenchBinary.path ? pgbench(pgbenchBinary.path, database.url, pgClients, DURATION) : undefined;
-      limitRows.push(`| ${connections} | ${Math.round(helloWorld.rps)} | ${helloWorld.p50} / ${helloWorld.p99} | ${db ? `${Math.round(db.rps)} (${pgClients} clients, ${db.p50} ms average)` : 'skipped'} |`);
+      limitRows.push(`| ${connections} | ${Math.round(helloWorld.rps)} | ${ms(helloWorld.p50)} / ${ms(helloWorld.p99)} (${(helloWorld.p99 / helloWorld.p50).toFixed(1)}) | ${db ? `${Math.round(db.rps)} (${pgClients} clients, ${db.p50} ms average)` : 'skipped'} |`);
       console.log(limitRows[limitRows.length - 1]);
       json.push({ connections, helloWorld, pgbench: db ? { ...db, clients: pgClients } : pgbenchBinary.reason });
 
@@ -126,10 +175,19 @@ async function main(): Promise<void> {
         const b = summary(runs.reference as Measured[]);
         if (before) {
           const c = summary(runs.baseline as Measured[]);
-          beforeAfter.push(
-            `| ${connections} | ${scenario.name} | ${Math.round(c.rps)} | ${Math.round(a.rps)} | **${(a.rps / c.rps).toFixed(2)}** | ${(c.rps / b.rps).toFixed(2)} | ${(a.rps / b.rps).toFixed(2)} | ${c.p50} / ${c.p99} | ${a.p50} / ${a.p99} |`,
+          const paired = pairedRatio(
+            (runs.ours as Measured[]).map((r) => r.rps),
+            (runs.baseline as Measured[]).map((r) => r.rps),
           );
-          json.push({ connections, scenario: scenario.name, baseline: { commit: baseline?.commit, ...c } });
+          const cpu = pairedRatio(
+            (runs.ours as Measured[]).map((r) => r.cpuUs ?? Number.NaN),
+            (runs.baseline as Measured[]).map((r) => r.cpuUs ?? Number.NaN),
+          );
+          const range = (r: typeof paired) => `${r.median.toFixed(2)} (${r.confidence ? '95% CI' : 'range'} ${r.low.toFixed(2)}–${r.high.toFixed(2)})`;
+          beforeAfter.push(
+            `| ${connections} | ${scenario.name} | ${Math.round(c.rps)} | ${Math.round(a.rps)} | **${(a.rps / c.rps).toFixed(2)}** | ${range(paired)} | ${Math.round(c.cpuUs ?? 0)} / ${Math.round(a.cpuUs ?? 0)} | ${range(cpu)} | ${(c.rps / b.rps).toFixed(2)} | ${(a.rps / b.rps).toFixed(2)} | ${ms(c.p50)} / ${ms(c.p99)} | ${ms(a.p50)} / ${ms(a.p99)} |`,
+          );
+          json.push({ connections, scenario: scenario.name, baseline: { commit: baseline?.commit, ...c }, pairedRatio: paired, cpuRatio: cpu });
           console.log(beforeAfter[beforeAfter.length - 1]);
         }
         const ratio = a.rps / b.rps;
@@ -138,7 +196,7 @@ async function main(): Promise<void> {
         const ofDb = isList && db ? a.rps / db.rps : undefined;
         const tailRatio = a.p50 > 0 ? a.p99 / a.p50 : Number.NaN;
         rows.push(
-          `| ${connections} | ${scenario.name} | ${Math.round(a.rps)} | ${Math.round(b.rps)} | **${ratio.toFixed(2)}** | ${a.p50} / ${a.p99} | ${b.p50} / ${b.p99} | ${ofHello.toFixed(2)} | ${ofDb === undefined ? '–' : ofDb.toFixed(2)} | ${tailRatio.toFixed(1)} |`,
+          `| ${connections} | ${scenario.name} | ${Math.round(a.rps)} | ${Math.round(b.rps)} | **${ratio.toFixed(2)}** | ${ms(a.p50)} / ${ms(a.p99)} | ${ms(b.p50)} / ${ms(b.p99)} | ${ofHello.toFixed(2)} | ${ofDb === undefined ? '–' : ofDb.toFixed(2)} | ${tailRatio.toFixed(1)} |`,
         );
         if (connections === TAIL_AT) tail.push(`${scenario.name}: p99/p50 ${tailRatio.toFixed(1)} ${tailRatio <= TAIL_RATIO ? '≤' : '>'} ${TAIL_RATIO}`);
         json.push({ connections, scenario: scenario.name, ours: a, reference: b, ratio, ofHelloWorld: ofHello, ofPgbench: ofDb, p99OverP50: tailRatio });
@@ -160,7 +218,7 @@ async function main(): Promise<void> {
       '',
       "This machine's limits (hello world: Fastify answering a constant, no database; pgbench: the listPets query, limit 20, prepared, read-only):",
       '',
-      '| Connections | hello world req/s | hello world p50 / p99 ms | pgbench listPets tps |',
+      '| Connections | hello world req/s | hello world p50 / p99 ms (p99/p50) | pgbench listPets tps |',
       '|---|---|---|---|',
       ...limitRows,
       '',
@@ -168,7 +226,7 @@ async function main(): Promise<void> {
       '|---|---|---|---|---|---|---|---|---|---|',
       ...rows,
       '',
-      `Tail at ${TAIL_AT} connections (p99 ≤ ${TAIL_RATIO}× p50): ${tail.length ? tail.join('; ') : 'not measured'}.`,
+      `Tail at ${TAIL_AT} connections (p99 ≤ ${TAIL_RATIO}× p50): ${tail.length ? tail.join('; ') : 'not measured'}.${helloTail === undefined ? '' : ` Hello world on this machine, at the same concurrency: p99/p50 ${helloTail.toFixed(1)}.`}`,
       '',
       `Peak RSS: ours ${rss.ours} MiB, reference ${rss.reference} MiB.`,
       '',
@@ -176,8 +234,8 @@ async function main(): Promise<void> {
         ? [
             `Before/after: ours is ${head.commit}${HEAD ? ` (BENCH_HEAD=${HEAD})` : ''}, the baseline is commit ${baseline?.commit} (BENCH_BASELINE=${BASELINE}), each built from git archive, on its own copy of the catalogue migrated by its own migrations, measured in the same alternation.`,
             '',
-            '| Connections | Operation | baseline req/s | ours req/s | ours/baseline | baseline/reference | ours/reference | baseline p50 / p99 ms | ours p50 / p99 ms |',
-            '|---|---|---|---|---|---|---|---|---|',
+            '| Connections | Operation | baseline req/s | ours req/s | ours/baseline (medians) | ours/baseline, paired runs | server CPU µs/request baseline / ours | CPU ours/baseline, paired runs | baseline/reference | ours/reference | baseline p50 / p99 ms | ours p50 / p99 ms |',
+            '|---|---|---|---|---|---|---|---|---|---|---|---|',
             ...beforeAfter,
             '',
           ]
