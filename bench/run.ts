@@ -25,6 +25,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import { median, pairedRatio, quantile } from './stats.js';
 import { build, buildAt, loadRequest, machine, peakRssMiB, root, scenarios, seededDatabase, stamp, start, startOurs, workingTree, type Scenario, type Server } from './harness.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 6);
@@ -55,7 +56,6 @@ function cpuMs(server: Server): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
-const quantile = (sorted: number[], q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? Number.NaN;
 
 async function measure(server: Server, scenario: Scenario, connections: number, seconds: number): Promise<Measured> {
   // autocannon's histogram counts whole milliseconds (a 2.9 ms median reads 2), which at a
@@ -77,11 +77,6 @@ async function measure(server: Server, scenario: Scenario, connections: number, 
   return { rps: result.requests.average, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), cpuUs: (cpu * 1000) / result.requests.total };
 }
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-};
 const summary = (runs: Measured[]): Measured => ({
   rps: median(runs.map((r) => r.rps)),
   p50: median(runs.map((r) => r.p50)),
@@ -90,27 +85,6 @@ const summary = (runs: Measured[]): Measured => ({
 });
 const ms = (value: number): string => value.toFixed(1);
 
-/**
- * The median of paired ratios (run i of A over run i of B, measured one after the other)
- * with a distribution-free 95% confidence interval: order statistics k and n + 1 - k of the
- * sorted ratios, k the largest with P(Binomial(n, 1/2) < k) ≤ 2.5%. On a shared machine a
- * run's req/s swings by 10-20%; pairing cancels the drift both runs of a pair saw, and the
- * interval says whether a difference of a few percent is real. With fewer than 6 pairs no
- * such interval exists, and the range of the ratios is given.
- */
-function pairedRatio(a: number[], b: number[]): { median: number; low: number; high: number; confidence: boolean } {
-  const ratios = a.map((x, i) => x / (b[i] as number)).sort((x, y) => x - y);
-  const n = ratios.length;
-  let k = 0;
-  let below = 0; // P(Binomial(n, 1/2) < k + 1), summed term by term
-  for (let c = 0, term = 0.5 ** n; c < n; c++, term = (term * (n - c + 1)) / c) {
-    below += term;
-    if (below > 0.025) break;
-    k = c + 1;
-  }
-  const confidence = k >= 1;
-  return { median: median(ratios), low: ratios[confidence ? k - 1 : 0] as number, high: ratios[confidence ? n - k : n - 1] as number, confidence };
-}
 
 /** pgbench beside the server's PostgreSQL or the embedded one; undefined with the reason. */
 function findPgbench(): { path?: string; reason?: string } {
