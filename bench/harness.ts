@@ -130,6 +130,11 @@ function status(pid: number, field: string): number {
 export const peakRssMiB = (pid: number): number => status(pid, 'VmHWM');
 /** Resident set size of a process now (VmRSS), in MiB. */
 export const rssMiB = (pid: number): number => status(pid, 'VmRSS');
+/** CPU time a process has used so far (user + system, all threads), in ms: /proc/<pid>/stat, in clock ticks of 10 ms. */
+export function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
 
 export interface BenchDatabase {
   url: string;

@@ -21,12 +21,12 @@
 // The default run (4 operations x 3 concurrencies) takes about 9 minutes; a quick one:
 // BENCH_DURATION=3 BENCH_REPS=1 BENCH_CONNECTIONS=50.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { median, pairedRatio, quantile } from './stats.js';
-import { build, buildAt, loadRequest, machine, peakRssMiB, root, scenarios, seededDatabase, stamp, start, startOurs, workingTree, type Scenario, type Server } from './harness.js';
+import { build, buildAt, cpuMs, loadRequest, machine, peakRssMiB, root, scenarios, seededDatabase, stamp, start, startOurs, workingTree, type Scenario, type Server } from './harness.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 6);
 const REPS = Number(process.env.BENCH_REPS ?? 3);
@@ -50,19 +50,12 @@ interface Measured {
   cpuUs?: number;
 }
 
-/** The server's CPU time so far (user + system), in ms: /proc/<pid>/stat, in clock ticks of 10 ms. */
-function cpuMs(server: Server): number {
-  const fields = readFileSync(`/proc/${server.child.pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
-
 async function measure(server: Server, scenario: Scenario, connections: number, seconds: number): Promise<Measured> {
   // autocannon's histogram counts whole milliseconds (a 2.9 ms median reads 2), which at a
   // p50 of 2 or 3 ms makes p99/p50 a ratio of rounded numbers; each response's time is kept
   // here instead (its 'response' event gives it in ms with a fraction).
   const latencies: number[] = [];
-  const cpuBefore = cpuMs(server);
+  const cpuBefore = cpuMs(server.child.pid as number);
   const result = await autocannon({
     url: server.url,
     connections,
@@ -71,7 +64,7 @@ async function measure(server: Server, scenario: Scenario, connections: number, 
     requests: [loadRequest(scenario, ROWS)],
     setupClient: (client) => client.on('response', (_status: number, _bytes: number, ms: number) => latencies.push(ms)),
   });
-  const cpu = cpuMs(server) - cpuBefore;
+  const cpu = cpuMs(server.child.pid as number) - cpuBefore;
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${server.name} ${scenario.name}: ${result.non2xx} non-2xx, ${result.errors} errors (of ${result['2xx'] + result.non2xx})`);
   latencies.sort((a, b) => a - b);
   return { rps: result.requests.average, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), cpuUs: (cpu * 1000) / result.requests.total };
@@ -84,7 +77,6 @@ const summary = (runs: Measured[]): Measured => ({
   cpuUs: median(runs.map((r) => r.cpuUs ?? Number.NaN)),
 });
 const ms = (value: number): string => value.toFixed(1);
-
 
 /** pgbench beside the server's PostgreSQL or the embedded one; undefined with the reason. */
 function findPgbench(): { path?: string; reason?: string } {

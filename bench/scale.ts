@@ -22,6 +22,7 @@ import { migrate } from '../src/db/migrate.js';
 import { createPool, PLAN_CACHE_MODE } from '../src/db/pool.js';
 import { PET_STATEMENTS } from '../src/db/store.js';
 import { createCursorCodec } from '../src/pagination/cursor.js';
+import { quantile } from './stats.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SIZES = (process.env.SCALE_SIZES ?? '10000,5000000').split(',').map(Number);
@@ -40,8 +41,6 @@ const distributions = {
 // requests took over 2 ms), so that a p99 ratio swung between 0.3 and 3 from run to run.
 const gc = (globalThis as { gc?: (options: { type: 'minor'; execution: 'sync' }) => void }).gc;
 const collectYoung = (): void => gc?.({ type: 'minor', execution: 'sync' });
-
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] as number;
 
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'animal-store-scale-'));
@@ -145,8 +144,8 @@ async function main(): Promise<void> {
         for (const l of loaded) {
           const sorted = (times.get(l.size) ?? []).sort((x, y) => x - y);
           const name = (l.queries[q] as { query: string }).query;
-          rows.push({ size: l.size, distribution, query: name, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99) });
-          console.log(`${distribution} ${l.size} ${name}: p50 ${percentile(sorted, 0.5).toFixed(2)} ms, p99 ${percentile(sorted, 0.99).toFixed(2)} ms`);
+          rows.push({ size: l.size, distribution, query: name, p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99) });
+          console.log(`${distribution} ${l.size} ${name}: p50 ${quantile(sorted, 0.5).toFixed(2)} ms, p99 ${quantile(sorted, 0.99).toFixed(2)} ms`);
         }
       }
       for (const l of loaded.splice(0)) await l.close();
