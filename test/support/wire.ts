@@ -227,24 +227,47 @@ export function call(port: number, request: HttpRequest, options: RawOptions = {
 
 /**
  * A client that goes away: writes `bytes` (typically the headers and part of a body), waits
- * `wait` (ms, or until the promise it returns settles), then resets the connection.
+ * `wait` (ms, or until the promise it returns settles), then resets the connection. A wait on
+ * a promise is for something the service must do before it answers, so an answer that comes
+ * first fails the call at once, quoting the answer; so does a wait that fails.
  */
 export function abort(port: number, bytes: string, wait: number | (() => Promise<unknown>) = 100): Promise<void> {
   return new Promise((resolve, reject) => {
+    const received: Buffer[] = [];
+    const answer = () => Buffer.concat(received).toString('latin1').slice(0, 500);
+    const fail = (error: unknown) => {
+      socket.destroy();
+      const message = error instanceof Error ? error.message : String(error);
+      reject(new Error(received.length > 0 ? `${message}; the service answered: ${answer()}` : `${message}; no answer yet`));
+    };
+    let settled = false;
     const socket = net.connect({ host: '127.0.0.1', port }, () => {
       socket.write(bytes);
       const waited = typeof wait === 'number' ? new Promise((done) => setTimeout(done, wait)) : wait();
       waited.then(
         () => {
+          if (settled) return;
+          settled = true;
           socket.resetAndDestroy();
           resolve();
         },
         (error: unknown) => {
-          socket.destroy();
-          reject(error);
+          if (settled) return;
+          settled = true;
+          fail(error);
         },
       );
     });
-    socket.on('error', reject);
+    socket.on('data', (chunk: Buffer) => {
+      received.push(chunk);
+      if (typeof wait === 'number' || settled) return;
+      settled = true;
+      fail(new Error('answered before the wait ended'));
+    });
+    socket.on('error', (error) => {
+      if (settled) return;
+      settled = true;
+      fail(error);
+    });
   });
 }
