@@ -42,6 +42,11 @@ export interface AppDeps {
   readPool?: pg.Pool;
   /** A logger to use instead of one built from LOG_LEVEL (tests capture logs this way). */
   logger?: FastifyBaseLogger;
+  /**
+   * False while start-up work that runs after listening is unfinished (src/server.ts: the
+   * development key): /readyz is 503 until then. Without it, ready as soon as listening.
+   */
+  startedUp?: () => boolean;
 }
 
 /**
@@ -129,7 +134,7 @@ export const app = fp(
     await fastify.register(securityHeaders, { pagesPrefix: DOCS_PREFIX });
     await fastify.register(cors, { origins: deps.config.CORS_ORIGINS });
     await fastify.register(loadShedding, { maxEventLoopDelay: deps.config.MAX_EVENT_LOOP_DELAY_MS });
-    await fastify.register(health, { pool: deps.pool });
+    await fastify.register(health, { pool: deps.pool, ...(deps.startedUp ? { startedUp: deps.startedUp } : {}) });
     // Before the contract's routes: its hook must come first on each of them.
     await fastify.register(rateLimits, {
       apiKeys,

@@ -57,8 +57,10 @@ async function main(config: Config): Promise<void> {
   };
 
   let address: string;
+  // /readyz stays 503 until the development key below is stored and printed.
+  let startedUp = false;
   try {
-    app = await buildApp({ config: { ...config, DATABASE_URL: db.url }, pool, ...(readPool ? { readPool } : {}) });
+    app = await buildApp({ config: { ...config, DATABASE_URL: db.url }, pool, ...(readPool ? { readPool } : {}), startedUp: () => startedUp });
     address = await app.listen({ host: config.HOST, port: config.PORT });
   } catch (error) {
     await close().catch(() => undefined);
@@ -79,6 +81,7 @@ async function main(config: Config): Promise<void> {
   if (db.embedded) note(`Using the embedded PostgreSQL in ${config.DATA_DIR} (port ${db.embedded.port}); set DATABASE_URL to use your own server.`);
   try {
     await showDevelopmentKey(createStore(pool), db, address);
+    startedUp = true;
   } catch (error) {
     // Still a failed start: what it started must not outlive it.
     await close().catch(() => undefined);

@@ -1,5 +1,6 @@
 // Probes for orchestrators, outside /v1 and without authentication:
-// /healthz says the process answers; /readyz says the database answers too.
+// /healthz says the process answers; /readyz says that start-up has finished and the
+// database answers.
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type pg from 'pg';
@@ -7,7 +8,7 @@ import { createReadiness } from '../db/readiness.js';
 import { errorBody } from '../errors.js';
 
 export default fp(
-  async function health(fastify: FastifyInstance, { pool }: { pool: pg.Pool }) {
+  async function health(fastify: FastifyInstance, { pool, startedUp = () => true }: { pool: pg.Pool; startedUp?: () => boolean }) {
     // Load shedding (src/plugins/under-pressure.ts) does not apply to the probes: a busy
     // instance is alive and ready, and an orchestrator restarting it would make things worse.
     const probe = { config: { pressureHandler: () => undefined } };
@@ -16,6 +17,9 @@ export default fp(
     // one per second (src/db/readiness.ts), however often it is asked.
     const ready = createReadiness(pool);
     fastify.get('/readyz', probe, async (_request, reply) => {
+      // Listening comes before the last of start-up (src/server.ts): a script that waits for
+      // ready and then reads what start-up printed must find it printed.
+      if (!startedUp()) return reply.code(503).header('retry-after', '1').send(errorBody('unavailable', 503, 'The service is still starting'));
       if (await ready()) return { status: 'ready' };
       return reply.code(503).header('retry-after', '1').send(errorBody('unavailable', 503, 'The database is not reachable'));
     });

@@ -48,6 +48,24 @@ describe('health probes', () => {
     expect((await t.app.inject({ method: 'GET', url: '/healthz' })).json()).toEqual({ status: 'ok' });
     expect((await t.app.inject({ method: 'GET', url: '/readyz' })).json()).toEqual({ status: 'ready' });
   });
+
+  it('/readyz is 503 until start-up has finished (src/server.ts: the development key)', async () => {
+    let startedUp = false;
+    const app = await buildApp({ config: testConfig(t.url), pool: t.pool, startedUp: () => startedUp });
+    try {
+      const starting = await app.inject({ method: 'GET', url: '/readyz' });
+      expect(starting.statusCode).toBe(503);
+      expect(starting.headers['retry-after']).toBe('1');
+      expect(starting.json()).toEqual({ code: 'unavailable', message: 'The service is still starting', status: 503 });
+      expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+      startedUp = true;
+      const started = await app.inject({ method: 'GET', url: '/readyz' });
+      expect(started.statusCode).toBe(200);
+      expect(started.json()).toEqual({ status: 'ready' });
+    } finally {
+      await app.close();
+    }
+  });
 });
 
 describe('with the database unreachable', () => {
