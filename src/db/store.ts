@@ -141,26 +141,26 @@ export function createStore(pool: pg.Pool, replica?: pg.Pool) {
     });
   const lookups = { primary: lookup('primary'), replica: lookup('replica') };
   // listPets pages, coalesced per server they read from; the same page asked twice in a
-  // batch is read once.
+  // batch is read once, and its pets are built once for all who asked it (read only).
   const pager = (from: ReadFrom) =>
-    coalesce<Page, PetRow[]>({
+    coalesce<Page, Pet[]>({
       max: 100,
       key: pageKey,
       one: async ({ limit, status, after }) =>
         (status
           ? await read<PetRow>(from, petQuery('pets-list-by-status', PET_STATEMENTS.listByStatus, [status, after, limit]))
           : await read<PetRow>(from, petQuery('pets-list', PET_STATEMENTS.list, [after, limit]))
-        ).rows,
+        ).rows.map(toPet),
       many: async (pages) => {
         // Pages with a status and without are two statements (two different scans), sent
         // together when a batch holds both.
-        const answers: PetRow[][] = new Array<PetRow[]>(pages.length);
+        const answers: Pet[][] = new Array<Pet[]>(pages.length);
         const plain = pages.flatMap((p, n) => (p.status ? [] : [n]));
         const filtered = pages.flatMap((p, n) => (p.status ? [n] : []));
         const run = async (which: number[], query: pg.QueryArrayConfig) => {
           if (which.length === 0) return;
           const rows = pagesOf((await read<[number, ...PetRow]>(from, query)).rows, which.length);
-          which.forEach((n, k) => (answers[n] = rows[k] as PetRow[]));
+          which.forEach((n, k) => (answers[n] = (rows[k] as PetRow[]).map(toPet)));
         };
         const at = (which: number[], field: keyof Page) => which.map((n) => (pages[n] as Page)[field]);
         await Promise.all([
@@ -175,8 +175,9 @@ export function createStore(pool: pg.Pool, replica?: pg.Pool) {
   return {
     /** At most `limit` pets with an id above `after`, in id order (keyset pagination). */
     /** Coalesced with the lists that arrive at the same time (src/db/coalesce.ts). */
-    async listPets(limit: number, status: PetStatus | undefined, after = 0, from: ReadFrom = 'replica'): Promise<Pet[]> {
-      return (await pagers[from]({ limit, status, after })).map(toPet);
+    /** The pets may be shared with other calls: read only. */
+    listPets(limit: number, status: PetStatus | undefined, after = 0, from: ReadFrom = 'replica'): Promise<readonly Readonly<Pet>[]> {
+      return pagers[from]({ limit, status, after });
     },
 
     async secret(name: string): Promise<Buffer> {

@@ -28,8 +28,9 @@ export const listPets: Handler<'listPets', Services> = async ({ query, context }
   const last = pets[pets.length - 1];
   if (rows.length <= limit || !last) return { status: 200, body: pets };
 
-  const next = new URLSearchParams({ limit: String(limit) });
-  if (query.status) next.set('status', query.status);
-  next.set('cursor', await cursors.encode({ after: last.id, status: query.status }));
-  return { status: 200, body: pets, headers: { Link: `<${listPath}?${next.toString()}>; rel="next"` } };
+  // Nothing here needs percent-encoding (a number, a status from the enum, a cursor in
+  // base64url and '.'), so the query is written as it is, not built through URLSearchParams.
+  const cursor = await cursors.encode({ after: last.id, status: query.status });
+  const next = `${listPath}?limit=${limit}${query.status ? `&status=${query.status}` : ''}&cursor=${cursor}`;
+  return { status: 200, body: pets, headers: { Link: `<${next}>; rel="next"` } };
 };
