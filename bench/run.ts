@@ -18,7 +18,7 @@
 // by its own migrations, measured in the same alternation; adds a before/after table),
 // BENCH_HEAD (a commit to measure as "ours" instead of the working tree, built the same way:
 // BENCH_BASELINE=<merge>^1 BENCH_HEAD=<merge> isolates what one merge changed).
-// The default run (4 operations x 3 concurrencies) takes about 9 minutes; a quick one:
+// The default run (4 operations x 3 concurrencies) takes about 11 minutes; a quick one:
 // BENCH_DURATION=3 BENCH_REPS=1 BENCH_CONNECTIONS=50.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -135,7 +135,15 @@ async function main(): Promise<void> {
         const runs: Record<string, Measured[]> = Object.fromEntries(servers.map((s) => [s.name, []]));
         for (const server of servers) await measure(server, scenario, connections, 2); // warm-up
         for (let rep = 0; rep < REPS; rep++) {
-          for (const server of rep % 2 === 0 ? servers : [...servers].reverse()) runs[server.name]?.push(await measure(server, scenario, connections, DURATION));
+          for (const server of rep % 2 === 0 ? servers : [...servers].reverse()) {
+            // Each run is preceded by 1 s of the same load, unmeasured: a server that has just
+            // been idle (while the others ran) starts slower, and in A B C / C B A the middle
+            // server always follows another one while the outer ones follow themselves every
+            // other rep (measured 2026-11-24: c748fd6 against main, 16 reps, main's paired
+            // ratio 1.04 when it followed itself, 0.93 when it followed the baseline).
+            await measure(server, scenario, connections, 1);
+            runs[server.name]?.push(await measure(server, scenario, connections, DURATION));
+          }
         }
         const a = summary(runs.ours as Measured[]);
         const b = summary(runs.reference as Measured[]);
@@ -165,7 +173,8 @@ async function main(): Promise<void> {
           `| ${connections} | ${scenario.name} | ${Math.round(a.rps)} | ${Math.round(b.rps)} | **${ratio.toFixed(2)}** | ${ms(a.p50)} / ${ms(a.p99)} | ${ms(b.p50)} / ${ms(b.p99)} | ${ofHello.toFixed(2)} | ${ofDb === undefined ? '–' : ofDb.toFixed(2)} | ${tailRatio.toFixed(1)} |`,
         );
         if (connections === TAIL_AT) tail.push(`${scenario.name}: p99/p50 ${tailRatio.toFixed(1)} ${tailRatio <= TAIL_RATIO ? '≤' : '>'} ${TAIL_RATIO}`);
-        json.push({ connections, scenario: scenario.name, ours: a, reference: b, ratio, ofHelloWorld: ofHello, ofPgbench: ofDb, p99OverP50: tailRatio });
+        // `runs`: each server's runs in the order measured (rep i: servers in order when i is even, reversed when odd).
+        json.push({ connections, scenario: scenario.name, ours: a, reference: b, ratio, ofHelloWorld: ofHello, ofPgbench: ofDb, p99OverP50: tailRatio, runs });
         console.log(rows[rows.length - 1]);
       }
     }
