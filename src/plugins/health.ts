@@ -19,9 +19,9 @@ export default fp(
     fastify.get('/readyz', probe, async (_request, reply) => {
       // Listening comes before the last of start-up (src/server.ts): a script that waits for
       // ready and then reads what start-up printed must find it printed.
-      if (!startedUp()) return reply.code(503).header('retry-after', '1').send(errorBody('unavailable', 503, 'The service is still starting'));
-      if (await ready()) return { status: 'ready' };
-      return reply.code(503).header('retry-after', '1').send(errorBody('unavailable', 503, 'The database is not reachable'));
+      const why = !startedUp() ? 'The service is still starting' : (await ready()) ? undefined : 'The database is not reachable';
+      if (why === undefined) return { status: 'ready' };
+      return reply.code(503).header('retry-after', '1').send(errorBody('unavailable', 503, why));
     });
   },
   { name: 'health' },

@@ -234,40 +234,37 @@ export function call(port: number, request: HttpRequest, options: RawOptions = {
 export function abort(port: number, bytes: string, wait: number | (() => Promise<unknown>) = 100): Promise<void> {
   return new Promise((resolve, reject) => {
     const received: Buffer[] = [];
-    const answer = () => Buffer.concat(received).toString('latin1').slice(0, 500);
-    const fail = (error: unknown) => {
+    // The first of: the wait ends, the wait fails, an answer arrives during a promised wait,
+    // a socket error. Whatever comes after it is ignored.
+    let settled = false;
+    const first =
+      <A extends unknown[]>(then: (...args: A) => void) =>
+      (...args: A): void => {
+        if (settled) return;
+        settled = true;
+        then(...args);
+      };
+    const fail = first((error: unknown) => {
       socket.destroy();
       const message = error instanceof Error ? error.message : String(error);
-      reject(new Error(received.length > 0 ? `${message}; the service answered: ${answer()}` : `${message}; no answer yet`));
-    };
-    let settled = false;
+      const answer = Buffer.concat(received).toString('latin1').slice(0, 500);
+      reject(new Error(received.length > 0 ? `${message}; the service answered: ${answer}` : `${message}; no answer yet`));
+    });
     const socket = net.connect({ host: '127.0.0.1', port }, () => {
       socket.write(bytes);
       const waited = typeof wait === 'number' ? new Promise((done) => setTimeout(done, wait)) : wait();
       waited.then(
-        () => {
-          if (settled) return;
-          settled = true;
+        first(() => {
           socket.resetAndDestroy();
           resolve();
-        },
-        (error: unknown) => {
-          if (settled) return;
-          settled = true;
-          fail(error);
-        },
+        }),
+        fail,
       );
     });
     socket.on('data', (chunk: Buffer) => {
       received.push(chunk);
-      if (typeof wait === 'number' || settled) return;
-      settled = true;
-      fail(new Error('answered before the wait ended'));
+      if (typeof wait !== 'number') fail(new Error('answered before the wait ended'));
     });
-    socket.on('error', (error) => {
-      if (settled) return;
-      settled = true;
-      fail(error);
-    });
+    socket.on('error', fail);
   });
 }
