@@ -1,45 +1,210 @@
-// What `npm run bench` and `npm run bench:soak` share: a seeded database (an embedded
-// PostgreSQL unless DATABASE_URL is given), servers started as child processes, RSS
-// readings and the machine's description.
+// What `npm run bench`, `bench:soak` and `bench:profile` share: a seeded database (an
+// embedded PostgreSQL unless DATABASE_URL is given), servers started as child processes,
+// the scenarios (fixed URLs, and mixed traffic walked per connection), one measured run of
+// a scenario, CPU and RSS readings and the machine's description.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, openSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, openSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type autocannon from 'autocannon';
+import autocannon from 'autocannon';
 import pg from 'pg';
 import { generateApiKey, hashApiKey } from '../src/auth/apiKeys.js';
 import { openEmbeddedPostgres } from '../src/db/embedded.js';
 import { migrate } from '../src/db/migrate.js';
+import { connectionSeed, nextLink, petsMix, Walk, type Mix, type Seen } from './mix.js';
+import { quantile } from './stats.js';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-/** The four measured operations (the issue's list). */
-export interface Scenario {
+/** The four measured operations (the issue's list), each with every connection asking the same URL. */
+export interface FixedScenario {
   name: string;
   method: 'GET' | 'POST';
   path: string;
   body?: string;
   /** getPet over ids spread across the seeded rows. */
   randomId?: boolean;
+  mix?: undefined;
 }
 
-export const scenarios: Scenario[] = [
+/** Mixed traffic (bench/mix.ts): each connection walks the mix from a seed of its own. */
+export interface MixedScenario {
+  name: string;
+  mix: Mix;
+}
+
+export type Scenario = FixedScenario | MixedScenario;
+
+export const scenarios: FixedScenario[] = [
   { name: 'GET /v1/pets?limit=20', method: 'GET', path: '/v1/pets?limit=20' },
   { name: 'GET /v1/pets?limit=100&status=available', method: 'GET', path: '/v1/pets?limit=100&status=available' },
   { name: 'GET /v1/pets/{id} (random ids)', method: 'GET', path: '/v1/pets/1', randomId: true },
   { name: 'POST /v1/pets', method: 'POST', path: '/v1/pets', body: JSON.stringify({ name: 'Bench', categoryId: 3, status: 'available' }) },
 ];
 
+/** The mixed scenarios: a second mix is one more entry here (and its actions in bench/mix.ts). */
+export const mixedScenarios: MixedScenario[] = [{ name: petsMix.name, mix: petsMix }];
+
 /** A scenario as an autocannon request, over `rows` seeded pets. */
-export function loadRequest(scenario: Scenario, rows: number): autocannon.Request {
+export function loadRequest(scenario: FixedScenario, rows: number): autocannon.Request {
   return {
     method: scenario.method,
     path: scenario.path,
     ...(scenario.body ? { body: scenario.body } : {}),
     ...(scenario.randomId ? { setupRequest: (request: autocannon.Request) => ({ ...request, path: `/v1/pets/${1 + Math.floor(Math.random() * rows)}` }) } : {}),
   };
+}
+
+/** Answers and latencies per operation of a mixed run, over all its connections. */
+export type MixTally = Map<string, number[]>;
+
+/**
+ * Makes each autocannon connection walk `mix` from its own seed (the run's seed and the
+ * connection's number), for `setupClient`: the connection's request list becomes one
+ * request whose `setupRequest` asks the walk for the next step, and whose `onResponse` hands
+ * it what was seen (autocannon calls `onResponse` before building the next request, and
+ * with one request in flight per connection, the walk's steps follow one another as a
+ * user's would). Each answer's latency is kept under its operation in `tally`.
+ */
+export function walkClients(mix: Mix, rows: number, runSeed: number, tally: MixTally): (client: autocannon.Client) => void {
+  let connection = 0;
+  return (client) => {
+    const walk = new Walk(mix, connectionSeed(runSeed, connection++), rows);
+    let seen: Seen | undefined;
+    let inFlight = '';
+    client.setRequests([
+      {
+        setupRequest: (request) => {
+          const step = walk.next(seen);
+          seen = undefined;
+          inFlight = step.operation;
+          return step.body === undefined
+            ? { ...request, method: step.method, path: step.path }
+            : { ...request, method: step.method, path: step.path, body: step.body, headers: { ...request.headers, 'content-type': 'application/json' } };
+        },
+        onResponse: (status, _body, _context, headers) => {
+          seen = { status, next: nextLink(headers as Record<string, string | string[] | undefined>) };
+        },
+      },
+    ]);
+    client.on('response', (_status: number, _bytes: number, ms: number) => {
+      let latencies = tally.get(inFlight);
+      if (!latencies) tally.set(inFlight, (latencies = []));
+      latencies.push(ms);
+    });
+  };
+}
+
+export interface Measured {
+  rps: number;
+  /** Latency quantiles in ms, from every response's own time (not autocannon's whole-ms histogram). */
+  p50: number;
+  p99: number;
+  /** The server's CPU time (user + system, all threads) per answered request, in µs. */
+  cpuUs?: number;
+  /** Mixed traffic: answers, p50 and p99 (ms) per operation. */
+  operations?: Record<string, { answers: number; p50: number; p99: number }>;
+  /** Answers in the run. */
+  answers?: number;
+  /** When the load ran, in µs of the monotonic clock (a --cpu-prof profile's clock on Linux). */
+  window?: { start: number; end: number };
+  /** With `threads`: the server's CPU time per answered request (µs) by thread name ('main' is the main thread). */
+  threads?: Record<string, number>;
+}
+
+export interface LoadOptions {
+  connections: number;
+  seconds: number;
+  /** Chooses the mixed traffic's requests (the fixed scenarios ignore it). */
+  seed: number;
+  /** Seeded pets (ids 1..rows). */
+  rows: number;
+  /** Also read each thread's CPU time (for profiles). */
+  threads?: boolean;
+}
+
+/** One run of `scenario` against `server` with autocannon; throws on any non-2xx answer or error. */
+export async function measureLoad(server: Server, scenario: Scenario, { connections, seconds, seed, rows, threads }: LoadOptions): Promise<Measured> {
+  // autocannon's histogram counts whole milliseconds (a 2.9 ms median reads 2), which at a
+  // p50 of 2 or 3 ms makes p99/p50 a ratio of rounded numbers; each response's time is kept
+  // here instead (its 'response' event gives it in ms with a fraction).
+  const latencies: number[] = [];
+  const tally: MixTally = new Map();
+  const pid = server.child.pid as number;
+  const threadsBefore = threads ? threadCpuMs(pid) : undefined;
+  const cpuBefore = cpuMs(pid);
+  const start = Number(process.hrtime.bigint() / 1000n);
+  const result = await autocannon({
+    url: server.url,
+    connections,
+    duration: seconds,
+    ...(scenario.mix
+      ? {
+          // A client sends content-type only with a body (walkClients adds it to creates).
+          headers: { authorization: server.authorization },
+          setupClient: walkClients(scenario.mix, rows, seed, tally),
+        }
+      : {
+          headers: { authorization: server.authorization, 'content-type': 'application/json' },
+          requests: [loadRequest(scenario, rows)],
+          setupClient: (client: autocannon.Client) => client.on('response', (_status: number, _bytes: number, ms: number) => latencies.push(ms)),
+        }),
+  });
+  const end = Number(process.hrtime.bigint() / 1000n);
+  const cpu = cpuMs(pid) - cpuBefore;
+  const threadsAfter = threadsBefore ? threadCpuMs(pid) : undefined;
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${server.name} ${scenario.name}: ${result.non2xx} non-2xx, ${result.errors} errors (of ${result['2xx'] + result.non2xx})`);
+  const operations: NonNullable<Measured['operations']> = {};
+  for (const [operation, times] of [...tally].sort(([a], [b]) => a.localeCompare(b))) {
+    times.sort((a, b) => a - b);
+    operations[operation] = { answers: times.length, p50: quantile(times, 0.5), p99: quantile(times, 0.99) };
+    latencies.push(...times);
+  }
+  latencies.sort((a, b) => a - b);
+  const total = result.requests.total;
+  return {
+    rps: result.requests.average,
+    p50: quantile(latencies, 0.5),
+    p99: quantile(latencies, 0.99),
+    cpuUs: (cpu * 1000) / total,
+    answers: total,
+    window: { start, end },
+    ...(scenario.mix ? { operations } : {}),
+    ...(threadsBefore && threadsAfter ? { threads: Object.fromEntries([...threadsAfter].map(([name, ms]) => [name, ((ms - (threadsBefore.get(name) ?? 0)) * 1000) / total])) } : {}),
+  };
+}
+
+/**
+ * Walks `mix` for `steps` requests on two servers side by side, one request at a time, and
+ * throws unless both answered each with the same status and, for reads, the same body: the
+ * two are then doing the same work in a mixed run (the same pages, not just the same URLs).
+ * Creates are compared without their ids (each server numbers its own).
+ */
+export async function checkSameAnswers(servers: [Server, Server], mix: Mix, rows: number, seed: number, steps: number): Promise<void> {
+  const walks = servers.map(() => new Walk(mix, seed, rows));
+  const seen: (Seen | undefined)[] = [undefined, undefined];
+  for (let i = 0; i < steps; i++) {
+    const answers = await Promise.all(
+      servers.map(async (server, s) => {
+        const step = (walks[s] as Walk).next(seen[s]);
+        const response = await fetch(new URL(step.path, server.url), {
+          method: step.method,
+          headers: { authorization: server.authorization, ...(step.body ? { 'content-type': 'application/json' } : {}) },
+          ...(step.body ? { body: step.body } : {}),
+        });
+        const body = (await response.json()) as unknown;
+        seen[s] = { status: response.status, next: nextLink({ link: response.headers.get('link') ?? undefined }) };
+        const comparable = step.method === 'POST' && body && typeof body === 'object' ? { ...body, id: undefined } : body;
+        return { step: `${step.method} ${step.path}`, status: response.status, next: seen[s]?.next !== undefined, body: JSON.stringify(comparable) };
+      }),
+    );
+    const [a, b] = answers as [(typeof answers)[number], (typeof answers)[number]];
+    if (a.status !== b.status || a.next !== b.next || a.body !== b.body) {
+      throw new Error(`${mix.name}, step ${i}: ${servers[0].name} and ${servers[1].name} answered differently:\n  ${a.step}: ${a.status} ${a.body.slice(0, 300)}\n  ${b.step}: ${b.status} ${b.body.slice(0, 300)}`);
+    }
+  }
 }
 
 export interface Server {
@@ -83,12 +248,13 @@ export async function start(name: string, args: string[], env: NodeJS.ProcessEnv
 
 /**
  * Our service as the bench runs it: the full contract in force, logging at info. `dir` is
- * the project to run: this one, or a baseline built by `buildBaseline`.
+ * the project to run: this one, or a baseline built by `buildBaseline`; `nodeArgs` go to
+ * node before the script (`--cpu-prof`, for bench/profile.ts).
  */
-export function startOurs(databaseUrl: string, key: string, name = 'ours', dir = root): Promise<Server> {
+export function startOurs(databaseUrl: string, key: string, name = 'ours', dir = root, nodeArgs: string[] = []): Promise<Server> {
   return start(
     name,
-    ['dist/src/server.js'],
+    [...nodeArgs, 'dist/src/server.js'],
     { DATABASE_URL: databaseUrl, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', RATE_LIMIT_MAX: '10000000', MIGRATE_ON_START: 'false' },
     `Bearer ${key}`,
     dir,
@@ -130,10 +296,25 @@ function status(pid: number, field: string): number {
 export const peakRssMiB = (pid: number): number => status(pid, 'VmHWM');
 /** Resident set size of a process now (VmRSS), in MiB. */
 export const rssMiB = (pid: number): number => status(pid, 'VmRSS');
-/** CPU time a process has used so far (user + system, all threads), in ms: /proc/<pid>/stat, in clock ticks of 10 ms. */
-export function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+/** CPU time (user + system) in ms of a /proc stat file, in clock ticks of 10 ms. */
+function statCpuMs(file: string): number {
+  const fields = readFileSync(file, 'utf8').split(') ')[1]?.split(' ') ?? [];
   return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+/** CPU time a process has used so far (user + system, all threads), in ms: /proc/<pid>/stat. */
+export const cpuMs = (pid: number): number => statCpuMs(`/proc/${pid}/stat`);
+/** CPU time each thread of a process has used so far, in ms, summed by thread name (/proc/<pid>/task/<tid>/comm; the main thread is 'main'). */
+export function threadCpuMs(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const name = tid === String(pid) ? 'main' : readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      byName.set(name, (byName.get(name) ?? 0) + statCpuMs(`/proc/${pid}/task/${tid}/stat`));
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return byName;
 }
 
 export interface BenchDatabase {
@@ -215,6 +396,24 @@ export async function seededDatabase(rows: number, ours: Build = workingTree, ba
 export function machine(pgVersion: string): string {
   const cpu = os.cpus()[0]?.model ?? 'unknown';
   return `${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}, Node ${process.version}, PostgreSQL ${pgVersion}`;
+}
+
+/**
+ * Samples the machine's 1-minute load average every 10 s until `stop`, which says what it
+ * was (start, median, highest): on a machine shared with other work, a run is read in the
+ * light of it.
+ */
+export function watchLoad(): { stop: () => string } {
+  const samples = [os.loadavg()[0] as number];
+  const timer = setInterval(() => samples.push(os.loadavg()[0] as number), 10_000).unref();
+  return {
+    stop: () => {
+      clearInterval(timer);
+      samples.push(os.loadavg()[0] as number);
+      const sorted = [...samples].sort((a, b) => a - b);
+      return `load average (1 min) ${samples[0]?.toFixed(1)} at the start, median ${quantile(sorted, 0.5).toFixed(1)}, highest ${sorted[sorted.length - 1]?.toFixed(1)} (${os.cpus().length} cores)`;
+    },
+  };
 }
 
 export const stamp = (): string => new Date().toISOString().replace(/[:.]/g, '-');

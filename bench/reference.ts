@@ -18,13 +18,20 @@ app.addHook('onRequest', async (request, reply) => {
   return undefined;
 });
 
-app.get('/v1/pets', async (request) => {
-  const q = request.query as { limit?: string; status?: string };
+// Keyset pagination as a user writes it: `after` is the last id of the previous page (a
+// plain number, no signature), one row more than asked says whether a next page exists, and
+// the next page's URL goes in `Link: <...>; rel="next"`.
+app.get('/v1/pets', async (request, reply) => {
+  const q = request.query as { limit?: string; status?: string; after?: string };
   const limit = Number(q.limit ?? 20);
+  const after = Number(q.after ?? 0);
   const result = q.status
-    ? await pool.query<Row>('SELECT id, name, category_id, status FROM pets WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3', [q.status, 0, limit + 1])
-    : await pool.query<Row>('SELECT id, name, category_id, status FROM pets WHERE id > $1 ORDER BY id LIMIT $2', [0, limit + 1]);
-  return result.rows.slice(0, limit).map(toPet);
+    ? await pool.query<Row>('SELECT id, name, category_id, status FROM pets WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3', [q.status, after, limit + 1])
+    : await pool.query<Row>('SELECT id, name, category_id, status FROM pets WHERE id > $1 ORDER BY id LIMIT $2', [after, limit + 1]);
+  const pets = result.rows.slice(0, limit).map(toPet);
+  const last = pets[pets.length - 1];
+  if (result.rows.length > limit && last) reply.header('link', `</v1/pets?limit=${limit}${q.status ? `&status=${q.status}` : ''}&after=${last.id}>; rel="next"`);
+  return pets;
 });
 
 app.get('/v1/pets/:petId', async (request, reply) => {

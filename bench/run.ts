@@ -1,6 +1,9 @@
 // `npm run bench`: this service against a bare Fastify + pg reference written as a user
 // would write it (bench/reference.ts), measured alternately (A B, B A, ...) in one run with
-// autocannon, on the same seeded database, at each of several concurrencies. The same run
+// autocannon, on the same seeded database, at each of several concurrencies. Two kinds of
+// scenario: each operation with every connection asking the same URL, and mixed traffic
+// (bench/mix.ts: each connection browses, follows `rel="next"`, looks pets up and creates
+// them, from a seed of its own; run i of every server uses the same seeds). The same run
 // measures this machine's limits: Fastify's hello world (bench/hello.ts) and pgbench running
 // the listPets query; each operation is stated as a fraction of them. Prints a table
 // (requests/s, p50, p99, ours/reference, fractions of the limits, p99/p50) and writes it to
@@ -8,9 +11,10 @@
 //
 // Settings (environment): DATABASE_URL (else an embedded PostgreSQL), BENCH_CONNECTIONS
 // (comma-separated, default 16,50,200), BENCH_DURATION (s, default 6), BENCH_REPS (default
-// 3), BENCH_SEED_ROWS (default 10000), BENCH_LOG_LEVEL (ours' log level, default info: the
-// contract's setting; other values only to measure what logging costs), BENCH_ONLY (a
-// regular expression: only the scenarios whose name matches), BENCH_PGBENCH (path of
+// 3), BENCH_SEED_ROWS (default 10000), BENCH_SEED (the mixed traffic's seed, default 1),
+// BENCH_LOG_LEVEL (ours' log level, default info: the contract's setting; other values only
+// to measure what logging costs), BENCH_ONLY (a regular expression: only the scenarios
+// whose name matches; `mixed` for the mixed ones), BENCH_PGBENCH (path of
 // pgbench; else found beside PostgreSQL or skipped with the reason), BENCH_PGBENCH_CLIENTS
 // (most pgbench clients, default 20: PostgreSQL's connection limit is shared),
 // BENCH_BASELINE (a git commit or branch: the service as it was there, built from
@@ -18,20 +22,24 @@
 // by its own migrations, measured in the same alternation; adds a before/after table),
 // BENCH_HEAD (a commit to measure as "ours" instead of the working tree, built the same way:
 // BENCH_BASELINE=<merge>^1 BENCH_HEAD=<merge> isolates what one merge changed).
-// The default run (4 operations x 3 concurrencies) takes about 11 minutes; a quick one:
-// BENCH_DURATION=3 BENCH_REPS=1 BENCH_CONNECTIONS=50.
+// The default run (4 operations and 1 mix x 3 concurrencies) takes about 13 minutes; a
+// quick one: BENCH_DURATION=3 BENCH_REPS=1 BENCH_CONNECTIONS=50.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import autocannon from 'autocannon';
-import { median, pairedRatio, quantile } from './stats.js';
-import { build, buildAt, cpuMs, loadRequest, machine, peakRssMiB, root, scenarios, seededDatabase, stamp, start, startOurs, workingTree, type Scenario, type Server } from './harness.js';
+import { median, pairedRatio, type PairedRatio } from './stats.js';
+import { build, buildAt, checkSameAnswers, machine, measureLoad, watchLoad, mixedScenarios, peakRssMiB, root, scenarios, seededDatabase, stamp, start, startOurs, workingTree, type Measured, type Scenario, type Server } from './harness.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 6);
 const REPS = Number(process.env.BENCH_REPS ?? 3);
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '16,50,200').split(',').map(Number);
 const ROWS = Number(process.env.BENCH_SEED_ROWS ?? 10_000);
+const SEED = Number(process.env.BENCH_SEED ?? 1);
+// Seeds of the mixed traffic: run i of every server walks from runSeed(i), its warm-ups
+// from others, so a measured run does not repeat the pages its warm-up just asked.
+const runSeed = (rep: number): number => SEED * 100_003 + rep;
+const warmUpSeed = (rep: number): number => runSeed(rep) + 50_000;
 // Only the scenarios whose name matches (a regular expression), for ablations.
 const ONLY = new RegExp(process.env.BENCH_ONLY ?? '');
 const PGBENCH_CLIENTS = Number(process.env.BENCH_PGBENCH_CLIENTS ?? 20);
@@ -41,34 +49,8 @@ const HEAD = process.env.BENCH_HEAD;
 const TAIL_AT = 50;
 const TAIL_RATIO = 3;
 
-interface Measured {
-  rps: number;
-  /** Latency quantiles in ms, from every response's own time (not autocannon's whole-ms histogram). */
-  p50: number;
-  p99: number;
-  /** The server's CPU time (user + system, all threads) per answered request, in µs. */
-  cpuUs?: number;
-}
-
-async function measure(server: Server, scenario: Scenario, connections: number, seconds: number): Promise<Measured> {
-  // autocannon's histogram counts whole milliseconds (a 2.9 ms median reads 2), which at a
-  // p50 of 2 or 3 ms makes p99/p50 a ratio of rounded numbers; each response's time is kept
-  // here instead (its 'response' event gives it in ms with a fraction).
-  const latencies: number[] = [];
-  const cpuBefore = cpuMs(server.child.pid as number);
-  const result = await autocannon({
-    url: server.url,
-    connections,
-    duration: seconds,
-    headers: { authorization: server.authorization, 'content-type': 'application/json' },
-    requests: [loadRequest(scenario, ROWS)],
-    setupClient: (client) => client.on('response', (_status: number, _bytes: number, ms: number) => latencies.push(ms)),
-  });
-  const cpu = cpuMs(server.child.pid as number) - cpuBefore;
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${server.name} ${scenario.name}: ${result.non2xx} non-2xx, ${result.errors} errors (of ${result['2xx'] + result.non2xx})`);
-  latencies.sort((a, b) => a - b);
-  return { rps: result.requests.average, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), cpuUs: (cpu * 1000) / result.requests.total };
-}
+/** One run of `scenario` against `server` (bench/harness.ts), over the seeded rows. */
+const measure = (server: Server, scenario: Scenario, connections: number, seconds: number, seed: number): Promise<Measured> => measureLoad(server, scenario, { connections, seconds, seed, rows: ROWS });
 
 const summary = (runs: Measured[]): Measured => ({
   rps: median(runs.map((r) => r.rps)),
@@ -77,6 +59,22 @@ const summary = (runs: Measured[]): Measured => ({
   cpuUs: median(runs.map((r) => r.cpuUs ?? Number.NaN)),
 });
 const ms = (value: number): string => value.toFixed(1);
+const range = (r: PairedRatio): string => `${r.median.toFixed(2)} (${r.confidence ? '95% CI' : 'range'} ${r.low.toFixed(2)}–${r.high.toFixed(2)})`;
+
+/**
+ * What a mixed scenario's runs were made of: each operation's share of ours' answers over
+ * all runs, and its p50 / p99 (medians over the runs) for ours and the reference.
+ */
+function shares(ours: Measured[], reference: Measured[]): string {
+  const answers = new Map<string, number>();
+  for (const run of ours) for (const [operation, o] of Object.entries(run.operations ?? {})) answers.set(operation, (answers.get(operation) ?? 0) + o.answers);
+  const total = [...answers.values()].reduce((x, y) => x + y, 0);
+  const latency = (runs: Measured[], operation: string): string => {
+    const of = runs.map((r) => r.operations?.[operation]).filter((o) => o !== undefined);
+    return `${ms(median(of.map((o) => o.p50)))} / ${ms(median(of.map((o) => o.p99)))}`;
+  };
+  return [...answers].map(([operation, n]) => `${operation} ${((100 * n) / total).toFixed(1)}% (p50 / p99 ms ours ${latency(ours, operation)}, reference ${latency(reference, operation)})`).join('; ');
+}
 
 /** pgbench beside the server's PostgreSQL or the embedded one; undefined with the reason. */
 function findPgbench(): { path?: string; reason?: string } {
@@ -98,6 +96,7 @@ function pgbench(binary: string, url: string, clients: number, seconds: number):
 }
 
 async function main(): Promise<void> {
+  const load = watchLoad();
   build();
   const head = HEAD ? await buildAt(HEAD) : workingTree;
   const baseline = BASELINE ? await buildAt(BASELINE) : undefined;
@@ -106,6 +105,9 @@ async function main(): Promise<void> {
   const before = baseline && database.baselineUrl ? await startOurs(database.baselineUrl, database.key, 'baseline', baseline.dir) : undefined;
   const reference = await start('reference', ['--import', 'tsx', 'bench/reference.ts'], { DATABASE_URL: database.referenceUrl, REFERENCE_TOKEN: 'reference' }, 'Bearer reference');
   const hello = await start('hello', ['--import', 'tsx', 'bench/hello.ts'], {}, 'Bearer none');
+  const selected: Scenario[] = [...scenarios, ...mixedScenarios].filter((s) => ONLY.test(s.name));
+  // The comparison is fair only if both servers do the same work for the same requests.
+  for (const scenario of selected) if (scenario.mix) await checkSameAnswers([ours, reference], scenario.mix, ROWS, SEED, 300);
   const pgbenchBinary = findPgbench();
   if (pgbenchBinary.reason) console.log(`pgbench row skipped: ${pgbenchBinary.reason}`);
 
@@ -113,15 +115,16 @@ async function main(): Promise<void> {
   const limitRows: string[] = [];
   const json: Record<string, unknown>[] = [];
   const tail: string[] = [];
+  const mixes: string[] = [];
   let helloTail: number | undefined;
   const beforeAfter: string[] = [];
   try {
     for (const connections of CONNECTIONS) {
       // This machine's limits at this concurrency: HTTP alone, and the database alone.
       const probe = scenarios[2] as Scenario;
-      await measure(hello, probe, connections, 2); // warm-up
+      await measure(hello, probe, connections, 2, 0); // warm-up
       const helloRuns: Measured[] = [];
-      for (let rep = 0; rep < REPS; rep++) helloRuns.push(await measure(hello, probe, connections, DURATION));
+      for (let rep = 0; rep < REPS; rep++) helloRuns.push(await measure(hello, probe, connections, DURATION, 0));
       const helloWorld = summary(helloRuns);
       if (connections === TAIL_AT) helloTail = helloWorld.p99 / helloWorld.p50;
       const pgClients = Math.min(connections, PGBENCH_CLIENTS);
@@ -130,10 +133,10 @@ async function main(): Promise<void> {
       console.log(limitRows[limitRows.length - 1]);
       json.push({ connections, helloWorld, pgbench: db ? { ...db, clients: pgClients } : pgbenchBinary.reason });
 
-      for (const scenario of scenarios.filter((s) => ONLY.test(s.name))) {
+      for (const scenario of selected) {
         const servers = before ? [ours, before, reference] : [ours, reference];
         const runs: Record<string, Measured[]> = Object.fromEntries(servers.map((s) => [s.name, []]));
-        for (const server of servers) await measure(server, scenario, connections, 2); // warm-up
+        for (const server of servers) await measure(server, scenario, connections, 2, warmUpSeed(-1)); // warm-up
         for (let rep = 0; rep < REPS; rep++) {
           for (const server of rep % 2 === 0 ? servers : [...servers].reverse()) {
             // Each run is preceded by 1 s of the same load, unmeasured: a server that has just
@@ -141,8 +144,8 @@ async function main(): Promise<void> {
             // server always follows another one while the outer ones follow themselves every
             // other rep (measured 2026-11-24: c748fd6 against main, 16 reps, main's paired
             // ratio 1.04 when it followed itself, 0.93 when it followed the baseline).
-            await measure(server, scenario, connections, 1);
-            runs[server.name]?.push(await measure(server, scenario, connections, DURATION));
+            await measure(server, scenario, connections, 1, warmUpSeed(rep));
+            runs[server.name]?.push(await measure(server, scenario, connections, DURATION, runSeed(rep)));
           }
         }
         const a = summary(runs.ours as Measured[]);
@@ -157,7 +160,6 @@ async function main(): Promise<void> {
             (runs.ours as Measured[]).map((r) => r.cpuUs ?? Number.NaN),
             (runs.baseline as Measured[]).map((r) => r.cpuUs ?? Number.NaN),
           );
-          const range = (r: typeof paired) => `${r.median.toFixed(2)} (${r.confidence ? '95% CI' : 'range'} ${r.low.toFixed(2)}–${r.high.toFixed(2)})`;
           beforeAfter.push(
             `| ${connections} | ${scenario.name} | ${Math.round(c.rps)} | ${Math.round(a.rps)} | **${(a.rps / c.rps).toFixed(2)}** | ${range(paired)} | ${Math.round(c.cpuUs ?? 0)} / ${Math.round(a.cpuUs ?? 0)} | ${range(cpu)} | ${(c.rps / b.rps).toFixed(2)} | ${(a.rps / b.rps).toFixed(2)} | ${ms(c.p50)} / ${ms(c.p99)} | ${ms(a.p50)} / ${ms(a.p99)} |`,
           );
@@ -165,16 +167,25 @@ async function main(): Promise<void> {
           console.log(beforeAfter[beforeAfter.length - 1]);
         }
         const ratio = a.rps / b.rps;
-        const isList = scenario.path.startsWith('/v1/pets?');
+        const isList = !scenario.mix && scenario.path.startsWith('/v1/pets?');
         const ofHello = a.rps / helloWorld.rps;
         const ofDb = isList && db ? a.rps / db.rps : undefined;
         const tailRatio = a.p50 > 0 ? a.p99 / a.p50 : Number.NaN;
-        rows.push(
-          `| ${connections} | ${scenario.name} | ${Math.round(a.rps)} | ${Math.round(b.rps)} | **${ratio.toFixed(2)}** | ${ms(a.p50)} / ${ms(a.p99)} | ${ms(b.p50)} / ${ms(b.p99)} | ${ofHello.toFixed(2)} | ${ofDb === undefined ? '–' : ofDb.toFixed(2)} | ${tailRatio.toFixed(1)} |`,
+        const pairedRps = pairedRatio(
+          (runs.ours as Measured[]).map((r) => r.rps),
+          (runs.reference as Measured[]).map((r) => r.rps),
         );
+        const pairedP99 = pairedRatio(
+          (runs.ours as Measured[]).map((r) => r.p99),
+          (runs.reference as Measured[]).map((r) => r.p99),
+        );
+        rows.push(
+          `| ${connections} | ${scenario.name} | ${Math.round(a.rps)} | ${Math.round(b.rps)} | **${ratio.toFixed(2)}** | ${range(pairedRps)} | ${ms(a.p50)} / ${ms(a.p99)} | ${ms(b.p50)} / ${ms(b.p99)} | ${range(pairedP99)} | ${Math.round(a.cpuUs ?? 0)} / ${Math.round(b.cpuUs ?? 0)} | ${ofHello.toFixed(2)} | ${ofDb === undefined ? '–' : ofDb.toFixed(2)} | ${tailRatio.toFixed(1)} |`,
+        );
+        if (scenario.mix) mixes.push(`${connections} connections, ${scenario.name}: ${shares(runs.ours as Measured[], runs.reference as Measured[])}`);
         if (connections === TAIL_AT) tail.push(`${scenario.name}: p99/p50 ${tailRatio.toFixed(1)} ${tailRatio <= TAIL_RATIO ? '≤' : '>'} ${TAIL_RATIO}`);
         // `runs`: each server's runs in the order measured (rep i: servers in order when i is even, reversed when odd).
-        json.push({ connections, scenario: scenario.name, ours: a, reference: b, ratio, ofHelloWorld: ofHello, ofPgbench: ofDb, p99OverP50: tailRatio, runs });
+        json.push({ connections, scenario: scenario.name, ours: a, reference: b, ratio, pairedRatio: pairedRps, p99PairedRatio: pairedP99, ofHelloWorld: ofHello, ofPgbench: ofDb, p99OverP50: tailRatio, runs });
         console.log(rows[rows.length - 1]);
       }
     }
@@ -186,10 +197,10 @@ async function main(): Promise<void> {
     const table = [
       `# Benchmark ${new Date().toISOString()}`,
       '',
-      `Machine: ${description}. Load generator, the servers and PostgreSQL share it.`,
+      `Machine: ${description}. Load generator, the servers and PostgreSQL share it; ${load.stop()}.`,
       `autocannon at ${CONNECTIONS.join(', ')} connections, ${DURATION} s per run, ${REPS} runs per server alternating (A B, B A, ...), medians; ${ROWS} seeded pets.`,
       'Ours: full contract in force (validation, auth, error handling, request ids, deprecation headers, rate limiting on, security headers, wire-level checks, pets committed in id order, logging at info, to /dev/null).',
-      'Reference: bare Fastify 5 + pg, pg defaults (pool of 10), plain parameterised queries, no validation, a constant-string auth check, on its own copy of the catalogue without the id-order lock.',
+      'Reference: bare Fastify 5 + pg, pg defaults (pool of 10), plain parameterised queries, keyset pages (`after` the last id, one row more than asked, `Link: <...>; rel="next"`), no validation, a constant-string auth check, on its own copy of the catalogue without the id-order lock.',
       '',
       "This machine's limits (hello world: Fastify answering a constant, no database; pgbench: the listPets query, limit 20, prepared, read-only):",
       '',
@@ -197,10 +208,18 @@ async function main(): Promise<void> {
       '|---|---|---|---|',
       ...limitRows,
       '',
-      '| Connections | Operation | ours req/s | reference req/s | ours/reference | ours p50 / p99 ms | reference p50 / p99 ms | ours / hello world | ours / pgbench | ours p99/p50 |',
-      '|---|---|---|---|---|---|---|---|---|---|',
+      '| Connections | Operation | ours req/s | reference req/s | ours/reference (medians) | ours/reference, paired runs | ours p50 / p99 ms | reference p50 / p99 ms | p99 ours/reference, paired runs | server CPU µs/request ours / reference | ours / hello world | ours / pgbench | ours p99/p50 |',
+      '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
       ...rows,
       '',
+      ...(mixes.length
+        ? [
+            `Mixed traffic (bench/mix.ts, seed ${SEED}): ${mixedScenarios.map((m) => `${m.name}, actions ${m.mix.actions.map((x) => `${x.name} ${x.percent}%`).join(', ')}`).join('; ')}. Answers of ours by operation, with each operation's latencies:`,
+            '',
+            ...mixes.map((m) => `- ${m}`),
+            '',
+          ]
+        : []),
       `Tail at ${TAIL_AT} connections (p99 ≤ ${TAIL_RATIO}× p50): ${tail.length ? tail.join('; ') : 'not measured'}.${helloTail === undefined ? '' : ` Hello world on this machine, at the same concurrency: p99/p50 ${helloTail.toFixed(1)}.`}`,
       '',
       `Peak RSS: ours ${rss.ours} MiB, reference ${rss.reference} MiB.`,

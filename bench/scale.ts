@@ -20,7 +20,8 @@ import { loadConfig } from '../src/config.js';
 import { ensureDatabase, openEmbeddedPostgres } from '../src/db/embedded.js';
 import { migrate } from '../src/db/migrate.js';
 import { createPool, PLAN_CACHE_MODE } from '../src/db/pool.js';
-import { PET_STATEMENTS } from '../src/db/store.js';
+import { ORDER_STATEMENTS } from '../src/db/orders.js';
+import { PET_STATEMENTS } from '../src/db/pets.js';
 import { createCursorCodec } from '../src/pagination/cursor.js';
 import { quantile } from './stats.js';
 
@@ -100,9 +101,13 @@ async function main(): Promise<void> {
           { query: 'listPets limit=20, page 1', url: () => '/v1/pets?limit=20', sql: PET_STATEMENTS.list, params: [0, 21] },
           { query: 'listPets limit=20, deep page (90%)', url: () => `/v1/pets?limit=20&cursor=${cursors.encode({ after: deep })}`, sql: PET_STATEMENTS.list, params: [deep, 21] },
           { query: `listPets limit=20 status=${rare}, page 1`, url: () => `/v1/pets?limit=20&status=${rare}`, sql: PET_STATEMENTS.listByStatus, params: [rare, 0, 21] },
-          { query: `listPets limit=20 status=${rare}, deep page (90%)`, url: () => `/v1/pets?limit=20&status=${rare}&cursor=${cursors.encode({ after: deepStatus, status: rare })}`, sql: PET_STATEMENTS.listByStatus, params: [rare, deepStatus, 21] },
+          { query: `listPets limit=20 status=${rare}, deep page (90%)`, url: () => `/v1/pets?limit=20&status=${rare}&cursor=${cursors.encode({ after: deepStatus, filter: rare })}`, sql: PET_STATEMENTS.listByStatus, params: [rare, deepStatus, 21] },
           { query: 'getPet (random ids)', url: () => `/v1/pets/${1 + Math.floor(Math.random() * size)}`, sql: PET_STATEMENTS.get, params: [Math.floor(size / 2)] },
+          { query: 'getInventory', url: () => '/v1/store/inventory', sql: ORDER_STATEMENTS.inventory, params: [] },
         ];
+        // What the inventory would cost counted from the table, for comparison (its plan only).
+        const counted = await db.query("EXPLAIN (ANALYZE, BUFFERS) SELECT coalesce(status, 'none'), count(*) FROM pets GROUP BY 1");
+        writeFileSync(path.join(out, `${distribution}-${size}-inventory-counted-from-pets.txt`), counted.rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n'));
 
         const pool = createPool({ DATABASE_URL: url, DB_POOL_MAX: 2, DB_CONNECT_TIMEOUT_MS: 5000, DB_STATEMENT_TIMEOUT_MS: 60_000 });
         const app = await buildApp({ config: { ...loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '10000000' }), DATABASE_URL: url }, pool });
@@ -110,7 +115,7 @@ async function main(): Promise<void> {
           // The plan the service runs: a prepared statement's generic plan (src/db/pool.ts).
           await db.query(`PREPARE q AS ${q.sql}`);
           const args = q.params.map((v) => (typeof v === 'number' ? String(v) : db.escapeLiteral(String(v)))).join(', ');
-          const plan = await db.query(`EXPLAIN (ANALYZE, BUFFERS) EXECUTE q(${args})`);
+          const plan = await db.query(`EXPLAIN (ANALYZE, BUFFERS) EXECUTE q${args ? `(${args})` : ''}`);
           await db.query('DEALLOCATE q');
           writeFileSync(path.join(out, `${distribution}-${size}-${q.query.replace(/[^a-z0-9]+/gi, '-')}.txt`), `${q.sql}\n-- ${JSON.stringify(q.params)}\n\n${plan.rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n')}\n`);
         }

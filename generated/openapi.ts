@@ -5,9 +5,9 @@ const openapi = {
   "openapi": "3.1.0",
   "info": {
     "title": "Animal Store API",
-    "version": "1.1.0",
+    "version": "1.2.0",
     "summary": "A catalogue of animals for sale, served under /v1.",
-    "description": "The Animal Store API exposes the store's catalogue of animals (pets): list them,\noptionally filtered by availability, add one, and fetch one by its identifier.\nRequest and response bodies are JSON (`application/json`).\n\n## Authentication\nEvery operation requires an API key sent as an HTTP bearer token\n(`Authorization: Bearer <API_KEY>`). A missing, malformed, unknown or revoked key,\nor more than one `Authorization` header, is answered with `401`, an Error body and a\n`WWW-Authenticate: Bearer` challenge (RFC 6750). Keys are issued and revoked by the\noperators of a deployment.\n\n## Errors\nEvery error response, whatever the status, has the same body, `Error`:\n`{\"code\": \"not_found\", \"message\": \"Pet 42 does not exist\", \"status\": 404}`.\n`code` is a stable machine-readable string and `status` repeats the HTTP status.\nThe codes in use are listed on the `Error` schema. **Clients must tolerate codes\nthey do not know** and fall back on `status`: adding a new code is not a breaking\nchange. A `400` may carry `details`, naming the field and the rule it broke.\nThis holds for what is refused before any operation is chosen too: a malformed HTTP\nmessage or an HTTP/1.1 request without `Host` (`400`), headers over 16 KiB (`431`),\na request that does not arrive in time (`408`), an `Expect` other than\n`100-continue` (`417`). On a keep-alive connection such an answer follows the answers\nto the requests before it, and the connection is then closed.\n\n## Numbers\nIdentifiers (`id`, `categoryId`) are integers in `1 .. 9007199254740991`\n(2^53 - 1), the range that every JSON parser, JavaScript's included, represents\nexactly. A larger value is never rounded: the request is refused with `400`.\n- In a path or query, an integer is plain decimal digits: `0x1`, `+1`, ` 1`, `01`,\n  `1e2` and `1.0` are `400`.\n- In a JSON body, a number is accepted as an integer when it denotes exactly that\n  integer: `2`, `2.0` and `2e0` are all 2 (JSON Schema 2020-12 counts `2.0` as an\n  integer). A fraction (`2.5`), a value past 2^53 - 1, or digits that no double holds\n  exactly (`9007199254740990.9`, `1.0000000000000001`) are `400`, and nothing is\n  stored.\n\n## Strings\nRequest bodies are UTF-8 JSON. A `Content-Type` charset other than `utf-8` is `415`;\nmore than one `Content-Type` header is `400` (which one was meant is ambiguous).\nBytes that are not valid UTF-8, or a `\\u` escape that leaves a lone surrogate\n(`\"a\\ud800b\"`), are `400` with `details` naming the field; nothing is stored, and a\nstring is never silently replaced by U+FFFD.\n\n## Request ids\nEvery response carries `X-Request-Id`. A client may send its own (up to 128\ncharacters of `A-Z a-z 0-9 . _ : -`); otherwise the service generates one. Quote it\nwhen reporting a problem.\n\n## Deprecation policy\nA deprecated operation is marked `deprecated: true` and carries `x-sunset`, the\ndate from which it may be removed. Until then it keeps working unchanged, and every\nanswer it gives carries the `Deprecation` (RFC 9745), `Sunset` (RFC 8594) and\n`Link` headers, the latter naming the replacement (`rel=\"successor-version\"`).\nNo operation is removed before its sunset.\n\n## Stability markers\nEvery operation carries `x-stability`:\n- `stable`: covered by the compatibility promise of `/v1`; it changes only in\n  backward-compatible ways (new optional fields, parameters, operations, codes).\n- `experimental`: may change or disappear in any release without notice; do not\n  build production code on it.\n",
+    "description": "The Animal Store API exposes the store's catalogue of animals (pets): list them,\noptionally filtered by availability or identifiers, add one, and fetch one by its\nidentifier. Its store sells them: an order holds an available animal for a while, and is\nthen completed (the animal is sold), cancelled or left to expire (the animal is available\nagain). Request and response bodies are JSON (`application/json`).\n\n## Authentication\nEvery operation requires an API key sent as an HTTP bearer token\n(`Authorization: Bearer <API_KEY>`). A missing, malformed, unknown or revoked key,\nor more than one `Authorization` header, is answered with `401`, an Error body and a\n`WWW-Authenticate: Bearer` challenge (RFC 6750). Keys are issued and revoked by the\noperators of a deployment.\n\n## Errors\nEvery error response, whatever the status, has the same body, `Error`:\n`{\"code\": \"not_found\", \"message\": \"Pet 42 does not exist\", \"status\": 404}`.\n`code` is a stable machine-readable string and `status` repeats the HTTP status.\nThe codes in use are listed on the `Error` schema. **Clients must tolerate codes\nthey do not know** and fall back on `status`: adding a new code is not a breaking\nchange. A `400` may carry `details`, naming the field and the rule it broke.\nA path that exists with a method it does not take (`DELETE /v1/pets`, `HEAD` or\n`OPTIONS` without CORS) is `405` with an `Allow` header naming the methods it takes\n(RFC 9110); a path that does not exist is `404`. `GET /` answers where the\ndocumentation and this contract are.\nThis holds for what is refused before any operation is chosen too: a malformed HTTP\nmessage or an HTTP/1.1 request without `Host` (`400`), headers over 16 KiB (`431`),\na request that does not arrive in time (`408`), an `Expect` other than\n`100-continue` (`417`). On a keep-alive connection such an answer follows the answers\nto the requests before it, and the connection is then closed.\n\n## Numbers\nIdentifiers (`id`, `categoryId`) are integers in `1 .. 9007199254740991`\n(2^53 - 1), the range that every JSON parser, JavaScript's included, represents\nexactly. A larger value is never rounded: the request is refused with `400`.\n- In a path or query, an integer is plain decimal digits: `0x1`, `+1`, ` 1`, `01`,\n  `1e2` and `1.0` are `400`.\n- In a JSON body, a number is accepted as an integer when it denotes exactly that\n  integer: `2`, `2.0` and `2e0` are all 2 (JSON Schema 2020-12 counts `2.0` as an\n  integer). A fraction (`2.5`), a value past 2^53 - 1, or digits that no double holds\n  exactly (`9007199254740990.9`, `1.0000000000000001`) are `400`, and nothing is\n  stored.\n\n## Strings\nRequest bodies are UTF-8 JSON. A `Content-Type` charset other than `utf-8` is `415`;\nmore than one `Content-Type` header is `400` (which one was meant is ambiguous).\nBytes that are not valid UTF-8, or a `\\u` escape that leaves a lone surrogate\n(`\"a\\ud800b\"`), are `400` with `details` naming the field; nothing is stored, and a\nstring is never silently replaced by U+FFFD.\n\n## Parameters\nA query parameter that the operation does not declare is `400`, naming it and the\nones the operation takes (`?stauts=sold` would otherwise list every status), and so is\na parameter given more than once where one value is expected (`?limit=1&limit=2`).\nWhere a pattern rules a value (a cursor, an `Idempotency-Key`, a name), the message\nsays what is expected in words, as the schema's `x-pattern-description` does.\n\n## Request ids\nEvery response carries `X-Request-Id`. A client may send its own (up to 128\ncharacters of `A-Z a-z 0-9 . _ : -`); otherwise the service generates one. Quote it\nwhen reporting a problem.\n\n## Deprecation policy\nA deprecated operation is marked `deprecated: true` and carries `x-sunset`, the\ndate from which it may be removed. Until then it keeps working unchanged, and every\nanswer it gives carries the `Deprecation` (RFC 9745), `Sunset` (RFC 8594) and\n`Link` headers, the latter naming the replacement (`rel=\"successor-version\"`).\nNo operation is removed before its sunset.\n\n## Stability markers\nEvery operation carries `x-stability`:\n- `stable`: covered by the compatibility promise of `/v1`; it changes only in\n  backward-compatible ways (new optional fields, parameters, operations, codes).\n- `experimental`: may change or disappear in any release without notice; do not\n  build production code on it.\n",
     "contact": {
       "name": "Animal Store API team",
       "url": "https://github.com/animal-store/animal-store-api",
@@ -20,24 +20,12 @@ const openapi = {
   },
   "servers": [
     {
-      "url": "https://{host}/v1",
-      "description": "Production",
-      "variables": {
-        "host": {
-          "default": "api.animal-store.example",
-          "description": "Host name of the production deployment."
-        }
-      }
+      "url": "https://api.animal-store.example/v1",
+      "description": "Production"
     },
     {
-      "url": "https://{host}/v1",
-      "description": "Staging",
-      "variables": {
-        "host": {
-          "default": "staging.animal-store.example",
-          "description": "Host name of the staging deployment."
-        }
-      }
+      "url": "https://staging.animal-store.example/v1",
+      "description": "Staging"
     }
   ],
   "security": [
@@ -52,7 +40,7 @@ const openapi = {
     },
     {
       "name": "store",
-      "description": "Store operations such as orders (experimental)."
+      "description": "Orders that reserve, sell and release animals, and the inventory of the catalogue.\nAn order is `placed` for an `available` animal, which becomes `pending`; it is then\n`completed` (the animal is `sold`), `cancelled` or `expired` (the animal is\n`available` again). Each API key sees only the orders it placed.\n"
     }
   ],
   "paths": {
@@ -63,7 +51,7 @@ const openapi = {
           "pets"
         ],
         "summary": "List animals",
-        "description": "Returns animals in ascending `id` order (stable across calls), at most `limit`\nof them, optionally only those with the given `status`. The body is a plain\nJSON array; an empty array means no animal matched.\n\n**Pagination:** when more animals follow, the answer carries\n`Link: <...>; rel=\"next\"` (RFC 8288), the URL of the next page with the same\n`limit` and `status` and an opaque `cursor`. Follow it until there is no\n`rel=\"next\"`: every animal is returned exactly once, even while animals are being\nadded (new ones appear on later pages).\n",
+        "description": "Returns animals in ascending `id` order (stable across calls), at most `limit`\nof them, optionally only those with the given `status`, or with the given `id`s\n(`?id=3&id=7`: those that exist; this is how to look one animal up,\n`GET /pets?id={petId}`, the replacement of the deprecated `getPet`). Filters\ncombine. The body is a plain JSON array; an empty array means no animal matched.\n\n**Pagination:** when more animals follow, the answer carries\n`Link: <...>; rel=\"next\"` (RFC 8288), the URL of the next page with the same\n`limit` and filters and an opaque `cursor`. Follow it until there is no\n`rel=\"next\"`: every animal is returned exactly once, even while animals are being\nadded (new ones appear on later pages).\n\n**A walk with `status`** returns each animal that has that status throughout the\nwalk exactly once. Statuses change when orders are placed, completed, cancelled or\nexpire (see the `store` operations); an animal whose status changes during the\nwalk is returned once or not at all, never twice: it is listed if it has the\nstatus when its page is read.\n",
         "x-stability": "stable",
         "parameters": [
           {
@@ -71,6 +59,9 @@ const openapi = {
           },
           {
             "$ref": "#/components/parameters/StatusFilter"
+          },
+          {
+            "$ref": "#/components/parameters/PetIds"
           },
           {
             "$ref": "#/components/parameters/Cursor"
@@ -81,7 +72,7 @@ const openapi = {
             "description": "The animals, in ascending `id` order.",
             "headers": {
               "Link": {
-                "description": "`<...>; rel=\"next\"` when more animals follow: the next page's URL (relative),\ncarrying `limit`, `status` and `cursor`. Absent on the last page.\n",
+                "description": "`<...>; rel=\"next\"` when more animals follow: the next page's URL (relative),\ncarrying `limit`, the filters and `cursor`. Absent on the last page.\n",
                 "required": false,
                 "schema": {
                   "type": "string"
@@ -190,14 +181,7 @@ const openapi = {
                 "example": "/v1/pets/1"
               },
               "Idempotent-Replayed": {
-                "description": "`true` when this answer is the stored answer to an earlier request with the\nsame `Idempotency-Key` (no new animal was added).\n",
-                "required": false,
-                "schema": {
-                  "type": "string",
-                  "enum": [
-                    "true"
-                  ]
-                }
+                "$ref": "#/components/headers/Idempotent-Replayed"
               }
             },
             "content": {
@@ -256,11 +240,12 @@ const openapi = {
           "pets"
         ],
         "summary": "Get an animal (deprecated)",
-        "description": "**Deprecated, to be removed on 2030-12-05.** Use `GET /pets` with the `status`\nfilter instead (operation `listPets`).\n\nReturns the animal with the given `id`. Every answer, error or not, carries\nthe `Deprecation`, `Sunset` and `Link` headers.\n",
+        "description": "**Deprecated, to be removed on 2030-12-05.** Use `GET /pets?id={petId}` instead\n(operation `listPets` with its `id` filter): it answers a list with the animal, or\nan empty list when no animal has that `id`.\n\nReturns the animal with the given `id`. Every answer, error or not, carries\nthe `Deprecation`, `Sunset` and `Link` headers; `Link` names the replacement\nrequest for this animal (`</v1/pets?id=42>; rel=\"successor-version\"`).\n",
         "deprecated": true,
         "x-sunset": "2030-12-05",
         "x-deprecated-since": "2026-11-21",
         "x-successor": "listPets",
+        "x-successor-query": "id={petId}",
         "x-stability": "stable",
         "parameters": [
           {
@@ -489,15 +474,246 @@ const openapi = {
       }
     },
     "/store/orders": {
+      "post": {
+        "operationId": "placeOrder",
+        "tags": [
+          "store"
+        ],
+        "summary": "Place an order",
+        "description": "Places an order for one `available` animal. In one transaction the order is stored\nas `placed` and the animal becomes `pending`, so an animal is never sold twice: of\nconcurrent orders for one animal, exactly one is placed and the others get `409`.\nThe order holds the animal until `expiresAt` (`placedAt` plus the store's hold time,\n15 minutes unless the deployment sets another): unless it is completed or cancelled\nfirst, it then expires and the animal is `available` again. The service assigns the\norder's `id` and answers `201` with the order and a `Location` header naming it.\nFields other than `petId` are refused with `400`.\n",
+        "x-stability": "stable",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "description": "The animal to order.",
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/NewOrder"
+              },
+              "examples": {
+                "order": {
+                  "summary": "Order the animal with id 1",
+                  "value": {
+                    "petId": 1
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "The order was placed; the animal is `pending`.",
+            "headers": {
+              "Location": {
+                "description": "Path of the new order, `/v1/store/orders/{id}`.",
+                "required": true,
+                "schema": {
+                  "type": "string"
+                },
+                "example": "/v1/store/orders/1"
+              },
+              "Idempotent-Replayed": {
+                "$ref": "#/components/headers/Idempotent-Replayed"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Order"
+                },
+                "examples": {
+                  "placed": {
+                    "$ref": "#/components/examples/PlacedOrder"
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "description": "The body is missing, is not valid JSON, lacks `petId`, or has an invalid or unknown field.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                },
+                "examples": {
+                  "missingPetId": {
+                    "summary": "petId is missing",
+                    "value": {
+                      "code": "bad_request",
+                      "message": "body /petId: must have required property 'petId'",
+                      "status": 400,
+                      "details": [
+                        {
+                          "location": "body",
+                          "field": "/petId",
+                          "rule": "required",
+                          "message": "must have required property 'petId'"
+                        }
+                      ]
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "409": {
+            "description": "The animal is not `available` (`pet_not_available`: the message names its\nstatus, or says that it has none), or a request with this `Idempotency-Key` is\nstill being processed (`idempotency_in_flight`, with `Retry-After`).\n",
+            "headers": {
+              "Retry-After": {
+                "$ref": "#/components/headers/Retry-After-In-Flight"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                },
+                "examples": {
+                  "notAvailable": {
+                    "summary": "The animal is already held by an order",
+                    "value": {
+                      "code": "pet_not_available",
+                      "message": "Pet 1 is pending, not available",
+                      "status": 409
+                    }
+                  },
+                  "noStatus": {
+                    "summary": "The animal has no status",
+                    "value": {
+                      "code": "pet_not_available",
+                      "message": "Pet 2 has no status, so it is not available",
+                      "status": 409
+                    }
+                  },
+                  "inFlight": {
+                    "$ref": "#/components/examples/IdempotencyInFlight"
+                  }
+                }
+              }
+            }
+          },
+          "413": {
+            "$ref": "#/components/responses/PayloadTooLarge"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "422": {
+            "description": "No animal has this `petId` (`pet_not_found`), or this `Idempotency-Key` was used\nwith another request (`idempotency_key_reused`).\n",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                },
+                "examples": {
+                  "petNotFound": {
+                    "summary": "No such animal",
+                    "value": {
+                      "code": "pet_not_found",
+                      "message": "Pet 42 does not exist",
+                      "status": 422
+                    }
+                  },
+                  "reused": {
+                    "$ref": "#/components/examples/IdempotencyKeyReused"
+                  }
+                }
+              }
+            }
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      },
       "get": {
         "operationId": "listOrders",
         "tags": [
           "store"
         ],
-        "summary": "List orders (experimental, not implemented)",
-        "description": "Named by the interface but not yet designed. It answers `501` with an Error\nbody (`not_implemented`) so that callers get an honest, documented answer.\nIts shape will be defined in a later minor version and may change freely\nuntil then.\n",
-        "x-stability": "experimental",
+        "summary": "List your orders",
+        "description": "Returns the orders placed with the caller's API key, in ascending `id` order, at\nmost `limit` of them, optionally only those with the given `status` or for the given\n`petId`. The body is a plain JSON array; an empty array means no order matched.\n\n**Pagination** is that of `listPets`: follow `Link: <...>; rel=\"next\"` until there\nis none, and every order is returned exactly once, even while orders are being\nplaced, on any instance. Orders placed in parallel are never made to wait for each\nother, so an order can become visible after orders with higher ids: a page stops\nbefore the first order that a transaction still open could precede, and carries\n`rel=\"next\"` to resume from there. Such a page can be short, even empty; follow\nits `rel=\"next\"` (after a moment when it was empty). With `status`, an order whose\nstatus changes during the walk is returned once or not at all.\n",
+        "x-stability": "stable",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/Limit"
+          },
+          {
+            "$ref": "#/components/parameters/OrderStatusFilter"
+          },
+          {
+            "$ref": "#/components/parameters/PetIdFilter"
+          },
+          {
+            "$ref": "#/components/parameters/Cursor"
+          }
+        ],
         "responses": {
+          "200": {
+            "description": "The caller's orders, in ascending `id` order.",
+            "headers": {
+              "Link": {
+                "description": "`<...>; rel=\"next\"` when more orders follow, or may follow once transactions\nstill open have ended: the next page's URL (relative), carrying `limit`, the\nfilters and `cursor`. Absent on the last page.\n",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                },
+                "example": "</v1/store/orders?limit=20&cursor=eyJhIjoyMCwicyI6Im86OiJ9.x3Jv9W6b1AQk5u2y0f1mZq>; rel=\"next\""
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Orders"
+                },
+                "examples": {
+                  "orders": {
+                    "summary": "A placed and a completed order",
+                    "value": [
+                      {
+                        "id": 1,
+                        "petId": 1,
+                        "status": "placed",
+                        "placedAt": "2026-11-24T10:00:00.000Z",
+                        "expiresAt": "2026-11-24T10:15:00.000Z"
+                      },
+                      {
+                        "id": 2,
+                        "petId": 7,
+                        "status": "completed",
+                        "placedAt": "2026-11-24T10:01:00.000Z",
+                        "expiresAt": "2026-11-24T10:16:00.000Z",
+                        "closedAt": "2026-11-24T10:05:30.000Z"
+                      }
+                    ]
+                  },
+                  "empty": {
+                    "summary": "No order matched",
+                    "value": []
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadParameter"
+          },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
           },
@@ -507,25 +723,216 @@ const openapi = {
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
-          "501": {
-            "description": "Not implemented yet.",
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/store/orders/{orderId}": {
+      "get": {
+        "operationId": "getOrder",
+        "tags": [
+          "store"
+        ],
+        "summary": "Get an order",
+        "description": "Returns the order with the given `id`, if it was placed with the caller's API key.\nAn order placed with another key is `404`, exactly as one that does not exist, so\nthat no key learns which order ids exist.\n",
+        "x-stability": "stable",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/OrderId"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The order.",
             "content": {
               "application/json": {
                 "schema": {
-                  "$ref": "#/components/schemas/Error"
+                  "$ref": "#/components/schemas/Order"
                 },
                 "examples": {
-                  "notImplemented": {
-                    "summary": "Orders are not implemented",
+                  "placed": {
+                    "$ref": "#/components/examples/PlacedOrder"
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadOrderId"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/OrderNotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/store/orders/{orderId}/cancel": {
+      "post": {
+        "operationId": "cancelOrder",
+        "tags": [
+          "store"
+        ],
+        "summary": "Cancel an order",
+        "description": "Cancels a `placed` order: in one transaction the order becomes `cancelled` and its\nanimal `available` again. An order in any other status is `409` (`order_closed`),\nand so is a placed order past its `expiresAt` (it is expired, and marked so). The\nrequest has no body, or an empty JSON object.\n",
+        "x-stability": "stable",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/OrderId"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/NoFields"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/OrderClosedNow"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadOrderAction"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/OrderNotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/OrderClosed"
+          },
+          "413": {
+            "$ref": "#/components/responses/PayloadTooLarge"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "422": {
+            "$ref": "#/components/responses/IdempotencyKeyReused"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/store/orders/{orderId}/complete": {
+      "post": {
+        "operationId": "completeOrder",
+        "tags": [
+          "store"
+        ],
+        "summary": "Complete an order",
+        "description": "Completes a `placed` order: in one transaction the order becomes `completed` and its\nanimal `sold`. An order in any other status is `409` (`order_closed`), and so is a\nplaced order past its `expiresAt` (it is expired, and marked so: its animal is\n`available` again, never sold). The request has no body, or an empty JSON object.\n",
+        "x-stability": "stable",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/OrderId"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/NoFields"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/OrderClosedNow"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadOrderAction"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/OrderNotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/OrderClosed"
+          },
+          "413": {
+            "$ref": "#/components/responses/PayloadTooLarge"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "422": {
+            "$ref": "#/components/responses/IdempotencyKeyReused"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/store/inventory": {
+      "get": {
+        "operationId": "getInventory",
+        "tags": [
+          "store"
+        ],
+        "summary": "Count the animals by status",
+        "description": "How many animals of the catalogue are `available`, `pending` and `sold`, and how\nmany have no status. The counts are exact: an order placed (or closed) before this\nrequest is in them. The cost does not grow with the catalogue.\n",
+        "x-stability": "stable",
+        "responses": {
+          "200": {
+            "description": "The counts.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Inventory"
+                },
+                "examples": {
+                  "inventory": {
+                    "summary": "A small store",
                     "value": {
-                      "code": "not_implemented",
-                      "message": "Listing orders is not implemented yet",
-                      "status": 501
+                      "available": 12,
+                      "pending": 2,
+                      "sold": 40,
+                      "noStatus": 3
                     }
                   }
                 }
               }
             }
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
           },
           "503": {
             "$ref": "#/components/responses/Unavailable"
@@ -547,7 +954,7 @@ const openapi = {
         "name": "limit",
         "in": "query",
         "required": false,
-        "description": "Maximum number of animals returned.",
+        "description": "Maximum number of items (animals, orders) returned.",
         "schema": {
           "type": "integer",
           "format": "int32",
@@ -561,12 +968,13 @@ const openapi = {
         "name": "cursor",
         "in": "query",
         "required": false,
-        "description": "Where the page starts: the opaque value from the previous page's `Link: rel=\"next\"`.\nDo not build or change it; a cursor that was altered, or that belongs to another\n`status` filter, is refused with `400`.\n",
+        "description": "Where the page starts: the opaque value from the previous page's `Link: rel=\"next\"`.\nDo not build or change it; a cursor that was altered, or that belongs to other\nfilters (another `status`, `id` list or `petId`) or another list, is refused with\n`400`.\n",
         "schema": {
           "type": "string",
           "minLength": 1,
           "maxLength": 200,
-          "pattern": "^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$"
+          "pattern": "^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$",
+          "x-pattern-description": "the opaque value of a `rel=\"next\"` link of this API"
         }
       },
       "StatusFilter": {
@@ -578,16 +986,60 @@ const openapi = {
           "$ref": "#/components/schemas/PetStatus"
         }
       },
+      "PetIds": {
+        "name": "id",
+        "in": "query",
+        "required": false,
+        "description": "Keep only the animals with these ids, repeated for several (`?id=3&id=7`): 1 to 100\nof them. Ids that no animal has are left out of the answer, not refused.\n",
+        "style": "form",
+        "explode": true,
+        "schema": {
+          "type": "array",
+          "minItems": 1,
+          "maxItems": 100,
+          "items": {
+            "$ref": "#/components/schemas/Id"
+          }
+        }
+      },
+      "OrderStatusFilter": {
+        "name": "status",
+        "in": "query",
+        "required": false,
+        "description": "Keep only orders with this status. Without it, no filter applies.",
+        "schema": {
+          "$ref": "#/components/schemas/OrderStatus"
+        }
+      },
+      "PetIdFilter": {
+        "name": "petId",
+        "in": "query",
+        "required": false,
+        "description": "Keep only orders for this animal.",
+        "schema": {
+          "$ref": "#/components/schemas/Id"
+        }
+      },
+      "OrderId": {
+        "name": "orderId",
+        "in": "path",
+        "required": true,
+        "description": "Identifier of the order.",
+        "schema": {
+          "$ref": "#/components/schemas/Id"
+        }
+      },
       "IdempotencyKey": {
         "name": "Idempotency-Key",
         "in": "header",
         "required": false,
-        "description": "Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). The first\nrequest with a key is processed once and its answer kept for 24 hours; a retry with\nthe same key and the same body gets that answer again (same status, body and\n`Location`, plus `Idempotent-Replayed: true`) and adds nothing. The same key with a\ndifferent body is `422`; a retry while the first request is still being processed is\n`409`. Keys are scoped to the API key that sent them: 1 to 255 visible ASCII\ncharacters (U+0021 to U+007E), a UUID is a good choice. The draft's quoted form\n(`\"abc\"`, 1 to 255 characters between the quotes) is accepted and names the same\nkey as `abc`; a value that starts and ends with `\"` is always read as quoted.\nAnything else is `400`. No example value is given, so that \"Try it out\" in /docs\ndoes not send one key with different bodies (which is `422`).\n",
+        "description": "Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). The first\nrequest with a key is processed once and its answer kept for 24 hours; a retry with\nthe same key and the same body gets that answer again (same status, body and\n`Location`, plus `Idempotent-Replayed: true`) and adds nothing. The same key with a\ndifferent body is `422`; a retry while the first request is still being processed is\n`409`. Keys are scoped to the API key that sent them and to the operation (the same\nkey sent to two operations names two requests): 1 to 255 visible ASCII\ncharacters (U+0021 to U+007E), a UUID is a good choice. The draft's quoted form\n(`\"abc\"`, 1 to 255 characters between the quotes) is accepted and names the same\nkey as `abc`; a value that starts and ends with `\"` is always read as quoted.\nAnything else is `400`.\n",
         "schema": {
           "type": "string",
           "minLength": 1,
           "maxLength": 257,
-          "pattern": "^(?:\"[\\u0021-\\u007E]{1,255}\"|(?!\".*\"$)[\\u0021-\\u007E]{1,255})$"
+          "pattern": "^(?:\"[\\u0021-\\u007E]{1,255}\"|(?!\".*\"$)[\\u0021-\\u007E]{1,255})$",
+          "x-pattern-description": "1 to 255 visible ASCII characters, bare or in double quotes"
         }
       }
     },
@@ -659,7 +1111,26 @@ const openapi = {
         "schema": {
           "type": "string"
         },
-        "example": "</v1/pets>; rel=\"successor-version\""
+        "example": "</v1/pets?id=1>; rel=\"successor-version\""
+      },
+      "Idempotent-Replayed": {
+        "description": "`true` when this answer is the stored answer to an earlier request with the same\n`Idempotency-Key` (nothing was done again).\n",
+        "required": false,
+        "schema": {
+          "type": "string",
+          "enum": [
+            "true"
+          ]
+        }
+      },
+      "Retry-After-In-Flight": {
+        "description": "With `idempotency_in_flight` only: seconds after which the client may retry\n(RFC 9110).\n",
+        "required": false,
+        "schema": {
+          "type": "integer",
+          "minimum": 0
+        },
+        "example": 1
       }
     },
     "schemas": {
@@ -699,6 +1170,7 @@ const openapi = {
             "minLength": 1,
             "maxLength": 100,
             "pattern": "^[^\\u0000-\\u001F\\u007F]*$",
+            "x-pattern-description": "free of control characters",
             "description": "The animal's name, 1 to 100 characters, without control characters.",
             "examples": [
               "Rex"
@@ -753,9 +1225,127 @@ const openapi = {
           "$ref": "#/components/schemas/Pet"
         }
       },
+      "OrderStatus": {
+        "type": "string",
+        "enum": [
+          "placed",
+          "completed",
+          "cancelled",
+          "expired"
+        ],
+        "description": "Where an order is: `placed` (it holds its animal, which is `pending`), then\n`completed` (the animal is `sold`), `cancelled` or `expired` (the animal is\n`available` again). The last three are final.\n",
+        "examples": [
+          "placed"
+        ]
+      },
+      "NewOrder": {
+        "type": "object",
+        "description": "An order to place. Fields other than `petId` are refused with `400`.",
+        "required": [
+          "petId"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "petId": {
+            "$ref": "#/components/schemas/Id",
+            "description": "The animal to order; it must be `available`."
+          }
+        }
+      },
+      "Order": {
+        "type": "object",
+        "description": "An order as stored, with the `id` the service assigned.",
+        "required": [
+          "id",
+          "petId",
+          "status",
+          "placedAt",
+          "expiresAt"
+        ],
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/Id",
+            "description": "Unique identifier assigned by the service when the order was placed."
+          },
+          "petId": {
+            "$ref": "#/components/schemas/Id",
+            "description": "The animal it holds or held."
+          },
+          "status": {
+            "$ref": "#/components/schemas/OrderStatus"
+          },
+          "placedAt": {
+            "type": "string",
+            "format": "date-time",
+            "description": "When it was placed (RFC 3339, UTC).",
+            "examples": [
+              "2026-11-24T10:00:00.000Z"
+            ]
+          },
+          "expiresAt": {
+            "type": "string",
+            "format": "date-time",
+            "description": "When it expires if it is still `placed` then: `placedAt` plus the store's hold\ntime. Within 2 seconds after it, a placed order reads `expired` and its animal\n`available`.\n",
+            "examples": [
+              "2026-11-24T10:15:00.000Z"
+            ]
+          },
+          "closedAt": {
+            "type": "string",
+            "format": "date-time",
+            "description": "When it was completed, cancelled or expired; absent while it is placed.",
+            "examples": [
+              "2026-11-24T10:05:30.000Z"
+            ]
+          }
+        }
+      },
+      "Orders": {
+        "type": "array",
+        "description": "A plain JSON array of orders.",
+        "items": {
+          "$ref": "#/components/schemas/Order"
+        }
+      },
+      "Inventory": {
+        "type": "object",
+        "description": "How many animals have each status, and how many have none.",
+        "required": [
+          "available",
+          "pending",
+          "sold",
+          "noStatus"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "available": {
+            "$ref": "#/components/schemas/Count"
+          },
+          "pending": {
+            "$ref": "#/components/schemas/Count"
+          },
+          "sold": {
+            "$ref": "#/components/schemas/Count"
+          },
+          "noStatus": {
+            "$ref": "#/components/schemas/Count",
+            "description": "Animals created without a status."
+          }
+        }
+      },
+      "Count": {
+        "type": "integer",
+        "format": "int64",
+        "minimum": 0,
+        "maximum": 9007199254740991,
+        "description": "A number of animals.",
+        "examples": [
+          12
+        ]
+      },
       "Error": {
         "type": "object",
-        "description": "The body of every error response. `code` is one of the values below; clients\nmust tolerate codes they do not know (new ones may be added in a minor\nversion) and then rely on `status`.\n\n| code | status | when |\n|---|---|---|\n| `bad_request` | 400 | malformed JSON, a parameter or body field that breaks the contract; a malformed HTTP message, an HTTP/1.1 request without `Host`, more than one `Content-Type` header |\n| `unauthorized` | 401 | missing, malformed, unknown or revoked API key, or more than one `Authorization` header |\n| `not_found` | 404 | no such animal, or no such path or method |\n| `request_timeout` | 408 | the request's headers or body did not arrive in time (the connection is closed) |\n| `idempotency_in_flight` | 409 | a request with this `Idempotency-Key` is still being processed |\n| `payload_too_large` | 413 | request body over the size limit |\n| `precondition_failed` | 412 | the /docs static files only: `If-Match` or `If-Unmodified-Since` not met |\n| `unsupported_media_type` | 415 | request body not `application/json`, or a charset other than UTF-8 |\n| `range_not_satisfiable` | 416 | the /docs static files only: a `Range` outside the file (with `Content-Range: bytes */<length>`) |\n| `expectation_failed` | 417 | an `Expect` header other than `100-continue` |\n| `idempotency_key_reused` | 422 | the `Idempotency-Key` was used with another body |\n| `rate_limited` | 429 | over the rate limit; retry after `Retry-After` |\n| `headers_too_large` | 431 | request line and headers over 16 KiB (the connection is closed) |\n| `internal` | 500 | an unexpected failure; details are only in the service's log |\n| `not_implemented` | 501 | the operation is documented but not implemented |\n| `unavailable` | 503 | the database cannot be reached; retry after `Retry-After` |\n",
+        "description": "The body of every error response. `code` is one of the values below; clients\nmust tolerate codes they do not know (new ones may be added in a minor\nversion) and then rely on `status`.\n\n| code | status | when |\n|---|---|---|\n| `bad_request` | 400 | malformed JSON, a parameter or body field that breaks the contract; a malformed HTTP message, an HTTP/1.1 request without `Host`, more than one `Content-Type` header |\n| `unauthorized` | 401 | missing, malformed, unknown or revoked API key, or more than one `Authorization` header |\n| `not_found` | 404 | no such animal or order (or an order of another API key), or no such path |\n| `method_not_allowed` | 405 | a path of the service with a method it does not take; `Allow` lists those it does |\n| `request_timeout` | 408 | the request's headers or body did not arrive in time (the connection is closed) |\n| `idempotency_in_flight` | 409 | a request with this `Idempotency-Key` is still being processed |\n| `pet_not_available` | 409 | the animal of a new order is not `available` (the message names its status) |\n| `order_closed` | 409 | the order is not `placed` any more (the message names its status), so it cannot be cancelled or completed |\n| `payload_too_large` | 413 | request body over the size limit |\n| `precondition_failed` | 412 | the /docs static files only: `If-Match` or `If-Unmodified-Since` not met |\n| `unsupported_media_type` | 415 | request body not `application/json`, or a charset other than UTF-8 |\n| `range_not_satisfiable` | 416 | the /docs static files only: a `Range` outside the file (with `Content-Range: bytes */<length>`) |\n| `expectation_failed` | 417 | an `Expect` header other than `100-continue` |\n| `idempotency_key_reused` | 422 | the `Idempotency-Key` was used with another request (body, or path) |\n| `pet_not_found` | 422 | no animal has the `petId` of a new order |\n| `rate_limited` | 429 | over the rate limit; retry after `Retry-After` |\n| `headers_too_large` | 431 | request line and headers over 16 KiB (the connection is closed) |\n| `internal` | 500 | an unexpected failure; details are only in the service's log |\n| `not_implemented` | 501 | the operation is documented but not implemented |\n| `unavailable` | 503 | the database cannot be reached; retry after `Retry-After` |\n",
         "required": [
           "code",
           "message",
@@ -769,14 +1359,18 @@ const openapi = {
               "bad_request",
               "unauthorized",
               "not_found",
+              "method_not_allowed",
               "request_timeout",
               "idempotency_in_flight",
+              "pet_not_available",
+              "order_closed",
               "payload_too_large",
               "precondition_failed",
               "unsupported_media_type",
               "range_not_satisfiable",
               "expectation_failed",
               "idempotency_key_reused",
+              "pet_not_found",
               "rate_limited",
               "headers_too_large",
               "internal",
@@ -854,6 +1448,32 @@ const openapi = {
       }
     },
     "examples": {
+      "PlacedOrder": {
+        "summary": "A placed order",
+        "value": {
+          "id": 1,
+          "petId": 1,
+          "status": "placed",
+          "placedAt": "2026-11-24T10:00:00.000Z",
+          "expiresAt": "2026-11-24T10:15:00.000Z"
+        }
+      },
+      "IdempotencyInFlight": {
+        "summary": "The first request has not finished",
+        "value": {
+          "code": "idempotency_in_flight",
+          "message": "A request with this Idempotency-Key is still being processed",
+          "status": 409
+        }
+      },
+      "IdempotencyKeyReused": {
+        "summary": "Same key, other body",
+        "value": {
+          "code": "idempotency_key_reused",
+          "message": "This Idempotency-Key was already used with a different request body",
+          "status": 422
+        }
+      },
       "RateLimited": {
         "summary": "Over the budget",
         "value": {
@@ -879,10 +1499,10 @@ const openapi = {
         }
       },
       "Unauthorized": {
-        "summary": "No valid API key",
+        "summary": "No API key",
         "value": {
           "code": "unauthorized",
-          "message": "Missing or invalid API key",
+          "message": "Missing API key: send Authorization: Bearer <API_KEY>",
           "status": 401
         }
       },
@@ -890,16 +1510,31 @@ const openapi = {
         "summary": "petId is not an integer",
         "value": {
           "code": "bad_request",
-          "message": "path parameter petId: must be integer",
+          "message": "path parameter petId: must be an integer in plain decimal digits",
           "status": 400,
           "details": [
             {
               "location": "path",
               "field": "petId",
               "rule": "type",
-              "message": "must be integer"
+              "message": "must be an integer in plain decimal digits"
             }
           ]
+        }
+      }
+    },
+    "requestBodies": {
+      "NoFields": {
+        "required": false,
+        "description": "Nothing, or an empty JSON object (`{}`); any field is refused with `400`.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "type": "object",
+              "additionalProperties": false,
+              "maxProperties": 0
+            }
+          }
         }
       }
     },
@@ -932,14 +1567,46 @@ const openapi = {
                 "summary": "status not in the enumeration",
                 "value": {
                   "code": "bad_request",
-                  "message": "query parameter status: must be equal to one of the allowed values",
+                  "message": "query parameter status: must be equal to one of the allowed values: available, pending, sold",
                   "status": 400,
                   "details": [
                     {
                       "location": "query",
                       "field": "status",
                       "rule": "enum",
-                      "message": "must be equal to one of the allowed values"
+                      "message": "must be equal to one of the allowed values: available, pending, sold"
+                    }
+                  ]
+                }
+              },
+              "unknownParameter": {
+                "summary": "A parameter the operation does not take (a typo)",
+                "value": {
+                  "code": "bad_request",
+                  "message": "query parameter stauts: is not a parameter of listPets (it takes limit, status, id, cursor)",
+                  "status": 400,
+                  "details": [
+                    {
+                      "location": "query",
+                      "field": "stauts",
+                      "rule": "unknown",
+                      "message": "is not a parameter of listPets (it takes limit, status, id, cursor)"
+                    }
+                  ]
+                }
+              },
+              "repeated": {
+                "summary": "One value given twice",
+                "value": {
+                  "code": "bad_request",
+                  "message": "query parameter limit: must be given once, not 2 times",
+                  "status": 400,
+                  "details": [
+                    {
+                      "location": "query",
+                      "field": "limit",
+                      "rule": "once",
+                      "message": "must be given once, not 2 times"
                     }
                   ]
                 }
@@ -960,7 +1627,7 @@ const openapi = {
                 "summary": "name is missing",
                 "value": {
                   "code": "bad_request",
-                  "message": "body: must have required property 'name'",
+                  "message": "body /name: must have required property 'name'",
                   "status": 400,
                   "details": [
                     {
@@ -976,8 +1643,16 @@ const openapi = {
                 "summary": "The body is not valid JSON",
                 "value": {
                   "code": "bad_request",
-                  "message": "Body is not valid JSON",
-                  "status": 400
+                  "message": "Body is not valid JSON: object value expected after ':' at line 1, column 9",
+                  "status": 400,
+                  "details": [
+                    {
+                      "location": "body",
+                      "field": "",
+                      "rule": "json",
+                      "message": "object value expected after ':' at line 1, column 9"
+                    }
+                  ]
                 }
               }
             }
@@ -1058,19 +1733,14 @@ const openapi = {
             },
             "examples": {
               "inFlight": {
-                "summary": "The first request has not finished",
-                "value": {
-                  "code": "idempotency_in_flight",
-                  "message": "A request with this Idempotency-Key is still being processed",
-                  "status": 409
-                }
+                "$ref": "#/components/examples/IdempotencyInFlight"
               }
             }
           }
         }
       },
       "IdempotencyKeyReused": {
-        "description": "This `Idempotency-Key` was used with a different request body.",
+        "description": "This `Idempotency-Key` was used with a different request (body, or path).",
         "content": {
           "application/json": {
             "schema": {
@@ -1078,12 +1748,155 @@ const openapi = {
             },
             "examples": {
               "reused": {
-                "summary": "Same key, other body",
+                "$ref": "#/components/examples/IdempotencyKeyReused"
+              },
+              "reusedOnAnotherOrder": {
+                "summary": "Same key, another order",
                 "value": {
                   "code": "idempotency_key_reused",
-                  "message": "This Idempotency-Key was already used with a different request body",
+                  "message": "This Idempotency-Key was already used with a different request (path or body)",
                   "status": 422
                 }
+              }
+            }
+          }
+        }
+      },
+      "BadOrderId": {
+        "description": "`orderId` is not an integer in `1 .. 9007199254740991`.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "examples": {
+              "badOrderId": {
+                "summary": "orderId is not an integer",
+                "value": {
+                  "code": "bad_request",
+                  "message": "path parameter orderId: must be an integer in plain decimal digits",
+                  "status": 400,
+                  "details": [
+                    {
+                      "location": "path",
+                      "field": "orderId",
+                      "rule": "type",
+                      "message": "must be an integer in plain decimal digits"
+                    }
+                  ]
+                }
+              }
+            }
+          }
+        }
+      },
+      "BadOrderAction": {
+        "description": "`orderId` is not an integer in `1 .. 9007199254740991`, the body is not empty, or\nthe `Idempotency-Key` is malformed.\n",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "examples": {
+              "badOrderId": {
+                "summary": "orderId is not an integer",
+                "value": {
+                  "code": "bad_request",
+                  "message": "path parameter orderId: must be an integer in plain decimal digits",
+                  "status": 400,
+                  "details": [
+                    {
+                      "location": "path",
+                      "field": "orderId",
+                      "rule": "type",
+                      "message": "must be an integer in plain decimal digits"
+                    }
+                  ]
+                }
+              }
+            }
+          }
+        }
+      },
+      "OrderNotFound": {
+        "description": "No order with this `id` was placed with the caller's API key.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "examples": {
+              "notFound": {
+                "summary": "Unknown order, or another key's",
+                "value": {
+                  "code": "not_found",
+                  "message": "Order 42 does not exist",
+                  "status": 404
+                }
+              }
+            }
+          }
+        }
+      },
+      "OrderClosedNow": {
+        "description": "The order as it is now, closed by this request.",
+        "headers": {
+          "Idempotent-Replayed": {
+            "$ref": "#/components/headers/Idempotent-Replayed"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Order"
+            },
+            "examples": {
+              "closed": {
+                "summary": "A completed order",
+                "value": {
+                  "id": 1,
+                  "petId": 1,
+                  "status": "completed",
+                  "placedAt": "2026-11-24T10:00:00.000Z",
+                  "expiresAt": "2026-11-24T10:15:00.000Z",
+                  "closedAt": "2026-11-24T10:05:30.000Z"
+                }
+              }
+            }
+          }
+        }
+      },
+      "OrderClosed": {
+        "description": "The order is not `placed` (`order_closed`: the message names its status; a placed\norder past its `expiresAt` is expired), or a request with this `Idempotency-Key` is\nstill being processed (`idempotency_in_flight`, with `Retry-After`).\n",
+        "headers": {
+          "Retry-After": {
+            "$ref": "#/components/headers/Retry-After-In-Flight"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "examples": {
+              "closed": {
+                "summary": "The order was already completed",
+                "value": {
+                  "code": "order_closed",
+                  "message": "Order 1 is completed, not placed",
+                  "status": 409
+                }
+              },
+              "expired": {
+                "summary": "The order expired",
+                "value": {
+                  "code": "order_closed",
+                  "message": "Order 2 is expired, not placed",
+                  "status": 409
+                }
+              },
+              "inFlight": {
+                "$ref": "#/components/examples/IdempotencyInFlight"
               }
             }
           }
@@ -1159,4 +1972,4 @@ const openapi = {
 
 export default openapi;
 
-export const yamlSource = "openapi: 3.1.0\n\ninfo:\n  title: Animal Store API\n  version: 1.1.0\n  summary: A catalogue of animals for sale, served under /v1.\n  description: |\n    The Animal Store API exposes the store's catalogue of animals (pets): list them,\n    optionally filtered by availability, add one, and fetch one by its identifier.\n    Request and response bodies are JSON (`application/json`).\n\n    ## Authentication\n    Every operation requires an API key sent as an HTTP bearer token\n    (`Authorization: Bearer <API_KEY>`). A missing, malformed, unknown or revoked key,\n    or more than one `Authorization` header, is answered with `401`, an Error body and a\n    `WWW-Authenticate: Bearer` challenge (RFC 6750). Keys are issued and revoked by the\n    operators of a deployment.\n\n    ## Errors\n    Every error response, whatever the status, has the same body, `Error`:\n    `{\"code\": \"not_found\", \"message\": \"Pet 42 does not exist\", \"status\": 404}`.\n    `code` is a stable machine-readable string and `status` repeats the HTTP status.\n    The codes in use are listed on the `Error` schema. **Clients must tolerate codes\n    they do not know** and fall back on `status`: adding a new code is not a breaking\n    change. A `400` may carry `details`, naming the field and the rule it broke.\n    This holds for what is refused before any operation is chosen too: a malformed HTTP\n    message or an HTTP/1.1 request without `Host` (`400`), headers over 16 KiB (`431`),\n    a request that does not arrive in time (`408`), an `Expect` other than\n    `100-continue` (`417`). On a keep-alive connection such an answer follows the answers\n    to the requests before it, and the connection is then closed.\n\n    ## Numbers\n    Identifiers (`id`, `categoryId`) are integers in `1 .. 9007199254740991`\n    (2^53 - 1), the range that every JSON parser, JavaScript's included, represents\n    exactly. A larger value is never rounded: the request is refused with `400`.\n    - In a path or query, an integer is plain decimal digits: `0x1`, `+1`, ` 1`, `01`,\n      `1e2` and `1.0` are `400`.\n    - In a JSON body, a number is accepted as an integer when it denotes exactly that\n      integer: `2`, `2.0` and `2e0` are all 2 (JSON Schema 2020-12 counts `2.0` as an\n      integer). A fraction (`2.5`), a value past 2^53 - 1, or digits that no double holds\n      exactly (`9007199254740990.9`, `1.0000000000000001`) are `400`, and nothing is\n      stored.\n\n    ## Strings\n    Request bodies are UTF-8 JSON. A `Content-Type` charset other than `utf-8` is `415`;\n    more than one `Content-Type` header is `400` (which one was meant is ambiguous).\n    Bytes that are not valid UTF-8, or a `\\u` escape that leaves a lone surrogate\n    (`\"a\\ud800b\"`), are `400` with `details` naming the field; nothing is stored, and a\n    string is never silently replaced by U+FFFD.\n\n    ## Request ids\n    Every response carries `X-Request-Id`. A client may send its own (up to 128\n    characters of `A-Z a-z 0-9 . _ : -`); otherwise the service generates one. Quote it\n    when reporting a problem.\n\n    ## Deprecation policy\n    A deprecated operation is marked `deprecated: true` and carries `x-sunset`, the\n    date from which it may be removed. Until then it keeps working unchanged, and every\n    answer it gives carries the `Deprecation` (RFC 9745), `Sunset` (RFC 8594) and\n    `Link` headers, the latter naming the replacement (`rel=\"successor-version\"`).\n    No operation is removed before its sunset.\n\n    ## Stability markers\n    Every operation carries `x-stability`:\n    - `stable`: covered by the compatibility promise of `/v1`; it changes only in\n      backward-compatible ways (new optional fields, parameters, operations, codes).\n    - `experimental`: may change or disappear in any release without notice; do not\n      build production code on it.\n  contact:\n    name: Animal Store API team\n    url: https://github.com/animal-store/animal-store-api\n    email: api@animal-store.example\n  license:\n    name: MIT\n    identifier: MIT\n\nservers:\n  - url: https://{host}/v1\n    description: Production\n    variables:\n      host:\n        default: api.animal-store.example\n        description: Host name of the production deployment.\n  - url: https://{host}/v1\n    description: Staging\n    variables:\n      host:\n        default: staging.animal-store.example\n        description: Host name of the staging deployment.\n\nsecurity:\n  - bearerAuth: []\n\ntags:\n  - name: pets\n    description: The catalogue of animals.\n  - name: store\n    description: Store operations such as orders (experimental).\n\npaths:\n  /pets:\n    get:\n      operationId: listPets\n      tags: [pets]\n      summary: List animals\n      description: |\n        Returns animals in ascending `id` order (stable across calls), at most `limit`\n        of them, optionally only those with the given `status`. The body is a plain\n        JSON array; an empty array means no animal matched.\n\n        **Pagination:** when more animals follow, the answer carries\n        `Link: <...>; rel=\"next\"` (RFC 8288), the URL of the next page with the same\n        `limit` and `status` and an opaque `cursor`. Follow it until there is no\n        `rel=\"next\"`: every animal is returned exactly once, even while animals are being\n        added (new ones appear on later pages).\n      x-stability: stable\n      parameters:\n        - $ref: '#/components/parameters/Limit'\n        - $ref: '#/components/parameters/StatusFilter'\n        - $ref: '#/components/parameters/Cursor'\n      responses:\n        '200':\n          description: The animals, in ascending `id` order.\n          headers:\n            Link:\n              description: |\n                `<...>; rel=\"next\"` when more animals follow: the next page's URL (relative),\n                carrying `limit`, `status` and `cursor`. Absent on the last page.\n              required: false\n              schema:\n                type: string\n              example: </v1/pets?limit=20&cursor=eyJhIjoyMH0.Qk5u2y0f1mZqX3Jv9W6b1A>; rel=\"next\"\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Pets'\n              examples:\n                pets:\n                  summary: Two animals\n                  value:\n                    - id: 1\n                      name: Rex\n                      categoryId: 2\n                      status: available\n                    - id: 2\n                      name: Tom\n                      categoryId: 3\n                empty:\n                  summary: No animal matched\n                  value: []\n        '400':\n          $ref: '#/components/responses/BadParameter'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n    post:\n      operationId: createPet\n      tags: [pets]\n      summary: Add an animal\n      description: |\n        Adds an animal to the catalogue. The service assigns its `id`, answers `201`\n        with the stored animal and a `Location` header naming it. Fields that\n        `NewPet` does not define, `id` among them, are refused with `400`.\n      x-stability: stable\n      parameters:\n        - $ref: '#/components/parameters/IdempotencyKey'\n      requestBody:\n        required: true\n        description: The animal to add.\n        content:\n          application/json:\n            schema:\n              $ref: '#/components/schemas/NewPet'\n            examples:\n              withStatus:\n                summary: An available dog\n                value:\n                  name: Rex\n                  categoryId: 2\n                  status: available\n              withoutStatus:\n                summary: No status given\n                value:\n                  name: Tom\n                  categoryId: 3\n      responses:\n        '201':\n          description: The animal was added.\n          headers:\n            Location:\n              description: Path of the new animal, `/v1/pets/{id}`.\n              required: true\n              schema:\n                type: string\n              example: /v1/pets/1\n            Idempotent-Replayed:\n              description: |\n                `true` when this answer is the stored answer to an earlier request with the\n                same `Idempotency-Key` (no new animal was added).\n              required: false\n              schema:\n                type: string\n                enum: ['true']\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Pet'\n              examples:\n                created:\n                  summary: The stored animal with its id\n                  value:\n                    id: 1\n                    name: Rex\n                    categoryId: 2\n                    status: available\n        '400':\n          $ref: '#/components/responses/BadBody'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '409':\n          $ref: '#/components/responses/IdempotencyInFlight'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '422':\n          $ref: '#/components/responses/IdempotencyKeyReused'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /pets/{petId}:\n    get:\n      operationId: getPet\n      tags: [pets]\n      summary: Get an animal (deprecated)\n      description: |\n        **Deprecated, to be removed on 2030-12-05.** Use `GET /pets` with the `status`\n        filter instead (operation `listPets`).\n\n        Returns the animal with the given `id`. Every answer, error or not, carries\n        the `Deprecation`, `Sunset` and `Link` headers.\n      deprecated: true\n      x-sunset: '2030-12-05'\n      x-deprecated-since: '2026-11-21'\n      x-successor: listPets\n      x-stability: stable\n      parameters:\n        - name: petId\n          in: path\n          required: true\n          description: Identifier of the animal to retrieve.\n          schema:\n            $ref: '#/components/schemas/Id'\n      responses:\n        '200':\n          description: The animal.\n          headers:\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Pet'\n              examples:\n                found:\n                  summary: An animal\n                  value:\n                    id: 1\n                    name: Rex\n                    categoryId: 2\n                    status: available\n        '400':\n          description: '`petId` is not an integer in `1 .. 9007199254740991`.'\n          headers:\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                badPetId:\n                  $ref: '#/components/examples/BadPetId'\n        '401':\n          description: Missing, malformed, unknown or revoked API key.\n          headers:\n            WWW-Authenticate:\n              $ref: '#/components/headers/WWW-Authenticate'\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                unauthorized:\n                  $ref: '#/components/examples/Unauthorized'\n        '404':\n          description: No animal has this `id`.\n          headers:\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                notFound:\n                  summary: Unknown animal\n                  value:\n                    code: not_found\n                    message: Pet 42 does not exist\n                    status: 404\n        '429':\n          description: Too many requests (see `TooManyRequests`).\n          headers:\n            Retry-After:\n              $ref: '#/components/headers/Retry-After'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                rateLimited:\n                  $ref: '#/components/examples/RateLimited'\n        '500':\n          description: An unexpected failure (see `InternalError`).\n          headers:\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                internal:\n                  $ref: '#/components/examples/Internal'\n        '503':\n          description: The database cannot be reached (see `Unavailable`).\n          headers:\n            Retry-After:\n              $ref: '#/components/headers/Retry-After'\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                unavailable:\n                  $ref: '#/components/examples/Unavailable'\n\n  /store/orders:\n    get:\n      operationId: listOrders\n      tags: [store]\n      summary: List orders (experimental, not implemented)\n      description: |\n        Named by the interface but not yet designed. It answers `501` with an Error\n        body (`not_implemented`) so that callers get an honest, documented answer.\n        Its shape will be defined in a later minor version and may change freely\n        until then.\n      x-stability: experimental\n      responses:\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '501':\n          description: Not implemented yet.\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                notImplemented:\n                  summary: Orders are not implemented\n                  value:\n                    code: not_implemented\n                    message: Listing orders is not implemented yet\n                    status: 501\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\ncomponents:\n  securitySchemes:\n    bearerAuth:\n      type: http\n      scheme: bearer\n      description: |\n        An API key issued by the operators of the deployment, sent as\n        `Authorization: Bearer <API_KEY>`.\n\n  parameters:\n    Limit:\n      name: limit\n      in: query\n      required: false\n      description: Maximum number of animals returned.\n      schema:\n        type: integer\n        format: int32\n        minimum: 1\n        maximum: 100\n        default: 20\n      example: 20\n    Cursor:\n      name: cursor\n      in: query\n      required: false\n      description: |\n        Where the page starts: the opaque value from the previous page's `Link: rel=\"next\"`.\n        Do not build or change it; a cursor that was altered, or that belongs to another\n        `status` filter, is refused with `400`.\n      schema:\n        type: string\n        minLength: 1\n        maxLength: 200\n        pattern: '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$'\n    StatusFilter:\n      name: status\n      in: query\n      required: false\n      description: Keep only animals with this status. Without it, no filter applies.\n      schema:\n        $ref: '#/components/schemas/PetStatus'\n\n    IdempotencyKey:\n      name: Idempotency-Key\n      in: header\n      required: false\n      description: |\n        Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). The first\n        request with a key is processed once and its answer kept for 24 hours; a retry with\n        the same key and the same body gets that answer again (same status, body and\n        `Location`, plus `Idempotent-Replayed: true`) and adds nothing. The same key with a\n        different body is `422`; a retry while the first request is still being processed is\n        `409`. Keys are scoped to the API key that sent them: 1 to 255 visible ASCII\n        characters (U+0021 to U+007E), a UUID is a good choice. The draft's quoted form\n        (`\"abc\"`, 1 to 255 characters between the quotes) is accepted and names the same\n        key as `abc`; a value that starts and ends with `\"` is always read as quoted.\n        Anything else is `400`. No example value is given, so that \"Try it out\" in /docs\n        does not send one key with different bodies (which is `422`).\n      schema:\n        type: string\n        minLength: 1\n        maxLength: 257\n        pattern: '^(?:\"[\\u0021-\\u007E]{1,255}\"|(?!\".*\"$)[\\u0021-\\u007E]{1,255})$'\n\n  headers:\n    WWW-Authenticate:\n      description: |\n        Bearer challenge (RFC 6750), for example `Bearer realm=\"animal-store\"` or,\n        when a key was sent but refused,\n        `Bearer realm=\"animal-store\", error=\"invalid_token\"`.\n      required: true\n      schema:\n        type: string\n      example: Bearer realm=\"animal-store\", error=\"invalid_token\"\n    Retry-After:\n      description: Seconds after which the client may retry (RFC 9110).\n      required: true\n      schema:\n        type: integer\n        minimum: 0\n      example: 1\n    RateLimit-Limit:\n      description: Requests allowed in the current window (IETF draft-ietf-httpapi-ratelimit-headers).\n      required: true\n      schema:\n        type: integer\n        minimum: 0\n      example: 1000\n    RateLimit-Remaining:\n      description: Requests left in the current window.\n      required: true\n      schema:\n        type: integer\n        minimum: 0\n      example: 0\n    RateLimit-Reset:\n      description: Seconds until the window resets.\n      required: true\n      schema:\n        type: integer\n        minimum: 0\n      example: 42\n    Deprecation:\n      description: |\n        When the operation was deprecated, as `@` followed by Unix seconds (RFC 9745).\n      required: true\n      schema:\n        type: string\n        pattern: '^@[0-9]+$'\n      example: '@1795219200'\n    Sunset:\n      description: When the operation may be removed, as an HTTP-date (RFC 8594).\n      required: true\n      schema:\n        type: string\n      example: Thu, 05 Dec 2030 00:00:00 GMT\n    Link:\n      description: |\n        The replacement (`rel=\"successor-version\"`), as an RFC 8288 link; further links\n        (for example `rel=\"deprecation\"` to a notice) may be added.\n      required: true\n      schema:\n        type: string\n      example: </v1/pets>; rel=\"successor-version\"\n\n  schemas:\n    Id:\n      type: integer\n      format: int64\n      minimum: 1\n      maximum: 9007199254740991\n      description: |\n        A positive identifier. At most 2^53 - 1 so that every JSON parser keeps it\n        exact; a larger value is refused with `400`, never rounded.\n      examples: [1]\n\n    PetStatus:\n      type: string\n      enum: [available, pending, sold]\n      description: Availability of an animal.\n      examples: [available]\n\n    NewPet:\n      type: object\n      description: |\n        An animal to add. Fields other than these are refused with `400`; `id` is\n        assigned by the service.\n      required: [name, categoryId]\n      additionalProperties: false\n      properties:\n        name:\n          type: string\n          minLength: 1\n          maxLength: 100\n          pattern: '^[^\\u0000-\\u001F\\u007F]*$'\n          description: The animal's name, 1 to 100 characters, without control characters.\n          examples: [Rex]\n        categoryId:\n          $ref: '#/components/schemas/Id'\n          description: Identifier of the category the animal belongs to.\n        status:\n          $ref: '#/components/schemas/PetStatus'\n          description: Availability of the animal. Optional, with no default.\n\n    Pet:\n      type: object\n      description: An animal as stored, with the `id` the service assigned.\n      required: [id, name, categoryId]\n      properties:\n        id:\n          $ref: '#/components/schemas/Id'\n          description: Unique identifier assigned by the service on creation.\n        name:\n          type: string\n          minLength: 1\n          maxLength: 100\n          description: The animal's name.\n          examples: [Rex]\n        categoryId:\n          $ref: '#/components/schemas/Id'\n          description: Identifier of the category the animal belongs to.\n        status:\n          $ref: '#/components/schemas/PetStatus'\n          description: Availability of the animal; absent when it was never given.\n\n    Pets:\n      type: array\n      description: A plain JSON array of animals.\n      items:\n        $ref: '#/components/schemas/Pet'\n\n    Error:\n      type: object\n      description: |\n        The body of every error response. `code` is one of the values below; clients\n        must tolerate codes they do not know (new ones may be added in a minor\n        version) and then rely on `status`.\n\n        | code | status | when |\n        |---|---|---|\n        | `bad_request` | 400 | malformed JSON, a parameter or body field that breaks the contract; a malformed HTTP message, an HTTP/1.1 request without `Host`, more than one `Content-Type` header |\n        | `unauthorized` | 401 | missing, malformed, unknown or revoked API key, or more than one `Authorization` header |\n        | `not_found` | 404 | no such animal, or no such path or method |\n        | `request_timeout` | 408 | the request's headers or body did not arrive in time (the connection is closed) |\n        | `idempotency_in_flight` | 409 | a request with this `Idempotency-Key` is still being processed |\n        | `payload_too_large` | 413 | request body over the size limit |\n        | `precondition_failed` | 412 | the /docs static files only: `If-Match` or `If-Unmodified-Since` not met |\n        | `unsupported_media_type` | 415 | request body not `application/json`, or a charset other than UTF-8 |\n        | `range_not_satisfiable` | 416 | the /docs static files only: a `Range` outside the file (with `Content-Range: bytes */<length>`) |\n        | `expectation_failed` | 417 | an `Expect` header other than `100-continue` |\n        | `idempotency_key_reused` | 422 | the `Idempotency-Key` was used with another body |\n        | `rate_limited` | 429 | over the rate limit; retry after `Retry-After` |\n        | `headers_too_large` | 431 | request line and headers over 16 KiB (the connection is closed) |\n        | `internal` | 500 | an unexpected failure; details are only in the service's log |\n        | `not_implemented` | 501 | the operation is documented but not implemented |\n        | `unavailable` | 503 | the database cannot be reached; retry after `Retry-After` |\n      required: [code, message, status]\n      properties:\n        code:\n          type: string\n          description: Machine-readable error code (see the table above).\n          x-extensible-enum:\n            - bad_request\n            - unauthorized\n            - not_found\n            - request_timeout\n            - idempotency_in_flight\n            - payload_too_large\n            - precondition_failed\n            - unsupported_media_type\n            - range_not_satisfiable\n            - expectation_failed\n            - idempotency_key_reused\n            - rate_limited\n            - headers_too_large\n            - internal\n            - not_implemented\n            - unavailable\n          examples: [not_found]\n        message:\n          type: string\n          description: Human-readable description, for people, not for parsing.\n          examples: [Pet 42 does not exist]\n        status:\n          type: integer\n          minimum: 400\n          maximum: 599\n          description: The HTTP status code of the response.\n          examples: [404]\n        details:\n          type: array\n          description: For `400`, the rule that the request broke (the first one found), as a list so that more can be reported later.\n          items:\n            $ref: '#/components/schemas/ErrorDetail'\n\n    ErrorDetail:\n      type: object\n      description: One rule that the request broke.\n      required: [location, field, rule, message]\n      properties:\n        location:\n          type: string\n          description: Where the field is, `body`, `query`, `path` or `header`.\n          examples: [body]\n        field:\n          type: string\n          description: |\n            The field: a parameter name, or a JSON Pointer into the body\n            (`/name`); empty for the body as a whole.\n          examples: [/name]\n        rule:\n          type: string\n          description: The JSON Schema keyword that failed (`required`, `maxLength`, ...).\n          examples: [maxLength]\n        message:\n          type: string\n          description: What the rule asks for.\n          examples: [must NOT have more than 100 characters]\n\n  examples:\n    RateLimited:\n      summary: Over the budget\n      value:\n        code: rate_limited\n        message: 'Rate limit exceeded: at most 1000 requests per 60 s; retry in 42 seconds'\n        status: 429\n    Internal:\n      summary: Unexpected failure\n      value:\n        code: internal\n        message: Internal server error\n        status: 500\n    Unavailable:\n      summary: Database unreachable\n      value:\n        code: unavailable\n        message: Service temporarily unavailable, retry later\n        status: 503\n    Unauthorized:\n      summary: No valid API key\n      value:\n        code: unauthorized\n        message: Missing or invalid API key\n        status: 401\n    BadPetId:\n      summary: petId is not an integer\n      value:\n        code: bad_request\n        message: 'path parameter petId: must be integer'\n        status: 400\n        details:\n          - location: path\n            field: petId\n            rule: type\n            message: must be integer\n\n  responses:\n    BadParameter:\n      description: A query parameter breaks the contract (for example `limit=0`, `limit=abc`, `status=lost`).\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            limitTooSmall:\n              summary: limit below 1\n              value:\n                code: bad_request\n                message: 'query parameter limit: must be >= 1'\n                status: 400\n                details:\n                  - location: query\n                    field: limit\n                    rule: minimum\n                    message: must be >= 1\n            unknownStatus:\n              summary: status not in the enumeration\n              value:\n                code: bad_request\n                message: 'query parameter status: must be equal to one of the allowed values'\n                status: 400\n                details:\n                  - location: query\n                    field: status\n                    rule: enum\n                    message: must be equal to one of the allowed values\n    BadBody:\n      description: The body is missing, is not valid JSON, lacks `name` or `categoryId`, or has an invalid or unknown field.\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            missingName:\n              summary: name is missing\n              value:\n                code: bad_request\n                message: \"body: must have required property 'name'\"\n                status: 400\n                details:\n                  - location: body\n                    field: /name\n                    rule: required\n                    message: must have required property 'name'\n            malformedJson:\n              summary: The body is not valid JSON\n              value:\n                code: bad_request\n                message: Body is not valid JSON\n                status: 400\n    Unauthorized:\n      description: Missing, malformed, unknown or revoked API key.\n      headers:\n        WWW-Authenticate:\n          $ref: '#/components/headers/WWW-Authenticate'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            unauthorized:\n              $ref: '#/components/examples/Unauthorized'\n    PayloadTooLarge:\n      description: The request body is larger than the service accepts (64 KiB).\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            tooLarge:\n              summary: Body over the limit\n              value:\n                code: payload_too_large\n                message: Request body is larger than 65536 bytes\n                status: 413\n    UnsupportedMediaType:\n      description: The request body is not `application/json`.\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            notJson:\n              summary: A text body\n              value:\n                code: unsupported_media_type\n                message: 'Content-Type must be application/json'\n                status: 415\n    IdempotencyInFlight:\n      description: A request with this `Idempotency-Key` is still being processed; retry later.\n      headers:\n        Retry-After:\n          $ref: '#/components/headers/Retry-After'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            inFlight:\n              summary: The first request has not finished\n              value:\n                code: idempotency_in_flight\n                message: A request with this Idempotency-Key is still being processed\n                status: 409\n    IdempotencyKeyReused:\n      description: This `Idempotency-Key` was used with a different request body.\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            reused:\n              summary: Same key, other body\n              value:\n                code: idempotency_key_reused\n                message: This Idempotency-Key was already used with a different request body\n                status: 422\n    TooManyRequests:\n      description: |\n        Over the rate limit: per API key, or per client address without a valid key. Retry\n        after `Retry-After` seconds.\n      headers:\n        Retry-After:\n          $ref: '#/components/headers/Retry-After'\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            rateLimited:\n              $ref: '#/components/examples/RateLimited'\n    InternalError:\n      description: An unexpected failure. The details are in the service's log under the request id, never in the answer.\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            internal:\n              $ref: '#/components/examples/Internal'\n    Unavailable:\n      description: The database cannot be reached. Retry after `Retry-After` seconds.\n      headers:\n        Retry-After:\n          $ref: '#/components/headers/Retry-After'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            unavailable:\n              $ref: '#/components/examples/Unavailable'\n";
+export const yamlSource = "openapi: 3.1.0\n\ninfo:\n  title: Animal Store API\n  version: 1.2.0\n  summary: A catalogue of animals for sale, served under /v1.\n  description: |\n    The Animal Store API exposes the store's catalogue of animals (pets): list them,\n    optionally filtered by availability or identifiers, add one, and fetch one by its\n    identifier. Its store sells them: an order holds an available animal for a while, and is\n    then completed (the animal is sold), cancelled or left to expire (the animal is available\n    again). Request and response bodies are JSON (`application/json`).\n\n    ## Authentication\n    Every operation requires an API key sent as an HTTP bearer token\n    (`Authorization: Bearer <API_KEY>`). A missing, malformed, unknown or revoked key,\n    or more than one `Authorization` header, is answered with `401`, an Error body and a\n    `WWW-Authenticate: Bearer` challenge (RFC 6750). Keys are issued and revoked by the\n    operators of a deployment.\n\n    ## Errors\n    Every error response, whatever the status, has the same body, `Error`:\n    `{\"code\": \"not_found\", \"message\": \"Pet 42 does not exist\", \"status\": 404}`.\n    `code` is a stable machine-readable string and `status` repeats the HTTP status.\n    The codes in use are listed on the `Error` schema. **Clients must tolerate codes\n    they do not know** and fall back on `status`: adding a new code is not a breaking\n    change. A `400` may carry `details`, naming the field and the rule it broke.\n    A path that exists with a method it does not take (`DELETE /v1/pets`, `HEAD` or\n    `OPTIONS` without CORS) is `405` with an `Allow` header naming the methods it takes\n    (RFC 9110); a path that does not exist is `404`. `GET /` answers where the\n    documentation and this contract are.\n    This holds for what is refused before any operation is chosen too: a malformed HTTP\n    message or an HTTP/1.1 request without `Host` (`400`), headers over 16 KiB (`431`),\n    a request that does not arrive in time (`408`), an `Expect` other than\n    `100-continue` (`417`). On a keep-alive connection such an answer follows the answers\n    to the requests before it, and the connection is then closed.\n\n    ## Numbers\n    Identifiers (`id`, `categoryId`) are integers in `1 .. 9007199254740991`\n    (2^53 - 1), the range that every JSON parser, JavaScript's included, represents\n    exactly. A larger value is never rounded: the request is refused with `400`.\n    - In a path or query, an integer is plain decimal digits: `0x1`, `+1`, ` 1`, `01`,\n      `1e2` and `1.0` are `400`.\n    - In a JSON body, a number is accepted as an integer when it denotes exactly that\n      integer: `2`, `2.0` and `2e0` are all 2 (JSON Schema 2020-12 counts `2.0` as an\n      integer). A fraction (`2.5`), a value past 2^53 - 1, or digits that no double holds\n      exactly (`9007199254740990.9`, `1.0000000000000001`) are `400`, and nothing is\n      stored.\n\n    ## Strings\n    Request bodies are UTF-8 JSON. A `Content-Type` charset other than `utf-8` is `415`;\n    more than one `Content-Type` header is `400` (which one was meant is ambiguous).\n    Bytes that are not valid UTF-8, or a `\\u` escape that leaves a lone surrogate\n    (`\"a\\ud800b\"`), are `400` with `details` naming the field; nothing is stored, and a\n    string is never silently replaced by U+FFFD.\n\n    ## Parameters\n    A query parameter that the operation does not declare is `400`, naming it and the\n    ones the operation takes (`?stauts=sold` would otherwise list every status), and so is\n    a parameter given more than once where one value is expected (`?limit=1&limit=2`).\n    Where a pattern rules a value (a cursor, an `Idempotency-Key`, a name), the message\n    says what is expected in words, as the schema's `x-pattern-description` does.\n\n    ## Request ids\n    Every response carries `X-Request-Id`. A client may send its own (up to 128\n    characters of `A-Z a-z 0-9 . _ : -`); otherwise the service generates one. Quote it\n    when reporting a problem.\n\n    ## Deprecation policy\n    A deprecated operation is marked `deprecated: true` and carries `x-sunset`, the\n    date from which it may be removed. Until then it keeps working unchanged, and every\n    answer it gives carries the `Deprecation` (RFC 9745), `Sunset` (RFC 8594) and\n    `Link` headers, the latter naming the replacement (`rel=\"successor-version\"`).\n    No operation is removed before its sunset.\n\n    ## Stability markers\n    Every operation carries `x-stability`:\n    - `stable`: covered by the compatibility promise of `/v1`; it changes only in\n      backward-compatible ways (new optional fields, parameters, operations, codes).\n    - `experimental`: may change or disappear in any release without notice; do not\n      build production code on it.\n  contact:\n    name: Animal Store API team\n    url: https://github.com/animal-store/animal-store-api\n    email: api@animal-store.example\n  license:\n    name: MIT\n    identifier: MIT\n\nservers:\n  # One entry a base address (docs/interface.md section 1: production and staging, each\n  # under /v1), written out in full: SDK generators take these URLs as they are (hey-api\n  # types its baseUrl as their union), so a template would reach clients as '{host}'.\n  - url: https://api.animal-store.example/v1\n    description: Production\n  - url: https://staging.animal-store.example/v1\n    description: Staging\n\nsecurity:\n  - bearerAuth: []\n\ntags:\n  - name: pets\n    description: The catalogue of animals.\n  - name: store\n    description: |\n      Orders that reserve, sell and release animals, and the inventory of the catalogue.\n      An order is `placed` for an `available` animal, which becomes `pending`; it is then\n      `completed` (the animal is `sold`), `cancelled` or `expired` (the animal is\n      `available` again). Each API key sees only the orders it placed.\n\npaths:\n  /pets:\n    get:\n      operationId: listPets\n      tags: [pets]\n      summary: List animals\n      description: |\n        Returns animals in ascending `id` order (stable across calls), at most `limit`\n        of them, optionally only those with the given `status`, or with the given `id`s\n        (`?id=3&id=7`: those that exist; this is how to look one animal up,\n        `GET /pets?id={petId}`, the replacement of the deprecated `getPet`). Filters\n        combine. The body is a plain JSON array; an empty array means no animal matched.\n\n        **Pagination:** when more animals follow, the answer carries\n        `Link: <...>; rel=\"next\"` (RFC 8288), the URL of the next page with the same\n        `limit` and filters and an opaque `cursor`. Follow it until there is no\n        `rel=\"next\"`: every animal is returned exactly once, even while animals are being\n        added (new ones appear on later pages).\n\n        **A walk with `status`** returns each animal that has that status throughout the\n        walk exactly once. Statuses change when orders are placed, completed, cancelled or\n        expire (see the `store` operations); an animal whose status changes during the\n        walk is returned once or not at all, never twice: it is listed if it has the\n        status when its page is read.\n      x-stability: stable\n      parameters:\n        - $ref: '#/components/parameters/Limit'\n        - $ref: '#/components/parameters/StatusFilter'\n        - $ref: '#/components/parameters/PetIds'\n        - $ref: '#/components/parameters/Cursor'\n      responses:\n        '200':\n          description: The animals, in ascending `id` order.\n          headers:\n            Link:\n              description: |\n                `<...>; rel=\"next\"` when more animals follow: the next page's URL (relative),\n                carrying `limit`, the filters and `cursor`. Absent on the last page.\n              required: false\n              schema:\n                type: string\n              example: </v1/pets?limit=20&cursor=eyJhIjoyMH0.Qk5u2y0f1mZqX3Jv9W6b1A>; rel=\"next\"\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Pets'\n              examples:\n                pets:\n                  summary: Two animals\n                  value:\n                    - id: 1\n                      name: Rex\n                      categoryId: 2\n                      status: available\n                    - id: 2\n                      name: Tom\n                      categoryId: 3\n                empty:\n                  summary: No animal matched\n                  value: []\n        '400':\n          $ref: '#/components/responses/BadParameter'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n    post:\n      operationId: createPet\n      tags: [pets]\n      summary: Add an animal\n      description: |\n        Adds an animal to the catalogue. The service assigns its `id`, answers `201`\n        with the stored animal and a `Location` header naming it. Fields that\n        `NewPet` does not define, `id` among them, are refused with `400`.\n      x-stability: stable\n      parameters:\n        - $ref: '#/components/parameters/IdempotencyKey'\n      requestBody:\n        required: true\n        description: The animal to add.\n        content:\n          application/json:\n            schema:\n              $ref: '#/components/schemas/NewPet'\n            examples:\n              withStatus:\n                summary: An available dog\n                value:\n                  name: Rex\n                  categoryId: 2\n                  status: available\n              withoutStatus:\n                summary: No status given\n                value:\n                  name: Tom\n                  categoryId: 3\n      responses:\n        '201':\n          description: The animal was added.\n          headers:\n            Location:\n              description: Path of the new animal, `/v1/pets/{id}`.\n              required: true\n              schema:\n                type: string\n              example: /v1/pets/1\n            Idempotent-Replayed:\n              $ref: '#/components/headers/Idempotent-Replayed'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Pet'\n              examples:\n                created:\n                  summary: The stored animal with its id\n                  value:\n                    id: 1\n                    name: Rex\n                    categoryId: 2\n                    status: available\n        '400':\n          $ref: '#/components/responses/BadBody'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '409':\n          $ref: '#/components/responses/IdempotencyInFlight'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '422':\n          $ref: '#/components/responses/IdempotencyKeyReused'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /pets/{petId}:\n    get:\n      operationId: getPet\n      tags: [pets]\n      summary: Get an animal (deprecated)\n      description: |\n        **Deprecated, to be removed on 2030-12-05.** Use `GET /pets?id={petId}` instead\n        (operation `listPets` with its `id` filter): it answers a list with the animal, or\n        an empty list when no animal has that `id`.\n\n        Returns the animal with the given `id`. Every answer, error or not, carries\n        the `Deprecation`, `Sunset` and `Link` headers; `Link` names the replacement\n        request for this animal (`</v1/pets?id=42>; rel=\"successor-version\"`).\n      deprecated: true\n      x-sunset: '2030-12-05'\n      x-deprecated-since: '2026-11-21'\n      x-successor: listPets\n      x-successor-query: id={petId}\n      x-stability: stable\n      parameters:\n        - name: petId\n          in: path\n          required: true\n          description: Identifier of the animal to retrieve.\n          schema:\n            $ref: '#/components/schemas/Id'\n      responses:\n        '200':\n          description: The animal.\n          headers:\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Pet'\n              examples:\n                found:\n                  summary: An animal\n                  value:\n                    id: 1\n                    name: Rex\n                    categoryId: 2\n                    status: available\n        '400':\n          description: '`petId` is not an integer in `1 .. 9007199254740991`.'\n          headers:\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                badPetId:\n                  $ref: '#/components/examples/BadPetId'\n        '401':\n          description: Missing, malformed, unknown or revoked API key.\n          headers:\n            WWW-Authenticate:\n              $ref: '#/components/headers/WWW-Authenticate'\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                unauthorized:\n                  $ref: '#/components/examples/Unauthorized'\n        '404':\n          description: No animal has this `id`.\n          headers:\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                notFound:\n                  summary: Unknown animal\n                  value:\n                    code: not_found\n                    message: Pet 42 does not exist\n                    status: 404\n        '429':\n          description: Too many requests (see `TooManyRequests`).\n          headers:\n            Retry-After:\n              $ref: '#/components/headers/Retry-After'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                rateLimited:\n                  $ref: '#/components/examples/RateLimited'\n        '500':\n          description: An unexpected failure (see `InternalError`).\n          headers:\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                internal:\n                  $ref: '#/components/examples/Internal'\n        '503':\n          description: The database cannot be reached (see `Unavailable`).\n          headers:\n            Retry-After:\n              $ref: '#/components/headers/Retry-After'\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                unavailable:\n                  $ref: '#/components/examples/Unavailable'\n\n  /store/orders:\n    post:\n      operationId: placeOrder\n      tags: [store]\n      summary: Place an order\n      description: |\n        Places an order for one `available` animal. In one transaction the order is stored\n        as `placed` and the animal becomes `pending`, so an animal is never sold twice: of\n        concurrent orders for one animal, exactly one is placed and the others get `409`.\n        The order holds the animal until `expiresAt` (`placedAt` plus the store's hold time,\n        15 minutes unless the deployment sets another): unless it is completed or cancelled\n        first, it then expires and the animal is `available` again. The service assigns the\n        order's `id` and answers `201` with the order and a `Location` header naming it.\n        Fields other than `petId` are refused with `400`.\n      x-stability: stable\n      parameters:\n        - $ref: '#/components/parameters/IdempotencyKey'\n      requestBody:\n        required: true\n        description: The animal to order.\n        content:\n          application/json:\n            schema:\n              $ref: '#/components/schemas/NewOrder'\n            examples:\n              order:\n                summary: Order the animal with id 1\n                value:\n                  petId: 1\n      responses:\n        '201':\n          description: The order was placed; the animal is `pending`.\n          headers:\n            Location:\n              description: Path of the new order, `/v1/store/orders/{id}`.\n              required: true\n              schema:\n                type: string\n              example: /v1/store/orders/1\n            Idempotent-Replayed:\n              $ref: '#/components/headers/Idempotent-Replayed'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Order'\n              examples:\n                placed:\n                  $ref: '#/components/examples/PlacedOrder'\n        '400':\n          description: The body is missing, is not valid JSON, lacks `petId`, or has an invalid or unknown field.\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                missingPetId:\n                  summary: petId is missing\n                  value:\n                    code: bad_request\n                    message: \"body /petId: must have required property 'petId'\"\n                    status: 400\n                    details:\n                      - location: body\n                        field: /petId\n                        rule: required\n                        message: must have required property 'petId'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '409':\n          description: |\n            The animal is not `available` (`pet_not_available`: the message names its\n            status, or says that it has none), or a request with this `Idempotency-Key` is\n            still being processed (`idempotency_in_flight`, with `Retry-After`).\n          headers:\n            Retry-After:\n              $ref: '#/components/headers/Retry-After-In-Flight'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                notAvailable:\n                  summary: The animal is already held by an order\n                  value:\n                    code: pet_not_available\n                    message: Pet 1 is pending, not available\n                    status: 409\n                noStatus:\n                  summary: The animal has no status\n                  value:\n                    code: pet_not_available\n                    message: Pet 2 has no status, so it is not available\n                    status: 409\n                inFlight:\n                  $ref: '#/components/examples/IdempotencyInFlight'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '422':\n          description: |\n            No animal has this `petId` (`pet_not_found`), or this `Idempotency-Key` was used\n            with another request (`idempotency_key_reused`).\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                petNotFound:\n                  summary: No such animal\n                  value:\n                    code: pet_not_found\n                    message: Pet 42 does not exist\n                    status: 422\n                reused:\n                  $ref: '#/components/examples/IdempotencyKeyReused'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n    get:\n      operationId: listOrders\n      tags: [store]\n      summary: List your orders\n      description: |\n        Returns the orders placed with the caller's API key, in ascending `id` order, at\n        most `limit` of them, optionally only those with the given `status` or for the given\n        `petId`. The body is a plain JSON array; an empty array means no order matched.\n\n        **Pagination** is that of `listPets`: follow `Link: <...>; rel=\"next\"` until there\n        is none, and every order is returned exactly once, even while orders are being\n        placed, on any instance. Orders placed in parallel are never made to wait for each\n        other, so an order can become visible after orders with higher ids: a page stops\n        before the first order that a transaction still open could precede, and carries\n        `rel=\"next\"` to resume from there. Such a page can be short, even empty; follow\n        its `rel=\"next\"` (after a moment when it was empty). With `status`, an order whose\n        status changes during the walk is returned once or not at all.\n      x-stability: stable\n      parameters:\n        - $ref: '#/components/parameters/Limit'\n        - $ref: '#/components/parameters/OrderStatusFilter'\n        - $ref: '#/components/parameters/PetIdFilter'\n        - $ref: '#/components/parameters/Cursor'\n      responses:\n        '200':\n          description: The caller's orders, in ascending `id` order.\n          headers:\n            Link:\n              description: |\n                `<...>; rel=\"next\"` when more orders follow, or may follow once transactions\n                still open have ended: the next page's URL (relative), carrying `limit`, the\n                filters and `cursor`. Absent on the last page.\n              required: false\n              schema:\n                type: string\n              example: </v1/store/orders?limit=20&cursor=eyJhIjoyMCwicyI6Im86OiJ9.x3Jv9W6b1AQk5u2y0f1mZq>; rel=\"next\"\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Orders'\n              examples:\n                orders:\n                  summary: A placed and a completed order\n                  value:\n                    - id: 1\n                      petId: 1\n                      status: placed\n                      placedAt: '2026-11-24T10:00:00.000Z'\n                      expiresAt: '2026-11-24T10:15:00.000Z'\n                    - id: 2\n                      petId: 7\n                      status: completed\n                      placedAt: '2026-11-24T10:01:00.000Z'\n                      expiresAt: '2026-11-24T10:16:00.000Z'\n                      closedAt: '2026-11-24T10:05:30.000Z'\n                empty:\n                  summary: No order matched\n                  value: []\n        '400':\n          $ref: '#/components/responses/BadParameter'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /store/orders/{orderId}:\n    get:\n      operationId: getOrder\n      tags: [store]\n      summary: Get an order\n      description: |\n        Returns the order with the given `id`, if it was placed with the caller's API key.\n        An order placed with another key is `404`, exactly as one that does not exist, so\n        that no key learns which order ids exist.\n      x-stability: stable\n      parameters:\n        - $ref: '#/components/parameters/OrderId'\n      responses:\n        '200':\n          description: The order.\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Order'\n              examples:\n                placed:\n                  $ref: '#/components/examples/PlacedOrder'\n        '400':\n          $ref: '#/components/responses/BadOrderId'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '404':\n          $ref: '#/components/responses/OrderNotFound'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /store/orders/{orderId}/cancel:\n    post:\n      operationId: cancelOrder\n      tags: [store]\n      summary: Cancel an order\n      description: |\n        Cancels a `placed` order: in one transaction the order becomes `cancelled` and its\n        animal `available` again. An order in any other status is `409` (`order_closed`),\n        and so is a placed order past its `expiresAt` (it is expired, and marked so). The\n        request has no body, or an empty JSON object.\n      x-stability: stable\n      parameters:\n        - $ref: '#/components/parameters/OrderId'\n        - $ref: '#/components/parameters/IdempotencyKey'\n      requestBody:\n        $ref: '#/components/requestBodies/NoFields'\n      responses:\n        '200':\n          $ref: '#/components/responses/OrderClosedNow'\n        '400':\n          $ref: '#/components/responses/BadOrderAction'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '404':\n          $ref: '#/components/responses/OrderNotFound'\n        '409':\n          $ref: '#/components/responses/OrderClosed'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '422':\n          $ref: '#/components/responses/IdempotencyKeyReused'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /store/orders/{orderId}/complete:\n    post:\n      operationId: completeOrder\n      tags: [store]\n      summary: Complete an order\n      description: |\n        Completes a `placed` order: in one transaction the order becomes `completed` and its\n        animal `sold`. An order in any other status is `409` (`order_closed`), and so is a\n        placed order past its `expiresAt` (it is expired, and marked so: its animal is\n        `available` again, never sold). The request has no body, or an empty JSON object.\n      x-stability: stable\n      parameters:\n        - $ref: '#/components/parameters/OrderId'\n        - $ref: '#/components/parameters/IdempotencyKey'\n      requestBody:\n        $ref: '#/components/requestBodies/NoFields'\n      responses:\n        '200':\n          $ref: '#/components/responses/OrderClosedNow'\n        '400':\n          $ref: '#/components/responses/BadOrderAction'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '404':\n          $ref: '#/components/responses/OrderNotFound'\n        '409':\n          $ref: '#/components/responses/OrderClosed'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '422':\n          $ref: '#/components/responses/IdempotencyKeyReused'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /store/inventory:\n    get:\n      operationId: getInventory\n      tags: [store]\n      summary: Count the animals by status\n      description: |\n        How many animals of the catalogue are `available`, `pending` and `sold`, and how\n        many have no status. The counts are exact: an order placed (or closed) before this\n        request is in them. The cost does not grow with the catalogue.\n      x-stability: stable\n      responses:\n        '200':\n          description: The counts.\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Inventory'\n              examples:\n                inventory:\n                  summary: A small store\n                  value:\n                    available: 12\n                    pending: 2\n                    sold: 40\n                    noStatus: 3\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\ncomponents:\n  securitySchemes:\n    bearerAuth:\n      type: http\n      scheme: bearer\n      description: |\n        An API key issued by the operators of the deployment, sent as\n        `Authorization: Bearer <API_KEY>`.\n\n  parameters:\n    Limit:\n      name: limit\n      in: query\n      required: false\n      description: Maximum number of items (animals, orders) returned.\n      schema:\n        type: integer\n        format: int32\n        minimum: 1\n        maximum: 100\n        default: 20\n      example: 20\n    Cursor:\n      name: cursor\n      in: query\n      required: false\n      description: |\n        Where the page starts: the opaque value from the previous page's `Link: rel=\"next\"`.\n        Do not build or change it; a cursor that was altered, or that belongs to other\n        filters (another `status`, `id` list or `petId`) or another list, is refused with\n        `400`.\n      schema:\n        type: string\n        minLength: 1\n        maxLength: 200\n        pattern: '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$'\n        x-pattern-description: the opaque value of a `rel=\"next\"` link of this API\n    StatusFilter:\n      name: status\n      in: query\n      required: false\n      description: Keep only animals with this status. Without it, no filter applies.\n      schema:\n        $ref: '#/components/schemas/PetStatus'\n    # No example value: Swagger UI fills a parameter with its example, so \"Try it out\" on\n    # listPets in /docs would send `?id=3&id=7` and list only those two animals. The\n    # description shows the form instead.\n    PetIds:\n      name: id\n      in: query\n      required: false\n      description: |\n        Keep only the animals with these ids, repeated for several (`?id=3&id=7`): 1 to 100\n        of them. Ids that no animal has are left out of the answer, not refused.\n      style: form\n      explode: true\n      schema:\n        type: array\n        minItems: 1\n        maxItems: 100\n        items:\n          $ref: '#/components/schemas/Id'\n    OrderStatusFilter:\n      name: status\n      in: query\n      required: false\n      description: Keep only orders with this status. Without it, no filter applies.\n      schema:\n        $ref: '#/components/schemas/OrderStatus'\n    PetIdFilter:\n      name: petId\n      in: query\n      required: false\n      description: Keep only orders for this animal.\n      schema:\n        $ref: '#/components/schemas/Id'\n    OrderId:\n      name: orderId\n      in: path\n      required: true\n      description: Identifier of the order.\n      schema:\n        $ref: '#/components/schemas/Id'\n\n    # No example value: Swagger UI fills a parameter with its example, so \"Try it out\" in\n    # /docs would send one key with different bodies (422). Said here, not in the\n    # description, which every generated SDK copies into its types.\n    IdempotencyKey:\n      name: Idempotency-Key\n      in: header\n      required: false\n      description: |\n        Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). The first\n        request with a key is processed once and its answer kept for 24 hours; a retry with\n        the same key and the same body gets that answer again (same status, body and\n        `Location`, plus `Idempotent-Replayed: true`) and adds nothing. The same key with a\n        different body is `422`; a retry while the first request is still being processed is\n        `409`. Keys are scoped to the API key that sent them and to the operation (the same\n        key sent to two operations names two requests): 1 to 255 visible ASCII\n        characters (U+0021 to U+007E), a UUID is a good choice. The draft's quoted form\n        (`\"abc\"`, 1 to 255 characters between the quotes) is accepted and names the same\n        key as `abc`; a value that starts and ends with `\"` is always read as quoted.\n        Anything else is `400`.\n      schema:\n        type: string\n        minLength: 1\n        maxLength: 257\n        pattern: '^(?:\"[\\u0021-\\u007E]{1,255}\"|(?!\".*\"$)[\\u0021-\\u007E]{1,255})$'\n        x-pattern-description: 1 to 255 visible ASCII characters, bare or in double quotes\n\n  headers:\n    WWW-Authenticate:\n      description: |\n        Bearer challenge (RFC 6750), for example `Bearer realm=\"animal-store\"` or,\n        when a key was sent but refused,\n        `Bearer realm=\"animal-store\", error=\"invalid_token\"`.\n      required: true\n      schema:\n        type: string\n      example: Bearer realm=\"animal-store\", error=\"invalid_token\"\n    Retry-After:\n      description: Seconds after which the client may retry (RFC 9110).\n      required: true\n      schema:\n        type: integer\n        minimum: 0\n      example: 1\n    RateLimit-Limit:\n      description: Requests allowed in the current window (IETF draft-ietf-httpapi-ratelimit-headers).\n      required: true\n      schema:\n        type: integer\n        minimum: 0\n      example: 1000\n    RateLimit-Remaining:\n      description: Requests left in the current window.\n      required: true\n      schema:\n        type: integer\n        minimum: 0\n      example: 0\n    RateLimit-Reset:\n      description: Seconds until the window resets.\n      required: true\n      schema:\n        type: integer\n        minimum: 0\n      example: 42\n    Deprecation:\n      description: |\n        When the operation was deprecated, as `@` followed by Unix seconds (RFC 9745).\n      required: true\n      schema:\n        type: string\n        pattern: '^@[0-9]+$'\n      example: '@1795219200'\n    Sunset:\n      description: When the operation may be removed, as an HTTP-date (RFC 8594).\n      required: true\n      schema:\n        type: string\n      example: Thu, 05 Dec 2030 00:00:00 GMT\n    Link:\n      description: |\n        The replacement (`rel=\"successor-version\"`), as an RFC 8288 link; further links\n        (for example `rel=\"deprecation\"` to a notice) may be added.\n      required: true\n      schema:\n        type: string\n      example: </v1/pets?id=1>; rel=\"successor-version\"\n    Idempotent-Replayed:\n      description: |\n        `true` when this answer is the stored answer to an earlier request with the same\n        `Idempotency-Key` (nothing was done again).\n      required: false\n      schema:\n        type: string\n        enum: ['true']\n    Retry-After-In-Flight:\n      description: |\n        With `idempotency_in_flight` only: seconds after which the client may retry\n        (RFC 9110).\n      required: false\n      schema:\n        type: integer\n        minimum: 0\n      example: 1\n\n  schemas:\n    Id:\n      type: integer\n      format: int64\n      minimum: 1\n      maximum: 9007199254740991\n      description: |\n        A positive identifier. At most 2^53 - 1 so that every JSON parser keeps it\n        exact; a larger value is refused with `400`, never rounded.\n      examples: [1]\n\n    PetStatus:\n      type: string\n      enum: [available, pending, sold]\n      description: Availability of an animal.\n      examples: [available]\n\n    NewPet:\n      type: object\n      description: |\n        An animal to add. Fields other than these are refused with `400`; `id` is\n        assigned by the service.\n      required: [name, categoryId]\n      additionalProperties: false\n      properties:\n        name:\n          type: string\n          minLength: 1\n          maxLength: 100\n          pattern: '^[^\\u0000-\\u001F\\u007F]*$'\n          x-pattern-description: free of control characters\n          description: The animal's name, 1 to 100 characters, without control characters.\n          examples: [Rex]\n        categoryId:\n          $ref: '#/components/schemas/Id'\n          description: Identifier of the category the animal belongs to.\n        status:\n          $ref: '#/components/schemas/PetStatus'\n          description: Availability of the animal. Optional, with no default.\n\n    Pet:\n      type: object\n      description: An animal as stored, with the `id` the service assigned.\n      required: [id, name, categoryId]\n      properties:\n        id:\n          $ref: '#/components/schemas/Id'\n          description: Unique identifier assigned by the service on creation.\n        name:\n          type: string\n          minLength: 1\n          maxLength: 100\n          description: The animal's name.\n          examples: [Rex]\n        categoryId:\n          $ref: '#/components/schemas/Id'\n          description: Identifier of the category the animal belongs to.\n        status:\n          $ref: '#/components/schemas/PetStatus'\n          description: Availability of the animal; absent when it was never given.\n\n    Pets:\n      type: array\n      description: A plain JSON array of animals.\n      items:\n        $ref: '#/components/schemas/Pet'\n\n    OrderStatus:\n      type: string\n      enum: [placed, completed, cancelled, expired]\n      description: |\n        Where an order is: `placed` (it holds its animal, which is `pending`), then\n        `completed` (the animal is `sold`), `cancelled` or `expired` (the animal is\n        `available` again). The last three are final.\n      examples: [placed]\n\n    NewOrder:\n      type: object\n      description: An order to place. Fields other than `petId` are refused with `400`.\n      required: [petId]\n      additionalProperties: false\n      properties:\n        petId:\n          $ref: '#/components/schemas/Id'\n          description: The animal to order; it must be `available`.\n\n    Order:\n      type: object\n      description: An order as stored, with the `id` the service assigned.\n      required: [id, petId, status, placedAt, expiresAt]\n      properties:\n        id:\n          $ref: '#/components/schemas/Id'\n          description: Unique identifier assigned by the service when the order was placed.\n        petId:\n          $ref: '#/components/schemas/Id'\n          description: The animal it holds or held.\n        status:\n          $ref: '#/components/schemas/OrderStatus'\n        placedAt:\n          type: string\n          format: date-time\n          description: When it was placed (RFC 3339, UTC).\n          examples: ['2026-11-24T10:00:00.000Z']\n        expiresAt:\n          type: string\n          format: date-time\n          description: |\n            When it expires if it is still `placed` then: `placedAt` plus the store's hold\n            time. Within 2 seconds after it, a placed order reads `expired` and its animal\n            `available`.\n          examples: ['2026-11-24T10:15:00.000Z']\n        closedAt:\n          type: string\n          format: date-time\n          description: When it was completed, cancelled or expired; absent while it is placed.\n          examples: ['2026-11-24T10:05:30.000Z']\n\n    Orders:\n      type: array\n      description: A plain JSON array of orders.\n      items:\n        $ref: '#/components/schemas/Order'\n\n    Inventory:\n      type: object\n      description: How many animals have each status, and how many have none.\n      required: [available, pending, sold, noStatus]\n      additionalProperties: false\n      properties:\n        available:\n          $ref: '#/components/schemas/Count'\n        pending:\n          $ref: '#/components/schemas/Count'\n        sold:\n          $ref: '#/components/schemas/Count'\n        noStatus:\n          $ref: '#/components/schemas/Count'\n          description: Animals created without a status.\n\n    Count:\n      type: integer\n      format: int64\n      minimum: 0\n      maximum: 9007199254740991\n      description: A number of animals.\n      examples: [12]\n\n    Error:\n      type: object\n      description: |\n        The body of every error response. `code` is one of the values below; clients\n        must tolerate codes they do not know (new ones may be added in a minor\n        version) and then rely on `status`.\n\n        | code | status | when |\n        |---|---|---|\n        | `bad_request` | 400 | malformed JSON, a parameter or body field that breaks the contract; a malformed HTTP message, an HTTP/1.1 request without `Host`, more than one `Content-Type` header |\n        | `unauthorized` | 401 | missing, malformed, unknown or revoked API key, or more than one `Authorization` header |\n        | `not_found` | 404 | no such animal or order (or an order of another API key), or no such path |\n        | `method_not_allowed` | 405 | a path of the service with a method it does not take; `Allow` lists those it does |\n        | `request_timeout` | 408 | the request's headers or body did not arrive in time (the connection is closed) |\n        | `idempotency_in_flight` | 409 | a request with this `Idempotency-Key` is still being processed |\n        | `pet_not_available` | 409 | the animal of a new order is not `available` (the message names its status) |\n        | `order_closed` | 409 | the order is not `placed` any more (the message names its status), so it cannot be cancelled or completed |\n        | `payload_too_large` | 413 | request body over the size limit |\n        | `precondition_failed` | 412 | the /docs static files only: `If-Match` or `If-Unmodified-Since` not met |\n        | `unsupported_media_type` | 415 | request body not `application/json`, or a charset other than UTF-8 |\n        | `range_not_satisfiable` | 416 | the /docs static files only: a `Range` outside the file (with `Content-Range: bytes */<length>`) |\n        | `expectation_failed` | 417 | an `Expect` header other than `100-continue` |\n        | `idempotency_key_reused` | 422 | the `Idempotency-Key` was used with another request (body, or path) |\n        | `pet_not_found` | 422 | no animal has the `petId` of a new order |\n        | `rate_limited` | 429 | over the rate limit; retry after `Retry-After` |\n        | `headers_too_large` | 431 | request line and headers over 16 KiB (the connection is closed) |\n        | `internal` | 500 | an unexpected failure; details are only in the service's log |\n        | `not_implemented` | 501 | the operation is documented but not implemented |\n        | `unavailable` | 503 | the database cannot be reached; retry after `Retry-After` |\n      required: [code, message, status]\n      properties:\n        code:\n          type: string\n          description: Machine-readable error code (see the table above).\n          x-extensible-enum:\n            - bad_request\n            - unauthorized\n            - not_found\n            - method_not_allowed\n            - request_timeout\n            - idempotency_in_flight\n            - pet_not_available\n            - order_closed\n            - payload_too_large\n            - precondition_failed\n            - unsupported_media_type\n            - range_not_satisfiable\n            - expectation_failed\n            - idempotency_key_reused\n            - pet_not_found\n            - rate_limited\n            - headers_too_large\n            - internal\n            - not_implemented\n            - unavailable\n          examples: [not_found]\n        message:\n          type: string\n          description: Human-readable description, for people, not for parsing.\n          examples: [Pet 42 does not exist]\n        status:\n          type: integer\n          minimum: 400\n          maximum: 599\n          description: The HTTP status code of the response.\n          examples: [404]\n        details:\n          type: array\n          description: For `400`, the rule that the request broke (the first one found), as a list so that more can be reported later.\n          items:\n            $ref: '#/components/schemas/ErrorDetail'\n\n    ErrorDetail:\n      type: object\n      description: One rule that the request broke.\n      required: [location, field, rule, message]\n      properties:\n        location:\n          type: string\n          description: Where the field is, `body`, `query`, `path` or `header`.\n          examples: [body]\n        field:\n          type: string\n          description: |\n            The field: a parameter name, or a JSON Pointer into the body\n            (`/name`); empty for the body as a whole.\n          examples: [/name]\n        rule:\n          type: string\n          description: The JSON Schema keyword that failed (`required`, `maxLength`, ...).\n          examples: [maxLength]\n        message:\n          type: string\n          description: What the rule asks for.\n          examples: [must NOT have more than 100 characters]\n\n  examples:\n    PlacedOrder:\n      summary: A placed order\n      value:\n        id: 1\n        petId: 1\n        status: placed\n        placedAt: '2026-11-24T10:00:00.000Z'\n        expiresAt: '2026-11-24T10:15:00.000Z'\n    IdempotencyInFlight:\n      summary: The first request has not finished\n      value:\n        code: idempotency_in_flight\n        message: A request with this Idempotency-Key is still being processed\n        status: 409\n    IdempotencyKeyReused:\n      summary: Same key, other body\n      value:\n        code: idempotency_key_reused\n        message: This Idempotency-Key was already used with a different request body\n        status: 422\n    RateLimited:\n      summary: Over the budget\n      value:\n        code: rate_limited\n        message: 'Rate limit exceeded: at most 1000 requests per 60 s; retry in 42 seconds'\n        status: 429\n    Internal:\n      summary: Unexpected failure\n      value:\n        code: internal\n        message: Internal server error\n        status: 500\n    Unavailable:\n      summary: Database unreachable\n      value:\n        code: unavailable\n        message: Service temporarily unavailable, retry later\n        status: 503\n    Unauthorized:\n      summary: No API key\n      value:\n        code: unauthorized\n        message: 'Missing API key: send Authorization: Bearer <API_KEY>'\n        status: 401\n    BadPetId:\n      summary: petId is not an integer\n      value:\n        code: bad_request\n        message: 'path parameter petId: must be an integer in plain decimal digits'\n        status: 400\n        details:\n          - location: path\n            field: petId\n            rule: type\n            message: must be an integer in plain decimal digits\n\n  requestBodies:\n    NoFields:\n      required: false\n      description: Nothing, or an empty JSON object (`{}`); any field is refused with `400`.\n      content:\n        application/json:\n          schema:\n            type: object\n            additionalProperties: false\n            maxProperties: 0\n\n  responses:\n    BadParameter:\n      description: A query parameter breaks the contract (for example `limit=0`, `limit=abc`, `status=lost`).\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            limitTooSmall:\n              summary: limit below 1\n              value:\n                code: bad_request\n                message: 'query parameter limit: must be >= 1'\n                status: 400\n                details:\n                  - location: query\n                    field: limit\n                    rule: minimum\n                    message: must be >= 1\n            unknownStatus:\n              summary: status not in the enumeration\n              value:\n                code: bad_request\n                message: 'query parameter status: must be equal to one of the allowed values: available, pending, sold'\n                status: 400\n                details:\n                  - location: query\n                    field: status\n                    rule: enum\n                    message: 'must be equal to one of the allowed values: available, pending, sold'\n            unknownParameter:\n              summary: A parameter the operation does not take (a typo)\n              value:\n                code: bad_request\n                message: 'query parameter stauts: is not a parameter of listPets (it takes limit, status, id, cursor)'\n                status: 400\n                details:\n                  - location: query\n                    field: stauts\n                    rule: unknown\n                    message: is not a parameter of listPets (it takes limit, status, id, cursor)\n            repeated:\n              summary: One value given twice\n              value:\n                code: bad_request\n                message: 'query parameter limit: must be given once, not 2 times'\n                status: 400\n                details:\n                  - location: query\n                    field: limit\n                    rule: once\n                    message: must be given once, not 2 times\n    BadBody:\n      description: The body is missing, is not valid JSON, lacks `name` or `categoryId`, or has an invalid or unknown field.\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            missingName:\n              summary: name is missing\n              value:\n                code: bad_request\n                message: \"body /name: must have required property 'name'\"\n                status: 400\n                details:\n                  - location: body\n                    field: /name\n                    rule: required\n                    message: must have required property 'name'\n            malformedJson:\n              summary: The body is not valid JSON\n              value:\n                code: bad_request\n                message: \"Body is not valid JSON: object value expected after ':' at line 1, column 9\"\n                status: 400\n                details:\n                  - location: body\n                    field: ''\n                    rule: json\n                    message: \"object value expected after ':' at line 1, column 9\"\n    Unauthorized:\n      description: Missing, malformed, unknown or revoked API key.\n      headers:\n        WWW-Authenticate:\n          $ref: '#/components/headers/WWW-Authenticate'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            unauthorized:\n              $ref: '#/components/examples/Unauthorized'\n    PayloadTooLarge:\n      description: The request body is larger than the service accepts (64 KiB).\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            tooLarge:\n              summary: Body over the limit\n              value:\n                code: payload_too_large\n                message: Request body is larger than 65536 bytes\n                status: 413\n    UnsupportedMediaType:\n      description: The request body is not `application/json`.\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            notJson:\n              summary: A text body\n              value:\n                code: unsupported_media_type\n                message: 'Content-Type must be application/json'\n                status: 415\n    IdempotencyInFlight:\n      description: A request with this `Idempotency-Key` is still being processed; retry later.\n      headers:\n        Retry-After:\n          $ref: '#/components/headers/Retry-After'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            inFlight:\n              $ref: '#/components/examples/IdempotencyInFlight'\n    IdempotencyKeyReused:\n      description: This `Idempotency-Key` was used with a different request (body, or path).\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            reused:\n              $ref: '#/components/examples/IdempotencyKeyReused'\n            reusedOnAnotherOrder:\n              summary: Same key, another order\n              value:\n                code: idempotency_key_reused\n                message: This Idempotency-Key was already used with a different request (path or body)\n                status: 422\n    BadOrderId:\n      description: '`orderId` is not an integer in `1 .. 9007199254740991`.'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            badOrderId:\n              summary: orderId is not an integer\n              value:\n                code: bad_request\n                message: 'path parameter orderId: must be an integer in plain decimal digits'\n                status: 400\n                details:\n                  - location: path\n                    field: orderId\n                    rule: type\n                    message: must be an integer in plain decimal digits\n    BadOrderAction:\n      description: |\n        `orderId` is not an integer in `1 .. 9007199254740991`, the body is not empty, or\n        the `Idempotency-Key` is malformed.\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            badOrderId:\n              summary: orderId is not an integer\n              value:\n                code: bad_request\n                message: 'path parameter orderId: must be an integer in plain decimal digits'\n                status: 400\n                details:\n                  - location: path\n                    field: orderId\n                    rule: type\n                    message: must be an integer in plain decimal digits\n    OrderNotFound:\n      description: No order with this `id` was placed with the caller's API key.\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            notFound:\n              summary: Unknown order, or another key's\n              value:\n                code: not_found\n                message: Order 42 does not exist\n                status: 404\n    OrderClosedNow:\n      description: The order as it is now, closed by this request.\n      headers:\n        Idempotent-Replayed:\n          $ref: '#/components/headers/Idempotent-Replayed'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Order'\n          examples:\n            closed:\n              summary: A completed order\n              value:\n                id: 1\n                petId: 1\n                status: completed\n                placedAt: '2026-11-24T10:00:00.000Z'\n                expiresAt: '2026-11-24T10:15:00.000Z'\n                closedAt: '2026-11-24T10:05:30.000Z'\n    OrderClosed:\n      description: |\n        The order is not `placed` (`order_closed`: the message names its status; a placed\n        order past its `expiresAt` is expired), or a request with this `Idempotency-Key` is\n        still being processed (`idempotency_in_flight`, with `Retry-After`).\n      headers:\n        Retry-After:\n          $ref: '#/components/headers/Retry-After-In-Flight'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            closed:\n              summary: The order was already completed\n              value:\n                code: order_closed\n                message: Order 1 is completed, not placed\n                status: 409\n            expired:\n              summary: The order expired\n              value:\n                code: order_closed\n                message: Order 2 is expired, not placed\n                status: 409\n            inFlight:\n              $ref: '#/components/examples/IdempotencyInFlight'\n    TooManyRequests:\n      description: |\n        Over the rate limit: per API key, or per client address without a valid key. Retry\n        after `Retry-After` seconds.\n      headers:\n        Retry-After:\n          $ref: '#/components/headers/Retry-After'\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            rateLimited:\n              $ref: '#/components/examples/RateLimited'\n    InternalError:\n      description: An unexpected failure. The details are in the service's log under the request id, never in the answer.\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            internal:\n              $ref: '#/components/examples/Internal'\n    Unavailable:\n      description: The database cannot be reached. Retry after `Retry-After` seconds.\n      headers:\n        Retry-After:\n          $ref: '#/components/headers/Retry-After'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            unavailable:\n              $ref: '#/components/examples/Unavailable'\n";

@@ -12,14 +12,22 @@ export interface paths {
         /**
          * List animals
          * @description Returns animals in ascending `id` order (stable across calls), at most `limit`
-         *     of them, optionally only those with the given `status`. The body is a plain
-         *     JSON array; an empty array means no animal matched.
+         *     of them, optionally only those with the given `status`, or with the given `id`s
+         *     (`?id=3&id=7`: those that exist; this is how to look one animal up,
+         *     `GET /pets?id={petId}`, the replacement of the deprecated `getPet`). Filters
+         *     combine. The body is a plain JSON array; an empty array means no animal matched.
          *
          *     **Pagination:** when more animals follow, the answer carries
          *     `Link: <...>; rel="next"` (RFC 8288), the URL of the next page with the same
-         *     `limit` and `status` and an opaque `cursor`. Follow it until there is no
+         *     `limit` and filters and an opaque `cursor`. Follow it until there is no
          *     `rel="next"`: every animal is returned exactly once, even while animals are being
          *     added (new ones appear on later pages).
+         *
+         *     **A walk with `status`** returns each animal that has that status throughout the
+         *     walk exactly once. Statuses change when orders are placed, completed, cancelled or
+         *     expire (see the `store` operations); an animal whose status changes during the
+         *     walk is returned once or not at all, never twice: it is listed if it has the
+         *     status when its page is read.
          */
         get: operations["listPets"];
         put?: never;
@@ -46,11 +54,13 @@ export interface paths {
         /**
          * Get an animal (deprecated)
          * @deprecated
-         * @description **Deprecated, to be removed on 2030-12-05.** Use `GET /pets` with the `status`
-         *     filter instead (operation `listPets`).
+         * @description **Deprecated, to be removed on 2030-12-05.** Use `GET /pets?id={petId}` instead
+         *     (operation `listPets` with its `id` filter): it answers a list with the animal, or
+         *     an empty list when no animal has that `id`.
          *
          *     Returns the animal with the given `id`. Every answer, error or not, carries
-         *     the `Deprecation`, `Sunset` and `Link` headers.
+         *     the `Deprecation`, `Sunset` and `Link` headers; `Link` names the replacement
+         *     request for this animal (`</v1/pets?id=42>; rel="successor-version"`).
          */
         get: operations["getPet"];
         put?: never;
@@ -69,13 +79,122 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List orders (experimental, not implemented)
-         * @description Named by the interface but not yet designed. It answers `501` with an Error
-         *     body (`not_implemented`) so that callers get an honest, documented answer.
-         *     Its shape will be defined in a later minor version and may change freely
-         *     until then.
+         * List your orders
+         * @description Returns the orders placed with the caller's API key, in ascending `id` order, at
+         *     most `limit` of them, optionally only those with the given `status` or for the given
+         *     `petId`. The body is a plain JSON array; an empty array means no order matched.
+         *
+         *     **Pagination** is that of `listPets`: follow `Link: <...>; rel="next"` until there
+         *     is none, and every order is returned exactly once, even while orders are being
+         *     placed, on any instance. Orders placed in parallel are never made to wait for each
+         *     other, so an order can become visible after orders with higher ids: a page stops
+         *     before the first order that a transaction still open could precede, and carries
+         *     `rel="next"` to resume from there. Such a page can be short, even empty; follow
+         *     its `rel="next"` (after a moment when it was empty). With `status`, an order whose
+         *     status changes during the walk is returned once or not at all.
          */
         get: operations["listOrders"];
+        put?: never;
+        /**
+         * Place an order
+         * @description Places an order for one `available` animal. In one transaction the order is stored
+         *     as `placed` and the animal becomes `pending`, so an animal is never sold twice: of
+         *     concurrent orders for one animal, exactly one is placed and the others get `409`.
+         *     The order holds the animal until `expiresAt` (`placedAt` plus the store's hold time,
+         *     15 minutes unless the deployment sets another): unless it is completed or cancelled
+         *     first, it then expires and the animal is `available` again. The service assigns the
+         *     order's `id` and answers `201` with the order and a `Location` header naming it.
+         *     Fields other than `petId` are refused with `400`.
+         */
+        post: operations["placeOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/orders/{orderId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an order
+         * @description Returns the order with the given `id`, if it was placed with the caller's API key.
+         *     An order placed with another key is `404`, exactly as one that does not exist, so
+         *     that no key learns which order ids exist.
+         */
+        get: operations["getOrder"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/orders/{orderId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel an order
+         * @description Cancels a `placed` order: in one transaction the order becomes `cancelled` and its
+         *     animal `available` again. An order in any other status is `409` (`order_closed`),
+         *     and so is a placed order past its `expiresAt` (it is expired, and marked so). The
+         *     request has no body, or an empty JSON object.
+         */
+        post: operations["cancelOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/orders/{orderId}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete an order
+         * @description Completes a `placed` order: in one transaction the order becomes `completed` and its
+         *     animal `sold`. An order in any other status is `409` (`order_closed`), and so is a
+         *     placed order past its `expiresAt` (it is expired, and marked so: its animal is
+         *     `available` again, never sold). The request has no body, or an empty JSON object.
+         */
+        post: operations["completeOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/inventory": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count the animals by status
+         * @description How many animals of the catalogue are `available`, `pending` and `sold`, and how
+         *     many have no status. The counts are exact: an order placed (or closed) before this
+         *     request is in them. The cost does not grow with the catalogue.
+         */
+        get: operations["getInventory"];
         put?: never;
         post?: never;
         delete?: never;
@@ -133,6 +252,63 @@ export interface components {
         /** @description A plain JSON array of animals. */
         Pets: components["schemas"]["Pet"][];
         /**
+         * @description Where an order is: `placed` (it holds its animal, which is `pending`), then
+         *     `completed` (the animal is `sold`), `cancelled` or `expired` (the animal is
+         *     `available` again). The last three are final.
+         * @example placed
+         * @enum {string}
+         */
+        OrderStatus: "placed" | "completed" | "cancelled" | "expired";
+        /** @description An order to place. Fields other than `petId` are refused with `400`. */
+        NewOrder: {
+            /** @description The animal to order; it must be `available`. */
+            petId: components["schemas"]["Id"];
+        };
+        /** @description An order as stored, with the `id` the service assigned. */
+        Order: {
+            /** @description Unique identifier assigned by the service when the order was placed. */
+            id: components["schemas"]["Id"];
+            /** @description The animal it holds or held. */
+            petId: components["schemas"]["Id"];
+            status: components["schemas"]["OrderStatus"];
+            /**
+             * Format: date-time
+             * @description When it was placed (RFC 3339, UTC).
+             * @example 2026-11-24T10:00:00.000Z
+             */
+            placedAt: string;
+            /**
+             * Format: date-time
+             * @description When it expires if it is still `placed` then: `placedAt` plus the store's hold
+             *     time. Within 2 seconds after it, a placed order reads `expired` and its animal
+             *     `available`.
+             * @example 2026-11-24T10:15:00.000Z
+             */
+            expiresAt: string;
+            /**
+             * Format: date-time
+             * @description When it was completed, cancelled or expired; absent while it is placed.
+             * @example 2026-11-24T10:05:30.000Z
+             */
+            closedAt?: string;
+        };
+        /** @description A plain JSON array of orders. */
+        Orders: components["schemas"]["Order"][];
+        /** @description How many animals have each status, and how many have none. */
+        Inventory: {
+            available: components["schemas"]["Count"];
+            pending: components["schemas"]["Count"];
+            sold: components["schemas"]["Count"];
+            /** @description Animals created without a status. */
+            noStatus: components["schemas"]["Count"];
+        };
+        /**
+         * Format: int64
+         * @description A number of animals.
+         * @example 12
+         */
+        Count: number;
+        /**
          * @description The body of every error response. `code` is one of the values below; clients
          *     must tolerate codes they do not know (new ones may be added in a minor
          *     version) and then rely on `status`.
@@ -141,15 +317,19 @@ export interface components {
          *     |---|---|---|
          *     | `bad_request` | 400 | malformed JSON, a parameter or body field that breaks the contract; a malformed HTTP message, an HTTP/1.1 request without `Host`, more than one `Content-Type` header |
          *     | `unauthorized` | 401 | missing, malformed, unknown or revoked API key, or more than one `Authorization` header |
-         *     | `not_found` | 404 | no such animal, or no such path or method |
+         *     | `not_found` | 404 | no such animal or order (or an order of another API key), or no such path |
+         *     | `method_not_allowed` | 405 | a path of the service with a method it does not take; `Allow` lists those it does |
          *     | `request_timeout` | 408 | the request's headers or body did not arrive in time (the connection is closed) |
          *     | `idempotency_in_flight` | 409 | a request with this `Idempotency-Key` is still being processed |
+         *     | `pet_not_available` | 409 | the animal of a new order is not `available` (the message names its status) |
+         *     | `order_closed` | 409 | the order is not `placed` any more (the message names its status), so it cannot be cancelled or completed |
          *     | `payload_too_large` | 413 | request body over the size limit |
          *     | `precondition_failed` | 412 | the /docs static files only: `If-Match` or `If-Unmodified-Since` not met |
          *     | `unsupported_media_type` | 415 | request body not `application/json`, or a charset other than UTF-8 |
          *     | `range_not_satisfiable` | 416 | the /docs static files only: a `Range` outside the file (with `Content-Range: bytes *\/<length>`) |
          *     | `expectation_failed` | 417 | an `Expect` header other than `100-continue` |
-         *     | `idempotency_key_reused` | 422 | the `Idempotency-Key` was used with another body |
+         *     | `idempotency_key_reused` | 422 | the `Idempotency-Key` was used with another request (body, or path) |
+         *     | `pet_not_found` | 422 | no animal has the `petId` of a new order |
          *     | `rate_limited` | 429 | over the rate limit; retry after `Retry-After` |
          *     | `headers_too_large` | 431 | request line and headers over 16 KiB (the connection is closed) |
          *     | `internal` | 500 | an unexpected failure; details are only in the service's log |
@@ -257,9 +437,63 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description This `Idempotency-Key` was used with a different request body. */
+        /** @description This `Idempotency-Key` was used with a different request (body, or path). */
         IdempotencyKeyReused: {
             headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `orderId` is not an integer in `1 .. 9007199254740991`. */
+        BadOrderId: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description `orderId` is not an integer in `1 .. 9007199254740991`, the body is not empty, or
+         *     the `Idempotency-Key` is malformed.
+         */
+        BadOrderAction: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description No order with this `id` was placed with the caller's API key. */
+        OrderNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The order as it is now, closed by this request. */
+        OrderClosedNow: {
+            headers: {
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Order"];
+            };
+        };
+        /**
+         * @description The order is not `placed` (`order_closed`: the message names its status; a placed
+         *     order past its `expiresAt` is expired), or a request with this `Idempotency-Key` is
+         *     still being processed (`idempotency_in_flight`, with `Retry-After`).
+         */
+        OrderClosed: {
+            headers: {
+                "Retry-After": components["headers"]["Retry-After-In-Flight"];
                 [name: string]: unknown;
             };
             content: {
@@ -304,34 +538,53 @@ export interface components {
     };
     parameters: {
         /**
-         * @description Maximum number of animals returned.
+         * @description Maximum number of items (animals, orders) returned.
          * @example 20
          */
         Limit: number;
         /**
          * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
-         *     Do not build or change it; a cursor that was altered, or that belongs to another
-         *     `status` filter, is refused with `400`.
+         *     Do not build or change it; a cursor that was altered, or that belongs to other
+         *     filters (another `status`, `id` list or `petId`) or another list, is refused with
+         *     `400`.
          */
         Cursor: string;
         /** @description Keep only animals with this status. Without it, no filter applies. */
         StatusFilter: components["schemas"]["PetStatus"];
+        /**
+         * @description Keep only the animals with these ids, repeated for several (`?id=3&id=7`): 1 to 100
+         *     of them. Ids that no animal has are left out of the answer, not refused.
+         */
+        PetIds: components["schemas"]["Id"][];
+        /** @description Keep only orders with this status. Without it, no filter applies. */
+        OrderStatusFilter: components["schemas"]["OrderStatus"];
+        /** @description Keep only orders for this animal. */
+        PetIdFilter: components["schemas"]["Id"];
+        /** @description Identifier of the order. */
+        OrderId: components["schemas"]["Id"];
         /**
          * @description Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). The first
          *     request with a key is processed once and its answer kept for 24 hours; a retry with
          *     the same key and the same body gets that answer again (same status, body and
          *     `Location`, plus `Idempotent-Replayed: true`) and adds nothing. The same key with a
          *     different body is `422`; a retry while the first request is still being processed is
-         *     `409`. Keys are scoped to the API key that sent them: 1 to 255 visible ASCII
+         *     `409`. Keys are scoped to the API key that sent them and to the operation (the same
+         *     key sent to two operations names two requests): 1 to 255 visible ASCII
          *     characters (U+0021 to U+007E), a UUID is a good choice. The draft's quoted form
          *     (`"abc"`, 1 to 255 characters between the quotes) is accepted and names the same
          *     key as `abc`; a value that starts and ends with `"` is always read as quoted.
-         *     Anything else is `400`. No example value is given, so that "Try it out" in /docs
-         *     does not send one key with different bodies (which is `422`).
+         *     Anything else is `400`.
          */
         IdempotencyKey: string;
     };
-    requestBodies: never;
+    requestBodies: {
+        /** @description Nothing, or an empty JSON object (`{}`); any field is refused with `400`. */
+        NoFields: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+    };
     headers: {
         /**
          * @description Bearer challenge (RFC 6750), for example `Bearer realm="animal-store"` or,
@@ -373,9 +626,20 @@ export interface components {
         /**
          * @description The replacement (`rel="successor-version"`), as an RFC 8288 link; further links
          *     (for example `rel="deprecation"` to a notice) may be added.
-         * @example </v1/pets>; rel="successor-version"
+         * @example </v1/pets?id=1>; rel="successor-version"
          */
         Link: string;
+        /**
+         * @description `true` when this answer is the stored answer to an earlier request with the same
+         *     `Idempotency-Key` (nothing was done again).
+         */
+        "Idempotent-Replayed": "true";
+        /**
+         * @description With `idempotency_in_flight` only: seconds after which the client may retry
+         *     (RFC 9110).
+         * @example 1
+         */
+        "Retry-After-In-Flight": number;
     };
     pathItems: never;
 }
@@ -385,16 +649,22 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Maximum number of animals returned.
+                 * @description Maximum number of items (animals, orders) returned.
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
                 /** @description Keep only animals with this status. Without it, no filter applies. */
                 status?: components["parameters"]["StatusFilter"];
                 /**
+                 * @description Keep only the animals with these ids, repeated for several (`?id=3&id=7`): 1 to 100
+                 *     of them. Ids that no animal has are left out of the answer, not refused.
+                 */
+                id?: components["parameters"]["PetIds"];
+                /**
                  * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
-                 *     Do not build or change it; a cursor that was altered, or that belongs to another
-                 *     `status` filter, is refused with `400`.
+                 *     Do not build or change it; a cursor that was altered, or that belongs to other
+                 *     filters (another `status`, `id` list or `petId`) or another list, is refused with
+                 *     `400`.
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
@@ -409,7 +679,7 @@ export interface operations {
                 headers: {
                     /**
                      * @description `<...>; rel="next"` when more animals follow: the next page's URL (relative),
-                     *     carrying `limit`, `status` and `cursor`. Absent on the last page.
+                     *     carrying `limit`, the filters and `cursor`. Absent on the last page.
                      * @example </v1/pets?limit=20&cursor=eyJhIjoyMH0.Qk5u2y0f1mZqX3Jv9W6b1A>; rel="next"
                      */
                     Link?: string;
@@ -436,12 +706,12 @@ export interface operations {
                  *     the same key and the same body gets that answer again (same status, body and
                  *     `Location`, plus `Idempotent-Replayed: true`) and adds nothing. The same key with a
                  *     different body is `422`; a retry while the first request is still being processed is
-                 *     `409`. Keys are scoped to the API key that sent them: 1 to 255 visible ASCII
+                 *     `409`. Keys are scoped to the API key that sent them and to the operation (the same
+                 *     key sent to two operations names two requests): 1 to 255 visible ASCII
                  *     characters (U+0021 to U+007E), a UUID is a good choice. The draft's quoted form
                  *     (`"abc"`, 1 to 255 characters between the quotes) is accepted and names the same
                  *     key as `abc`; a value that starts and ends with `"` is always read as quoted.
-                 *     Anything else is `400`. No example value is given, so that "Try it out" in /docs
-                 *     does not send one key with different bodies (which is `422`).
+                 *     Anything else is `400`.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -463,11 +733,7 @@ export interface operations {
                      * @example /v1/pets/1
                      */
                     Location: string;
-                    /**
-                     * @description `true` when this answer is the stored answer to an earlier request with the
-                     *     same `Idempotency-Key` (no new animal was added).
-                     */
-                    "Idempotent-Replayed"?: "true";
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -591,18 +857,99 @@ export interface operations {
     };
     listOrders: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Maximum number of items (animals, orders) returned.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /** @description Keep only orders with this status. Without it, no filter applies. */
+                status?: components["parameters"]["OrderStatusFilter"];
+                /** @description Keep only orders for this animal. */
+                petId?: components["parameters"]["PetIdFilter"];
+                /**
+                 * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
+                 *     Do not build or change it; a cursor that was altered, or that belongs to other
+                 *     filters (another `status`, `id` list or `petId`) or another list, is refused with
+                 *     `400`.
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
+            /** @description The caller's orders, in ascending `id` order. */
+            200: {
+                headers: {
+                    /**
+                     * @description `<...>; rel="next"` when more orders follow, or may follow once transactions
+                     *     still open have ended: the next page's URL (relative), carrying `limit`, the
+                     *     filters and `cursor`. Absent on the last page.
+                     * @example </v1/store/orders?limit=20&cursor=eyJhIjoyMCwicyI6Im86OiJ9.x3Jv9W6b1AQk5u2y0f1mZq>; rel="next"
+                     */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Orders"];
+                };
+            };
+            400: components["responses"]["BadParameter"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            /** @description Not implemented yet. */
-            501: {
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    placeOrder: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). The first
+                 *     request with a key is processed once and its answer kept for 24 hours; a retry with
+                 *     the same key and the same body gets that answer again (same status, body and
+                 *     `Location`, plus `Idempotent-Replayed: true`) and adds nothing. The same key with a
+                 *     different body is `422`; a retry while the first request is still being processed is
+                 *     `409`. Keys are scoped to the API key that sent them and to the operation (the same
+                 *     key sent to two operations names two requests): 1 to 255 visible ASCII
+                 *     characters (U+0021 to U+007E), a UUID is a good choice. The draft's quoted form
+                 *     (`"abc"`, 1 to 255 characters between the quotes) is accepted and names the same
+                 *     key as `abc`; a value that starts and ends with `"` is always read as quoted.
+                 *     Anything else is `400`.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The animal to order. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewOrder"];
+            };
+        };
+        responses: {
+            /** @description The order was placed; the animal is `pending`. */
+            201: {
+                headers: {
+                    /**
+                     * @description Path of the new order, `/v1/store/orders/{id}`.
+                     * @example /v1/store/orders/1
+                     */
+                    Location: string;
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description The body is missing, is not valid JSON, lacks `petId`, or has an invalid or unknown field. */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -610,6 +957,170 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /**
+             * @description The animal is not `available` (`pet_not_available`: the message names its
+             *     status, or says that it has none), or a request with this `Idempotency-Key` is
+             *     still being processed (`idempotency_in_flight`, with `Retry-After`).
+             */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After-In-Flight"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /**
+             * @description No animal has this `petId` (`pet_not_found`), or this `Idempotency-Key` was used
+             *     with another request (`idempotency_key_reused`).
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the order. */
+                orderId: components["parameters"]["OrderId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The order. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            400: components["responses"]["BadOrderId"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["OrderNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    cancelOrder: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). The first
+                 *     request with a key is processed once and its answer kept for 24 hours; a retry with
+                 *     the same key and the same body gets that answer again (same status, body and
+                 *     `Location`, plus `Idempotent-Replayed: true`) and adds nothing. The same key with a
+                 *     different body is `422`; a retry while the first request is still being processed is
+                 *     `409`. Keys are scoped to the API key that sent them and to the operation (the same
+                 *     key sent to two operations names two requests): 1 to 255 visible ASCII
+                 *     characters (U+0021 to U+007E), a UUID is a good choice. The draft's quoted form
+                 *     (`"abc"`, 1 to 255 characters between the quotes) is accepted and names the same
+                 *     key as `abc`; a value that starts and ends with `"` is always read as quoted.
+                 *     Anything else is `400`.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier of the order. */
+                orderId: components["parameters"]["OrderId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: components["requestBodies"]["NoFields"];
+        responses: {
+            200: components["responses"]["OrderClosedNow"];
+            400: components["responses"]["BadOrderAction"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["OrderNotFound"];
+            409: components["responses"]["OrderClosed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    completeOrder: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). The first
+                 *     request with a key is processed once and its answer kept for 24 hours; a retry with
+                 *     the same key and the same body gets that answer again (same status, body and
+                 *     `Location`, plus `Idempotent-Replayed: true`) and adds nothing. The same key with a
+                 *     different body is `422`; a retry while the first request is still being processed is
+                 *     `409`. Keys are scoped to the API key that sent them and to the operation (the same
+                 *     key sent to two operations names two requests): 1 to 255 visible ASCII
+                 *     characters (U+0021 to U+007E), a UUID is a good choice. The draft's quoted form
+                 *     (`"abc"`, 1 to 255 characters between the quotes) is accepted and names the same
+                 *     key as `abc`; a value that starts and ends with `"` is always read as quoted.
+                 *     Anything else is `400`.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier of the order. */
+                orderId: components["parameters"]["OrderId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: components["requestBodies"]["NoFields"];
+        responses: {
+            200: components["responses"]["OrderClosedNow"];
+            400: components["responses"]["BadOrderAction"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["OrderNotFound"];
+            409: components["responses"]["OrderClosed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getInventory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The counts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Inventory"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
     };

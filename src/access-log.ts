@@ -8,7 +8,7 @@
 // The URL is the only part of a request these lines log (headers, which carry the API key,
 // are not), so it is where credentials sent in a URL are redacted: keys are never logged,
 // however a client sends them.
-import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+import { LogController, type FastifyReply, type FastifyRequest, type onSendHookHandler } from 'fastify';
 import { operationOf } from './contract/spec.js';
 
 const REDACTED = '[REDACTED]';
@@ -105,21 +105,19 @@ function clientGone(request: FastifyRequest, reply: FastifyReply): void {
   );
 }
 
+// Replies whose connection closed before the app sent its answer: their line is written
+// when the answer is sent (`logAnswerAfterClose`), so that it says what it would have been.
+const awaitingAnswer = new WeakSet<FastifyReply>();
+
 /**
- * Calls `then` when the app sends its answer to this reply (the status it would have had is
- * set by then), however it sends it: a handler's return, the error handler, a stream.
+ * An onSend hook (Fastify calls it with every answer, whoever makes it: a handler, the
+ * error handler, the not-found handler): writes the line of a request whose client went
+ * away before this answer. Every other answer costs one WeakSet lookup.
  */
-function whenAnswered(reply: FastifyReply, then: () => void): void {
-  const send = reply.send;
-  reply.send = function (this: FastifyReply, payload?: unknown) {
-    // An error is turned into the answer by the error handler, which sends again.
-    if (!(payload instanceof Error)) {
-      reply.send = send;
-      then();
-    }
-    return send.call(this, payload);
-  };
-}
+export const logAnswerAfterClose: onSendHookHandler = (request, reply, payload, done) => {
+  if (awaitingAnswer.delete(reply)) clientGone(request, reply);
+  done(null, payload);
+};
 
 export class AccessLog extends LogController {
   constructor() {
@@ -137,7 +135,7 @@ export class AccessLog extends LogController {
     response.on('close', () => {
       if (response.writableFinished || failed.has(reply)) return;
       if (reply.sent || response.headersSent) clientGone(request, reply);
-      else whenAnswered(reply, () => clientGone(request, reply));
+      else awaitingAnswer.add(reply);
     });
   }
 

@@ -6,30 +6,41 @@ import fp from 'fastify-plugin';
 import type pg from 'pg';
 import { pino } from 'pino';
 import './types.js';
-import { AccessLog } from './access-log.js';
+import { AccessLog, logAnswerAfterClose } from './access-log.js';
 import { createApiKeyVerifier } from './auth/apiKeys.js';
+import { bearerAuth } from './auth/bearer.js';
 import type { Config } from './config.js';
-import { registerJsonBody } from './contract/json-body.js';
+import { BODY_LIMIT, registerJsonBody } from './contract/json-body.js';
 import { validatorCompiler } from './contract/validation.js';
+import { createApiKeysRepository } from './db/api-keys.js';
 import { createRecentWriters } from './db/consistency.js';
-import { createStore } from './db/store.js';
-import { lazyCursorCodec } from './pagination/cursor.js';
-import { serviceHandlers } from './handlers/index.js';
-import contract from './plugins/openapi-glue.js';
-import errors, { awaitTurn, handleClientError, handleFrameworkError, hostRequired } from './plugins/errors.js';
+import { createIdempotencyKeysRepository } from './db/idempotency-keys.js';
+import { createOrdersRepository } from './db/orders.js';
+import { createPetsRepository } from './db/pets.js';
+import { createServiceSecretsRepository } from './db/service-secrets.js';
+import { bindHandlers } from './handlers/index.js';
 import { requestIdOf } from './http-message.js';
-import health from './plugins/health.js';
+import { authentication } from './middleware/authentication.js';
+import { deprecation } from './middleware/deprecation.js';
+import { idempotency } from './middleware/idempotency.js';
+import { queryParameters } from './middleware/query-parameters.js';
+import { rateLimit } from './middleware/rate-limit.js';
+import { readYourWrites } from './middleware/read-your-writes.js';
+import { requiredBody } from './middleware/required-body.js';
+import { lazyCursorCodec } from './pagination/cursor.js';
 import cors from './plugins/cors.js';
-import securityHeaders from './plugins/security-headers.js';
-import idempotency from './plugins/idempotency.js';
-import rateLimits from './plugins/rate-limit.js';
+import errors, { awaitTurn, handleClientError, handleFrameworkError, hostRequired } from './plugins/errors.js';
+import health from './plugins/health.js';
+import jobs from './plugins/jobs.js';
 import metricsPlugin, { createMetrics } from './plugins/metrics.js';
-import loadShedding from './plugins/under-pressure.js';
+import contract from './plugins/openapi-glue.js';
+import rateLimits from './plugins/rate-limit.js';
+import root from './plugins/root.js';
+import securityHeaders from './plugins/security-headers.js';
 import servedContract from './plugins/served-contract.js';
 import docs, { DOCS_PREFIX } from './plugins/swagger.js';
+import loadShedding from './plugins/under-pressure.js';
 
-/** Requests bodies above this are refused with 413 (documented in the contract). */
-export const BODY_LIMIT = 64 * 1024;
 
 /** What the app reads; DATABASE_URL is the resolved one (the embedded server's, if any). */
 export type AppConfig = Config & { DATABASE_URL: string };
@@ -55,15 +66,19 @@ export interface AppDeps {
  */
 export const LOG_REDACT: readonly string[] = ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization', 'headers.cookie'];
 
+/**
+ * The service's logger: JSON lines on stdout, credentials redacted. Lines go out in batches
+ * of 4 KiB (or every 250 ms, whichever comes first) instead of one write(2) per line, which
+ * cost 11-13 µs per request under load; pino writes out what is buffered when the process
+ * exits.
+ */
+export function createLogger(level: Config['LOG_LEVEL']): FastifyBaseLogger {
+  return pino({ level, redact: [...LOG_REDACT] }, pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 250 }));
+}
+
 export function serverOptions(deps: AppDeps): FastifyHttpOptions<Server> {
-  const redact = [...LOG_REDACT];
   return {
-    // Log lines go to stdout in batches of 4 KiB (or every 250 ms, whichever comes first)
-    // instead of one write(2) per line, which cost 11-13 µs per request under load. Pino
-    // writes out what is buffered when the process exits.
-    ...(deps.logger
-      ? { loggerInstance: deps.logger }
-      : { logger: { level: deps.config.LOG_LEVEL, redact, stream: pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 250 }) } }),
+    loggerInstance: deps.logger ?? createLogger(deps.config.LOG_LEVEL),
     logController: new AccessLog(),
     bodyLimit: BODY_LIMIT,
     requestTimeout: deps.config.REQUEST_TIMEOUT_MS,
@@ -117,25 +132,32 @@ export const app = fp(
       if (request.raw.headers.host === undefined) return done(hostRequired(request.raw));
       awaitTurn(request, reply, done);
     });
+    // The access log's line for a request whose client left before its answer (src/access-log.ts).
+    fastify.addHook('onSend', logAnswerAfterClose);
 
-    const store = createStore(deps.pool, deps.readPool);
+    // One repository per table (src/db/).
+    const pools = { primary: deps.pool, ...(deps.readPool ? { replica: deps.readPool } : {}) };
+    const pets = createPetsRepository(pools);
+    const orders = createOrdersRepository(deps.pool);
+    const idempotencyKeys = createIdempotencyKeysRepository(deps.pool);
+    const secrets = createServiceSecretsRepository(deps.pool);
     const metrics = createMetrics(deps.config.METRICS);
-    const cursors = lazyCursorCodec(() => store.secret('cursor'));
-    const apiKeys = await createApiKeyVerifier({ store, databaseUrl: deps.config.DATABASE_URL, log: fastify.log });
+    const apiKeys = await createApiKeyVerifier({ apiKeys: createApiKeysRepository(deps.pool), databaseUrl: deps.config.DATABASE_URL, log: fastify.log });
     fastify.addHook('onClose', async () => apiKeys.close());
 
+    // Each plugin declares the plugins it needs registered first (fastify-plugin
+    // `dependencies`): registered out of order, the app does not start.
     await fastify.register(errors);
+    await fastify.register(securityHeaders, { pagesPrefix: DOCS_PREFIX });
     await fastify.register(metricsPlugin, {
       metrics,
       access: deps.config.METRICS,
       ...(deps.config.METRICS_TOKEN ? { token: deps.config.METRICS_TOKEN } : {}),
       pools: { primary: deps.pool, ...(deps.readPool ? { replica: deps.readPool } : {}) },
     });
-    await fastify.register(securityHeaders, { pagesPrefix: DOCS_PREFIX });
     await fastify.register(cors, { origins: deps.config.CORS_ORIGINS });
     await fastify.register(loadShedding, { maxEventLoopDelay: deps.config.MAX_EVENT_LOOP_DELAY_MS });
     await fastify.register(health, { pool: deps.pool, ...(deps.startedUp ? { startedUp: deps.startedUp } : {}) });
-    // Before the contract's routes: its hook must come first on each of them.
     await fastify.register(rateLimits, {
       apiKeys,
       max: deps.config.RATE_LIMIT_MAX,
@@ -144,10 +166,34 @@ export const app = fp(
       onExceeded: metrics.recorder.rateLimited,
       ...(deps.config.REDIS_URL ? { redisUrl: deps.config.REDIS_URL, redisPrefix: deps.config.REDIS_PREFIX } : {}),
     });
+    await fastify.register(root, { docsPrefix: DOCS_PREFIX });
     await fastify.register(servedContract, { publicUrl: deps.config.PUBLIC_URL });
     await fastify.register(docs, { publicUrl: deps.config.PUBLIC_URL });
-    await fastify.register(idempotency, { store, onReplay: metrics.recorder.idempotentReplay });
-    await fastify.register(contract, { serviceHandlers: serviceHandlers({ store, cursors, recentWriters: createRecentWriters(deps.config.READ_YOUR_WRITES_MS, deps.readPool !== undefined) }), apiKeys });
+    // Work each instance does with no request: the store's expiry within 2 s of expiresAt
+    // (every instance runs it; each order is expired once), the inventory's totals, and
+    // the idempotency keys' retention.
+    const counted = (what: string) => (n: number) => (n > 0 ? `${what}: ${n}` : undefined);
+    await fastify.register(jobs, {
+      jobs: [
+        { name: 'orders expiry', everyMs: 500, run: async () => counted('expired placed orders')(await orders.expireDue()) },
+        { name: 'inventory fold', everyMs: 1000, run: async () => void (await orders.foldInventory()) },
+        { name: 'idempotency keys purge', everyMs: 60 * 60 * 1000, run: async () => counted('purged expired idempotency keys')(await idempotencyKeys.purge()) },
+      ],
+    });
+    // Every operation of the contract, its handler wrapped in its middleware, outermost
+    // first: each middleware applies to the operations the contract says it does.
+    await fastify.register(contract, {
+      handlers: bindHandlers({ pets, orders, cursors: lazyCursorCodec(() => secrets.get('cursor')), orderHoldSeconds: deps.config.ORDER_HOLD_SECONDS }),
+      middleware: [
+        deprecation({ onCall: metrics.recorder.deprecatedCall }),
+        rateLimit(fastify.rateLimit()),
+        authentication({ bearerAuth: bearerAuth(apiKeys) }),
+        queryParameters(),
+        requiredBody(),
+        idempotency({ keys: idempotencyKeys, pool: deps.pool, onReplay: metrics.recorder.idempotentReplay }),
+        readYourWrites(createRecentWriters(deps.config.READ_YOUR_WRITES_MS, deps.readPool !== undefined)),
+      ],
+    });
   },
   { name: 'animal-store' },
 );

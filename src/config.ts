@@ -54,6 +54,8 @@ export interface Config {
   METRICS: 'off' | 'open' | 'token';
   /** Bearer token for `/metrics` when METRICS=token. */
   METRICS_TOKEN?: string;
+  /** How long a placed order holds its pet before it expires, in seconds. */
+  ORDER_HOLD_SECONDS: number;
 }
 
 const integer = (def: number, minimum: number, maximum: number) => ({ type: 'integer', default: def, minimum, maximum });
@@ -86,6 +88,7 @@ export const configSchema = {
     READ_YOUR_WRITES_MS: integer(5000, 0, 600_000),
     METRICS: { type: 'string', default: 'off', enum: ['off', 'open', 'token'] },
     METRICS_TOKEN: { type: 'string', minLength: 16, pattern: '^[A-Za-z0-9._~+/=-]+$' },
+    ORDER_HOLD_SECONDS: integer(900, 1, 86_400),
   },
 } as const;
 
@@ -121,6 +124,11 @@ function describe(error: unknown): string {
   return errors
     .map((e) => {
       const name = e.instancePath.replace(/^\//, '') || 'configuration';
+      // An integer setting: the whole range, whichever bound (or the type) was broken.
+      const property = (configSchema.properties as Record<string, { type?: string; minimum?: number; maximum?: number }>)[name];
+      if (property?.type === 'integer' && ['type', 'minimum', 'maximum'].includes(e.keyword)) {
+        return `${name} must be an integer from ${property.minimum} to ${property.maximum}`;
+      }
       const allowed = e.keyword === 'enum' && e.params.allowedValues ? ` (${e.params.allowedValues.join(', ')})` : '';
       return `${name} ${e.message ?? 'is invalid'}${allowed}`;
     })

@@ -1,25 +1,39 @@
-// The catalogue of errors this service answers with. Every error response carries the
-// contract's Error body {code, message, status}; the codes are listed on the Error schema
-// in openapi/v1.yaml, and clients must tolerate new ones.
-import createError from '@fastify/error';
+// The catalogue of errors this service answers with: the one place where an error code is
+// defined, with its HTTP status. Every error response carries the contract's Error body
+// {code, message, status}; the same codes are listed on the Error schema of
+// openapi/v1.yaml (test/contract/errors.test.ts compares the two), and clients must
+// tolerate new ones.
+//
+// Errors are raised one way: `throw new ApiError(code, message)`, from a hook, a parser or
+// a plugin; the error handler (src/plugins/errors.ts) writes its body. A handler returns
+// its error answers instead (`errorAnswer`), typed by the contract like any other answer.
 
-export type ErrorCode =
-  | 'bad_request'
-  | 'unauthorized'
-  | 'not_found'
-  | 'request_timeout'
-  | 'idempotency_in_flight'
-  | 'payload_too_large'
-  | 'precondition_failed'
-  | 'unsupported_media_type'
-  | 'range_not_satisfiable'
-  | 'expectation_failed'
-  | 'idempotency_key_reused'
-  | 'rate_limited'
-  | 'headers_too_large'
-  | 'internal'
-  | 'not_implemented'
-  | 'unavailable';
+export const ERROR_CATALOGUE = {
+  bad_request: { status: 400 },
+  unauthorized: { status: 401 },
+  not_found: { status: 404 },
+  method_not_allowed: { status: 405 },
+  request_timeout: { status: 408 },
+  idempotency_in_flight: { status: 409, retryAfter: 1 },
+  pet_not_available: { status: 409 },
+  order_closed: { status: 409 },
+  precondition_failed: { status: 412 },
+  payload_too_large: { status: 413 },
+  unsupported_media_type: { status: 415 },
+  range_not_satisfiable: { status: 416 },
+  expectation_failed: { status: 417 },
+  idempotency_key_reused: { status: 422 },
+  pet_not_found: { status: 422 },
+  rate_limited: { status: 429 },
+  headers_too_large: { status: 431 },
+  internal: { status: 500 },
+  not_implemented: { status: 501 },
+  unavailable: { status: 503, retryAfter: 1 },
+} as const satisfies Record<string, { status: number; retryAfter?: number }>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+/** The HTTP status of an error code, as a literal type (`'not_found'` → `404`). */
+export type StatusOf<C extends ErrorCode> = (typeof ERROR_CATALOGUE)[C]['status'];
 
 export interface ErrorDetail {
   location: string;
@@ -35,34 +49,47 @@ export interface ErrorBody {
   details?: ErrorDetail[];
 }
 
-/**
- * Errors thrown from hooks, where no typed handler answer is possible. (Handlers return
- * their error answers, typed by the contract; the error handler builds the others.)
- */
-export const errors = {
-  idempotencyInFlight: createError('idempotency_in_flight', 'A request with this Idempotency-Key is still being processed', 409),
-  idempotencyKeyReused: createError('idempotency_key_reused', 'This Idempotency-Key was already used with a different request body', 422),
-};
-
-const codes: ReadonlySet<string> = new Set<ErrorCode>([
-  'bad_request', 'unauthorized', 'not_found', 'request_timeout', 'idempotency_in_flight', 'payload_too_large', 'precondition_failed',
-  'unsupported_media_type', 'range_not_satisfiable', 'expectation_failed', 'idempotency_key_reused', 'rate_limited',
-  'headers_too_large', 'internal', 'not_implemented', 'unavailable',
-]);
-
 export function isErrorCode(value: unknown): value is ErrorCode {
-  return typeof value === 'string' && codes.has(value);
+  return typeof value === 'string' && Object.hasOwn(ERROR_CATALOGUE, value);
 }
 
-export function errorBody(code: ErrorCode, status: number, message: string, details?: ErrorDetail[]): ErrorBody {
+/** The Error body of a code: its status comes from the catalogue. */
+export function errorBody(code: ErrorCode, message: string, details?: ErrorDetail[]): ErrorBody {
+  const status = ERROR_CATALOGUE[code].status;
   return details && details.length > 0 ? { code, message, status, details } : { code, message, status };
 }
 
-/** An error whose answer is already known, details included (thrown from parsers and hooks). */
-export class ContractError extends Error {
+/**
+ * A handler's error answer, `{ status, body }`: the status is the code's, as a literal, so
+ * the compiler refuses a code whose status the operation does not declare.
+ */
+export function errorAnswer<C extends ErrorCode>(code: C, message: string, details?: ErrorDetail[]): { status: StatusOf<C>; body: ErrorBody } {
+  return { status: ERROR_CATALOGUE[code].status, body: errorBody(code, message, details) };
+}
+
+/** Headers the contract declares with a code's answers (`Retry-After` with 409 and 503). */
+export function errorHeaders(code: ErrorCode): Readonly<Record<string, string>> {
+  const entry: { status: number; retryAfter?: number } = ERROR_CATALOGUE[code];
+  return entry.retryAfter === undefined ? NO_HEADERS : { 'retry-after': String(entry.retryAfter) };
+}
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+
+/**
+ * An error whose answer is known: the code's status, this message, and optionally the
+ * details and headers to answer with (a WWW-Authenticate challenge, say).
+ */
+export class ApiError extends Error {
+  readonly code: ErrorCode;
   readonly statusCode: number;
-  constructor(readonly body: ErrorBody) {
-    super(body.message);
-    this.statusCode = body.status;
+  readonly body: ErrorBody;
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(code: ErrorCode, message: string, options: { details?: ErrorDetail[]; headers?: Record<string, string> } = {}) {
+    super(message);
+    this.name = 'ApiError';
+    this.code = code;
+    this.body = errorBody(code, message, options.details);
+    this.statusCode = this.body.status;
+    this.headers = options.headers ? { ...errorHeaders(code), ...options.headers } : errorHeaders(code);
   }
 }

@@ -1,12 +1,12 @@
 // Bootstrap only: configuration, database, migrations, listen, graceful close.
 import closeWithGrace from 'close-with-grace';
-import { buildApp } from './app.js';
+import { buildApp, createLogger } from './app.js';
 import { generateApiKey, hashApiKey } from './auth/apiKeys.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { createPool } from './db/pool.js';
-import { createStore, type Store } from './db/store.js';
+import { createApiKeysRepository, type ApiKeysRepository } from './db/api-keys.js';
 
 const note = (message: string): void => {
   process.stderr.write(`${message}\n`);
@@ -44,8 +44,9 @@ async function main(config: Config): Promise<void> {
     throw error;
   }
   const db = database;
-  const pool = createPool({ ...config, DATABASE_URL: db.url });
-  const readPool = config.DATABASE_READ_URL ? createPool({ ...config, DATABASE_URL: config.DATABASE_READ_URL }) : undefined;
+  const logger = createLogger(config.LOG_LEVEL);
+  const pool = createPool({ ...config, DATABASE_URL: db.url }, logger);
+  const readPool = config.DATABASE_READ_URL ? createPool({ ...config, DATABASE_URL: config.DATABASE_READ_URL }, logger) : undefined;
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;
   // Drain HTTP first (stop accepting, finish in-flight requests), then release the pools,
   // and stop an embedded PostgreSQL last. Also what a failed start runs: whatever it had
@@ -60,7 +61,7 @@ async function main(config: Config): Promise<void> {
   // /readyz stays 503 until the development key below is stored and printed.
   let startedUp = false;
   try {
-    app = await buildApp({ config: { ...config, DATABASE_URL: db.url }, pool, ...(readPool ? { readPool } : {}), startedUp: () => startedUp });
+    app = await buildApp({ config: { ...config, DATABASE_URL: db.url }, pool, logger, ...(readPool ? { readPool } : {}), startedUp: () => startedUp });
     address = await app.listen({ host: config.HOST, port: config.PORT });
   } catch (error) {
     await close().catch(() => undefined);
@@ -80,7 +81,7 @@ async function main(config: Config): Promise<void> {
 
   if (db.embedded) note(`Using the embedded PostgreSQL in ${config.DATA_DIR} (port ${db.embedded.port}); set DATABASE_URL to use your own server.`);
   try {
-    await showDevelopmentKey(createStore(pool), db, address);
+    await showDevelopmentKey(createApiKeysRepository(pool), db, address);
     startedUp = true;
   } catch (error) {
     // Still a failed start: what it started must not outlive it.
@@ -94,10 +95,10 @@ async function main(config: Config): Promise<void> {
  * stored only once the service listens, and printed right after: a start that fails
  * earlier leaves no key, so the next start makes and shows one.
  */
-async function showDevelopmentKey(store: Store, db: Database, address: string): Promise<void> {
-  if (!db.embedded || (await store.countApiKeys()) > 0) return;
+async function showDevelopmentKey(apiKeys: ApiKeysRepository, db: Database, address: string): Promise<void> {
+  if (!db.embedded || (await apiKeys.count()) > 0) return;
   const developmentKey = generateApiKey();
-  await store.insertApiKey('development', hashApiKey(developmentKey));
+  await apiKeys.insert('development', hashApiKey(developmentKey));
   note(
     [
       '',

@@ -4,7 +4,5 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The API key that authenticated this request; null before authentication. */
     apiKey: ApiKeyIdentity | null;
-    /** The Idempotency-Key this request claimed (src/plugins/idempotency.ts), if any. */
-    idempotency: { apiKeyId: number; key: string } | null;
   }
 }

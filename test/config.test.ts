@@ -17,6 +17,10 @@ describe('configuration', () => {
     ['METRICS=token without a token', { given: { DATABASE_URL: database, METRICS: 'token' }, want: 'METRICS_TOKEN' }],
     ['METRICS_TOKEN too short', { given: { DATABASE_URL: database, METRICS: 'token', METRICS_TOKEN: 'short' }, want: 'METRICS_TOKEN' }],
     ['DATABASE_READ_URL without DATABASE_URL', { given: { DATABASE_READ_URL: database }, want: 'DATABASE_READ_URL' }],
+    ...['0', '86401', 'abc', '1.5', '-5'].map((value): [string, { given: Record<string, string>; want: string }] => [
+      `ORDER_HOLD_SECONDS=${value} names the allowed range`,
+      { given: { DATABASE_URL: database, ORDER_HOLD_SECONDS: value }, want: 'ORDER_HOLD_SECONDS must be an integer from 1 to 86400' },
+    ]),
   ])('%s: exit 1, one line naming the variable', async (_title, { given, want }) => {
     const result = await runTs('src/server.ts', [], given);
     expect(result.code).toBe(1);

@@ -80,15 +80,19 @@ export function contractViolations(method: string, url: string, response: Respon
     const responses = matched.operation.responses as Json;
     declared = responses[status] ? deref(responses[status]) : undefined;
     if (!declared) return [`${matched.operationId} does not declare status ${status}`];
-  } else if (/^\/(v1\/openapi\.(json|yaml)|healthz|readyz|docs(\/.*)?)$/.test(url.split(/[?#]/)[0] ?? '') && method === 'GET') {
-    // Beside the operations: the contract itself, the probes and the docs (tested in
-    // test/api/served-contract.test.ts and test/api/service.test.ts).
+  } else if (/^\/(v1\/openapi\.(json|yaml)|healthz|readyz|docs(\/.*)?)?$/.test(url.split(/[?#]/)[0] ?? '') && method === 'GET') {
+    // Beside the operations: the root, the contract itself, the probes and the docs (tested
+    // in test/api/served-contract.test.ts and test/api/service.test.ts).
     return [];
   } else {
-    // Outside the contract's operations the only answer is 404 with the Error body.
+    // Outside the contract's operations the only answers are 404 (no such path) and 405 (a
+    // path with another method; Allow names them), with the Error body.
     where = `${method} ${url} ${status}`;
-    if (response.statusCode !== 404) return [`${method} ${url} is not in the contract but answered ${status}`];
-    declared = { content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+    if (response.statusCode !== 404 && response.statusCode !== 405) return [`${method} ${url} is not in the contract but answered ${status}`];
+    declared = {
+      ...(response.statusCode === 405 ? { headers: { Allow: { required: true, schema: { type: 'string', pattern: '^[A-Z]+(, [A-Z]+)*$' } } } } : {}),
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    };
   }
 
   for (const [name, header] of Object.entries((declared.headers ?? {}) as Json)) {

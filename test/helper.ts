@@ -11,7 +11,7 @@ import { buildApp, LOG_REDACT, type AppConfig } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { generateApiKey, hashApiKey } from '../src/auth/apiKeys.js';
 import { createPool } from '../src/db/pool.js';
-import { createStore } from '../src/db/store.js';
+import { createApiKeysRepository } from '../src/db/api-keys.js';
 import { contractViolations } from './contract.js';
 import { within } from './process.js';
 import { databaseUrl } from './setup/database.js';
@@ -62,7 +62,7 @@ export interface TestApp {
 
 export async function createApiKey(pool: pg.Pool, name = 'test'): Promise<{ key: string; id: number }> {
   const key = generateApiKey();
-  const record = await createStore(pool).insertApiKey(name, hashApiKey(key));
+  const record = await createApiKeysRepository(pool).insert(name, hashApiKey(key));
   return { key, id: record.id };
 }
 

@@ -20,10 +20,10 @@ export interface RunResult {
   stderr: string;
 }
 
-/** Runs a TypeScript entry point of the project to completion. */
-export function runTs(script: string, args: string[], env: Record<string, string | undefined>): Promise<RunResult> {
+/** Runs a program to completion, collecting what it prints. */
+export function run(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: root, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -31,6 +31,11 @@ export function runTs(script: string, args: string[], env: Record<string, string
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** Runs a TypeScript entry point of the project to completion. */
+export function runTs(script: string, args: string[], env: Record<string, string | undefined>): Promise<RunResult> {
+  return run(process.execPath, ['--import', 'tsx', script, ...args], { cwd: root, env: childEnv(env) });
 }
 
 export const apikey = (args: string[], databaseUrl: string) => runTs('src/cli/apikey.ts', args, { DATABASE_URL: databaseUrl });

@@ -90,10 +90,27 @@ function compareServers(ctx: Context, base: unknown, basePointer: string, head: 
     }
     return undefined;
   };
+  // A client reaches the address a template gives with the values it is offered: its
+  // defaults, and each value of an enum. A template may be written out in full as those
+  // addresses once the template itself is gone (docs/governance.md, "Servers"): every
+  // address the released contract named is still named, and a generated SDK gets a
+  // concrete base URL instead of '{host}'.
+  const concrete = new Set(headServers.filter((s) => Object.keys(nodeOf(s.variables)).length === 0).map(url));
+  const addresses = (server: Node): string[] =>
+    Object.entries(nodeOf(server.variables)).reduce(
+      (urls, [name, value]) => {
+        const variable = nodeOf(value);
+        const values = Array.isArray(variable.enum) ? variable.enum.map(String) : [String(variable.default)];
+        return urls.flatMap((u) => values.map((v) => u.replaceAll(`{${name}}`, v)));
+      },
+      [url(server)],
+    );
+  const writtenOut = (server: Node) => Object.keys(nodeOf(server.variables)).length > 0 && addresses(server).every((a) => concrete.has(a));
   listed(base).forEach((server, i) => {
     const candidates = headServers.map((s, j) => [s, j] as const).filter(([s]) => url(s) === url(server));
     const first = candidates[0];
     if (!first) {
+      if (writtenOut(server)) return;
       ctx.report('api-server-removed', inBase(child(basePointer, i), headPointer), `${where}: server ${String(server.url)} is no longer listed`);
       return;
     }

@@ -5,7 +5,7 @@
 // trusted, and each check asks the database instead.
 import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
-import type { Store } from '../db/store.js';
+import type { ApiKeysRepository } from '../db/api-keys.js';
 
 const KEY_PREFIX = 'ask_';
 const CHANNEL = 'api_keys_changed';
@@ -37,13 +37,13 @@ export interface ApiKeyVerifier {
 }
 
 export async function createApiKeyVerifier(options: {
-  store: Store;
+  apiKeys: ApiKeysRepository;
   databaseUrl: string;
   log: Logger;
   /** Pause before reconnecting the listener after it drops. */
   reconnectDelayMs?: number;
 }): Promise<ApiKeyVerifier> {
-  const { store, databaseUrl, log } = options;
+  const { apiKeys, databaseUrl, log } = options;
   const reconnectDelayMs = options.reconnectDelayMs ?? 500;
   let cache = new Map<string, ApiKeyIdentity>();
   // Tokens already accepted against the current cache, so the hot path skips the hash (the
@@ -68,7 +68,7 @@ export async function createApiKeyVerifier(options: {
     reloading = (async () => {
       do {
         reloadAgain = false;
-        const rows = await store.activeApiKeys();
+        const rows = await apiKeys.active();
         cache = new Map(rows.map((r) => [r.hash.toString('hex'), { id: r.id, name: r.name }]));
         checked = new Map();
       } while (reloadAgain);
@@ -137,7 +137,7 @@ export async function createApiKeyVerifier(options: {
     async verify(key: string) {
       // Far longer than any key we issue: refused without hashing up to 16 KiB of it.
       if (key.length > MAX_KEY_LENGTH) return undefined;
-      if (!live) return store.findActiveApiKey(hashApiKey(key));
+      if (!live) return apiKeys.findActive(hashApiKey(key));
       const known = checked.get(key);
       if (known !== undefined) return known;
       const identity = cache.get(hashApiKey(key).toString('hex'));

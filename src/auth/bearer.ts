@@ -1,20 +1,11 @@
 // The `bearerAuth` security scheme of the contract (RFC 6750), and the one reading of an
 // Authorization header that everything else uses too (/metrics, the rate limiter's key).
 import type { FastifyRequest } from 'fastify';
+import { ApiError } from '../errors.js';
 import { repeatsHeader } from '../http-message.js';
-import type { ApiKeyIdentity, ApiKeyVerifier } from './apiKeys.js';
+import type { ApiKeyVerifier } from './apiKeys.js';
 
 const REALM = 'animal-store';
-
-/** A refused credential; `challenge` is the WWW-Authenticate value to answer with. */
-export class BearerError extends Error {
-  constructor(
-    message: string,
-    readonly challenge: string,
-  ) {
-    super(message);
-  }
-}
 
 /** Why a request carries no bearer token that counts; `error` is RFC 6750's error code. */
 export interface BearerRefusal {
@@ -59,13 +50,18 @@ export function challenge(realm: string, refusal?: BearerRefusal): string {
   return refusal?.error ? `${scheme}, error="${refusal.error}"` : scheme;
 }
 
+/** A refused credential: 401 with its WWW-Authenticate challenge. */
+function refused(refusal: BearerRefusal): ApiError {
+  return new ApiError('unauthorized', refusal.message, { headers: { 'www-authenticate': challenge(REALM, refusal) } });
+}
+
+/** The `bearerAuth` scheme's handler: an onRequest hook that sets `request.apiKey` or refuses. */
 export function bearerAuth(verifier: ApiKeyVerifier) {
-  return async function authenticate(request: FastifyRequest): Promise<ApiKeyIdentity> {
+  return async function authenticate(request: FastifyRequest): Promise<void> {
     const token = bearerOf(request);
-    if (typeof token !== 'string') throw new BearerError(token.message, challenge(REALM, token));
+    if (typeof token !== 'string') throw refused(token);
     const identity = await verifier.verify(token);
-    if (!identity) throw new BearerError(refusals.unknown.message, challenge(REALM, refusals.unknown));
+    if (!identity) throw refused(refusals.unknown);
     request.apiKey = identity;
-    return identity;
   };
 }

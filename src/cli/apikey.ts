@@ -4,7 +4,7 @@
 //   apikey revoke <id>     the key stops working on every instance within a second
 import { ConfigError } from '../config.js';
 import { generateApiKey, hashApiKey } from '../auth/apiKeys.js';
-import { createStore } from '../db/store.js';
+import { createApiKeysRepository } from '../db/api-keys.js';
 import { openDatabase } from './database.js';
 
 const usage = 'usage: apikey create <name> | apikey list | apikey revoke <id>';
@@ -19,20 +19,20 @@ async function run(args: string[]): Promise<number> {
 
   const db = await openDatabase();
   try {
-    const store = createStore(db.pool);
+    const apiKeys = createApiKeysRepository(db.pool);
     if (command === 'create') {
       const key = generateApiKey();
-      const record = await store.insertApiKey(argument as string, hashApiKey(key));
+      const record = await apiKeys.insert(argument as string, hashApiKey(key));
       process.stderr.write(`Created API key ${record.id} (${record.name}). It is shown once; store it now.\n`);
       process.stdout.write(`${key}\n`);
     } else if (command === 'list') {
-      const keys = await store.listApiKeys();
+      const keys = await apiKeys.list();
       const rows = keys.map((k) => [String(k.id), k.name, k.createdAt.toISOString(), k.revokedAt ? k.revokedAt.toISOString() : '-']);
       const table = [['ID', 'NAME', 'CREATED', 'REVOKED'], ...rows];
       const widths = table[0]!.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
       for (const row of table) process.stdout.write(`${row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()}\n`);
     } else {
-      const revoked = await store.revokeApiKey(Number(argument));
+      const revoked = await apiKeys.revoke(Number(argument));
       if (!revoked) return fail(`apikey revoke: no active key with id ${argument}`, 1);
       process.stderr.write(`Revoked API key ${argument}.\n`);
     }

@@ -2,7 +2,10 @@
 // `operations` type. A handler typed `Handler<'getPet'>` cannot answer a status the
 // contract does not declare, nor a body of the wrong shape: change the spec, run
 // `npm run generate`, and the compiler points at every handler that must follow.
+import type { FastifyBaseLogger } from 'fastify';
 import type { operations } from '../../generated/v1.js';
+import type { ReadFrom } from '../db/consistency.js';
+import type { Transaction } from '../db/transaction.js';
 
 export type OperationId = keyof operations;
 type Operation<K extends OperationId> = operations[K];
@@ -14,14 +17,16 @@ type JsonOf<T> = T extends { content: { 'application/json': infer Body } } ? Bod
 type Declared<T> = { [P in keyof T as string extends P ? never : P]: T[P] };
 
 /**
- * Headers the handler must set itself. Those added for every answer by cross-cutting hooks
- * (authentication challenge, retry hints, deprecation notices) are not the handler's job.
+ * Headers the handler must set itself. Those added by middleware and hooks (authentication
+ * challenge, retry hints, deprecation notices, idempotent replays) are not the handler's job.
  */
-type CrossCuttingHeader = 'WWW-Authenticate' | 'Retry-After' | 'Deprecation' | 'Sunset' | 'Link';
+type CrossCuttingHeader = 'WWW-Authenticate' | 'Retry-After' | 'Deprecation' | 'Sunset' | 'Link' | 'Idempotent-Replayed';
 type HandlerHeaders<R> = R extends { headers: infer H } ? Omit<Declared<H>, CrossCuttingHeader> : Record<string, never>;
 
 export type PathParams<K extends OperationId> = Present<Operation<K>['parameters']['path']>;
 export type QueryParams<K extends OperationId> = Present<Operation<K>['parameters']['query']>;
+/** The header parameters the operation declares, by their names in the contract. */
+export type HeaderParams<K extends OperationId> = Present<Operation<K>['parameters']['header']>;
 export type RequestBody<K extends OperationId> = Operation<K> extends { requestBody: infer B } ? JsonOf<B> : undefined;
 
 export type Responses<K extends OperationId> = Operation<K>['responses'];
@@ -34,17 +39,29 @@ export type HandlerResult<K extends OperationId> = {
     : { status: S; body: JsonOf<Responses<K>[S]>; headers: HandlerHeaders<Responses<K>[S]> & Record<string, string> };
 }[DeclaredStatus<K>];
 
-/** Facts about the request that cross-cutting plugins establish before the handler runs. */
+/** Facts about the request that middleware establishes before the handler runs. */
 export interface RequestContext {
   /** The API key the request was authenticated with (every operation requires one). */
   apiKeyId?: number;
-  /** Set when the request carries an Idempotency-Key that this request has claimed. */
-  idempotency?: { apiKeyId: number; key: string };
+  /** The request's logger (its lines carry the request id). */
+  log: FastifyBaseLogger;
+  /**
+   * Where the request's reads go: set by the read-your-writes middleware when a replica is
+   * configured (src/middleware/read-your-writes.ts); undefined reads from the replica if any.
+   */
+  readFrom?: ReadFrom;
+  /**
+   * The transaction the request's writes belong in, when middleware opened one (the
+   * idempotency middleware stores the answer in it, so writes and answer commit together).
+   * A handler that writes must write in it when it is set.
+   */
+  transaction?: Transaction;
 }
 
 export interface HandlerInput<K extends OperationId> {
   params: PathParams<K>;
   query: QueryParams<K>;
+  headers: HeaderParams<K>;
   body: RequestBody<K>;
   context: RequestContext;
 }

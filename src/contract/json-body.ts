@@ -14,8 +14,9 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isLosslessNumber, isSafeNumber, parse } from 'lossless-json';
-import { ContractError, errorBody, type ErrorDetail } from '../errors.js';
+import { ApiError, type ErrorDetail } from '../errors.js';
 import { repeatsHeader } from '../http-message.js';
+import { operationIdOf, optionalBodies } from './spec.js';
 
 declare global {
   interface String {
@@ -23,6 +24,9 @@ declare global {
     isWellFormed(): boolean;
   }
 }
+
+/** Request bodies above this are refused with 413 (documented in the contract). */
+export const BODY_LIMIT = 64 * 1024;
 
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
 // A digit followed by a fraction or an exponent: only then can JSON.parse have rounded a
@@ -59,9 +63,36 @@ function inspect(value: unknown, pointer: string, replaced: boolean, add: Detail
 }
 
 /** Several Content-Type headers (also when the first is not JSON: src/plugins/errors.ts). */
-export function repeatedContentType(request: FastifyRequest): ContractError | undefined {
+export function repeatedContentType(request: FastifyRequest): ApiError | undefined {
   if (!repeatsHeader(request.raw.rawHeaders, 'content-type')) return undefined;
-  return new ContractError(errorBody('bad_request', 400, 'Send one Content-Type header, not several'));
+  return new ApiError('bad_request', 'Send one Content-Type header, not several');
+}
+
+/**
+ * What is wrong with a body JSON.parse refused, and where: JSON.parse's own words differ
+ * from one Node version to the next and rarely give a position, so the text is read again
+ * by lossless-json, whose words and positions do not (`Object value expected after ':' at
+ * line 1, column 10`). A body that parses there broke a rule of the default parser instead
+ * (a `__proto__` key): its error stands.
+ */
+function syntaxError(error: Error, text: string): Error {
+  if ((error as { code?: string }).code !== 'FST_ERR_CTP_INVALID_JSON_BODY') return error;
+  let reason: string;
+  try {
+    parse(text);
+    return error;
+  } catch (refused) {
+    reason = refused instanceof Error ? refused.message : String(refused);
+  }
+  const at = /^(.*) at position (\d+)$/.exec(reason);
+  let where = '';
+  if (at) {
+    const before = text.slice(0, Number(at[2]));
+    const line = before.split('\n').length;
+    where = ` at line ${line}, column ${before.length - before.lastIndexOf('\n')}`;
+  }
+  const what = `${(at?.[1] ?? reason).replace(/^./, (c) => c.toLowerCase())}${where}`;
+  return new ApiError('bad_request', `Body is not valid JSON: ${what}`, { details: [{ location: 'body', field: '', rule: 'json', message: what }] });
 }
 
 export function registerJsonBody(fastify: FastifyInstance): void {
@@ -75,14 +106,21 @@ export function registerJsonBody(fastify: FastifyInstance): void {
     }
     const charset = CHARSET.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase();
     if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
-      done(new ContractError(errorBody('unsupported_media_type', 415, 'Content-Type charset must be utf-8')), undefined);
+      done(new ApiError('unsupported_media_type', 'Content-Type charset must be utf-8'), undefined);
+      return;
+    }
+    // An empty body where the body is optional is the empty object the contract allows:
+    // what HTTP clients (Swagger UI, redocly respect) send with `Content-Type:
+    // application/json` when there is nothing to send.
+    if (buffer.length === 0 && optionalBodies.has(operationIdOf(request) ?? '')) {
+      done(null, {});
       return;
     }
     const utf8 = isUtf8(buffer);
     const text = buffer.toString('utf8');
     // Syntax, empty bodies and __proto__ are the default parser's (secure-json-parse).
     jsonParse(request, text, (error, parsed: unknown) => {
-      if (error) return done(error, undefined);
+      if (error) return done(syntaxError(error, text), undefined);
       const exact = !INEXACT_NUMBER.test(text);
       if (utf8 && exact && !text.includes('\\u')) return done(null, parsed);
       const details: ErrorDetail[] = [];
@@ -98,7 +136,7 @@ export function registerJsonBody(fastify: FastifyInstance): void {
       if (!utf8 && details.length === 0) add('', 'must be valid UTF-8');
       if (details.length === 0) return done(null, value);
       const first = details[0] as ErrorDetail;
-      done(new ContractError(errorBody('bad_request', 400, `body${first.field ? ` ${first.field}` : ''}: ${first.message}`, details)), undefined);
+      done(new ApiError('bad_request', `body${first.field ? ` ${first.field}` : ''}: ${first.message}`, { details }), undefined);
     });
   });
 }

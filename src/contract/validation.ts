@@ -1,10 +1,15 @@
-// Request validation compiled from the contract's schemas. Two Ajv instances because the
-// parts of a request need different rules:
-// - query and path parameters arrive as strings and are coerced ("20" -> 20);
+// Request validation compiled from the contract's schemas, in the contract's own dialect:
+// OpenAPI 3.1 schemas are JSON Schema 2020-12, so Ajv2020 (the suite's response checks use
+// the same). Two instances because the parts of a request need different rules:
+// - path, query and header parameters arrive as strings and are coerced ("20" -> 20);
 // - bodies are JSON and are taken as sent: `"categoryId": "5"` is a 400, not a 5.
 // Neither removes unknown properties: NewPet's `additionalProperties: false` must refuse
 // them (Fastify's default would silently drop them).
-import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
+//
+// Every parameter the contract declares is validated here, headers included. Node gives
+// header names in lower case and Fastify lower-cases the header schema only for its own
+// compiler, so this one does it for its own (`Idempotency-Key` is `idempotency-key` to it).
+import { Ajv2020, type ErrorObject, type Options, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 
@@ -15,10 +20,13 @@ const common: Options = {
   useDefaults: true,
   removeAdditional: false,
   allErrors: false,
+  // Errors carry the schema they broke, so that a pattern is said in the words of its
+  // `x-pattern-description` (src/plugins/errors.ts).
+  verbose: true,
 };
 
-function createAjv(options: Options): Ajv {
-  const ajv = new Ajv({ ...common, ...options });
+function createAjv(options: Options): Ajv2020 {
+  const ajv = new Ajv2020({ ...common, ...options });
   addFormats.default(ajv);
   return ajv;
 }
@@ -33,22 +41,36 @@ const forBodies = createAjv({ coerceTypes: false });
 const DECIMAL = /^-?(?:0|[1-9][0-9]*)$/;
 
 interface ParameterSchema {
-  properties?: Record<string, { type?: unknown }>;
+  properties?: Record<string, { type?: unknown; items?: { type?: unknown } }>;
+  required?: string[];
+}
+
+/** The first value given for an integer parameter (or an item of an array of them) that is not plain decimal digits. */
+function notPlainDecimal(data: Record<string, unknown>, integers: readonly string[], arrays: readonly string[]): string | undefined {
+  for (const name of integers) {
+    const given = data[name];
+    if (typeof given === 'string' && !DECIMAL.test(given)) return `/${name}`;
+  }
+  for (const name of arrays) {
+    const given = data[name];
+    const items = Array.isArray(given) ? given : [given];
+    const at = items.findIndex((item) => typeof item === 'string' && !DECIMAL.test(item));
+    if (at >= 0) return `/${name}/${at}`;
+  }
+  return undefined;
 }
 
 function withPlainIntegers(validate: ValidateFunction, schema: ParameterSchema): ValidateFunction | ((data: Record<string, unknown>) => boolean) {
-  const integers = Object.entries(schema.properties ?? {})
-    .filter(([, property]) => property.type === 'integer')
-    .map(([name]) => name);
-  if (integers.length === 0) return validate;
+  const properties = Object.entries(schema.properties ?? {});
+  const integers = properties.filter(([, property]) => property.type === 'integer').map(([name]) => name);
+  const arrays = properties.filter(([, property]) => property.type === 'array' && property.items?.type === 'integer').map(([name]) => name);
+  if (integers.length === 0 && arrays.length === 0) return validate;
   const check = (data: Record<string, unknown>): boolean => {
-    for (const name of integers) {
-      const given = data[name];
-      if (typeof given === 'string' && !DECIMAL.test(given)) {
-        const error: ErrorObject = { keyword: 'type', instancePath: `/${name}`, schemaPath: '', params: { type: 'integer' }, message: 'must be an integer in plain decimal digits' };
-        check.errors = [error];
-        return false;
-      }
+    const instancePath = notPlainDecimal(data, integers, arrays);
+    if (instancePath !== undefined) {
+      const error: ErrorObject = { keyword: 'type', instancePath, schemaPath: '', params: { type: 'integer' }, message: 'must be an integer in plain decimal digits' };
+      check.errors = [error];
+      return false;
     }
     const valid = validate(data);
     check.errors = validate.errors;
@@ -58,5 +80,17 @@ function withPlainIntegers(validate: ValidateFunction, schema: ParameterSchema):
   return check;
 }
 
-export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) =>
-  httpPart === 'body' ? forBodies.compile(schema) : withPlainIntegers(forParameters.compile(schema), schema as ParameterSchema);
+/** The header schema with its names in lower case, as Node gives them. */
+function lowerCaseHeaders(schema: ParameterSchema): ParameterSchema {
+  return {
+    ...schema,
+    ...(schema.properties ? { properties: Object.fromEntries(Object.entries(schema.properties).map(([name, property]) => [name.toLowerCase(), property])) } : {}),
+    ...(schema.required ? { required: schema.required.map((name) => name.toLowerCase()) } : {}),
+  };
+}
+
+export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
+  if (httpPart === 'body') return forBodies.compile(schema);
+  const parameters = httpPart === 'headers' ? lowerCaseHeaders(schema as ParameterSchema) : (schema as ParameterSchema);
+  return withPlainIntegers(forParameters.compile(parameters), parameters);
+};

@@ -37,13 +37,22 @@ export function createReader(pools: Pools) {
  * a replica (`enabled` false) there is nothing to route: it records nothing.
  */
 export function createRecentWriters(windowMs: number, enabled: boolean) {
+  // Every entry lives `windowMs`, and a key that writes again is moved to the end, so the
+  // map is in expiry order: expired entries are dropped from its front, each at most once.
   const until = new Map<number, number>();
-  const MAX = 10_000;
+  const prune = (now: number): void => {
+    for (const [id, t] of until) {
+      if (t > now) return;
+      until.delete(id);
+    }
+  };
   return {
+    enabled: enabled && windowMs > 0,
     wrote(apiKeyId: number): void {
       if (!enabled || windowMs <= 0) return;
       const now = Date.now();
-      if (until.size >= MAX) for (const [id, t] of until) if (t <= now) until.delete(id);
+      prune(now);
+      until.delete(apiKeyId);
       until.set(apiKeyId, now + windowMs);
     },
     readFrom(apiKeyId: number | undefined): ReadFrom {

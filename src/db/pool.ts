@@ -1,17 +1,25 @@
 import pg from 'pg';
 import type { Config } from '../config.js';
 
-// Every statement of ours is named (src/db/store.ts) so that PostgreSQL can plan it once per
+// Every statement of ours is named (src/db/*.ts) so that PostgreSQL can plan it once per
 // connection. Left to itself it keeps re-planning the list queries on every execution (its
 // generic plan, costed for an unknown LIMIT, looks worse than the custom ones), and planning
 // took longer than executing them. The statements are written so that their generic plans
-// are the right ones whatever the parameters (see LIST_PETS_BY_STATUS). PostgreSQL 12+.
+// are the right ones whatever the parameters (see `listByStatus` in src/db/pets.ts).
+// PostgreSQL 12+.
 export const PLAN_CACHE_MODE = 'force_generic_plan';
 
 export type DbSettings = Pick<Config, 'DB_POOL_MAX' | 'DB_CONNECT_TIMEOUT_MS' | 'DB_STATEMENT_TIMEOUT_MS'> & { DATABASE_URL: string };
 
-/** The one pool of the process. Connection waits and statements are both bounded. */
-export function createPool(settings: DbSettings): pg.Pool {
+/** Where a pool reports a connection it lost while idle (the service's JSON logger). */
+export interface PoolLog {
+  warn(fields: object, message: string): void;
+}
+
+const stderrLog: PoolLog = { warn: (fields, message) => process.stderr.write(`${message} ${JSON.stringify(fields)}\n`) };
+
+/** A pool of the process. Connection waits and statements are both bounded. */
+export function createPool(settings: DbSettings, log: PoolLog = stderrLog): pg.Pool {
   const pool = new pg.Pool({
     connectionString: settings.DATABASE_URL,
     max: settings.DB_POOL_MAX,
@@ -23,7 +31,8 @@ export function createPool(settings: DbSettings): pg.Pool {
     options: `-c plan_cache_mode=${PLAN_CACHE_MODE}`,
   });
   // An idle client losing its connection (database restart) must not crash the process;
-  // the pool drops it and the next checkout opens a new one.
-  pool.on('error', () => {});
+  // the pool drops it and the next checkout opens a new one. Logged, without the server's
+  // address or credentials: an operator sees connections dropping.
+  pool.on('error', (error: Error & { code?: string }) => log.warn({ err: { message: error.message, code: error.code } }, 'database: an idle connection was lost'));
   return pool;
 }

@@ -1,6 +1,7 @@
+import { createHash } from 'node:crypto';
 import { operationPath, spec } from '../contract/spec.js';
 import type { Handler } from '../contract/handler.js';
-import { errorBody } from '../errors.js';
+import { errorAnswer } from '../errors.js';
 import { InvalidCursorError } from '../pagination/cursor.js';
 import type { Services } from './services.js';
 
@@ -8,29 +9,42 @@ import type { Services } from './services.js';
 const defaultLimit = spec.components.parameters.Limit.schema.default;
 const listPath = operationPath('listPets');
 
+/**
+ * What a cursor is made for: the status alone, as cursors have always said, and with `id`
+ * a digest of the ids too (a cursor of one id list is refused with another).
+ */
+function filterOf(status: string | undefined, ids: readonly number[] | undefined): string | undefined {
+  if (!ids) return status;
+  const digest = createHash('sha256').update([...new Set(ids)].sort((a, b) => a - b).join(',')).digest('base64url').slice(0, 16);
+  return `${status ?? ''}|id:${digest}`;
+}
+
 // Keyset pagination: one row more than asked tells whether a next page exists, and the
 // next page starts after the last id returned, so concurrent inserts (which get higher
 // ids) never shift or repeat what a client has already seen.
-export const listPets: Handler<'listPets', Services> = async ({ query, context }, { store, cursors, recentWriters }) => {
+export const listPets: Handler<'listPets', Services> = async ({ query, context }, { pets, cursors }) => {
   const limit = query.limit ?? defaultLimit;
+  const filter = filterOf(query.status, query.id);
   let after = 0;
   if (query.cursor !== undefined) {
     try {
-      after = await cursors.decode(query.cursor, query.status);
+      after = await cursors.decode(query.cursor, filter, 'status filter or id list');
     } catch (error) {
       if (!(error instanceof InvalidCursorError)) throw error;
       const message = `query parameter cursor: ${error.message}`;
-      return { status: 400, body: errorBody('bad_request', 400, message, [{ location: 'query', field: 'cursor', rule: 'cursor', message: error.message }]) };
+      return errorAnswer('bad_request', message, [{ location: 'query', field: 'cursor', rule: 'cursor', message: error.message }]);
     }
   }
-  const rows = await store.listPets(limit + 1, query.status, after, recentWriters.readFrom(context.apiKeyId));
-  const pets = rows.slice(0, limit);
-  const last = pets[pets.length - 1];
-  if (rows.length <= limit || !last) return { status: 200, body: pets };
+  const page = { limit: limit + 1, status: query.status, after };
+  const rows = query.id ? await pets.listByIds(query.id, page, context.readFrom) : await pets.list(page, context.readFrom);
+  const answer = rows.slice(0, limit);
+  const last = answer[answer.length - 1];
+  if (rows.length <= limit || !last) return { status: 200, body: answer };
 
-  // Nothing here needs percent-encoding (a number, a status from the enum, a cursor in
+  // Nothing here needs percent-encoding (numbers, a status from the enum, a cursor in
   // base64url and '.'), so the query is written as it is, not built through URLSearchParams.
-  const cursor = await cursors.encode({ after: last.id, status: query.status });
-  const next = `${listPath}?limit=${limit}${query.status ? `&status=${query.status}` : ''}&cursor=${cursor}`;
-  return { status: 200, body: pets, headers: { Link: `<${next}>; rel="next"` } };
+  const cursor = await cursors.encode({ after: last.id, filter });
+  const ids = query.id ? query.id.map((id) => `&id=${id}`).join('') : '';
+  const next = `${listPath}?limit=${limit}${query.status ? `&status=${query.status}` : ''}${ids}&cursor=${cursor}`;
+  return { status: 200, body: answer, headers: { Link: `<${next}>; rel="next"` } };
 };

@@ -1,11 +1,12 @@
-import type { RecentWriters } from '../db/consistency.js';
-import type { Store } from '../db/store.js';
+import type { OrdersRepository } from '../db/orders.js';
+import type { PetsRepository } from '../db/pets.js';
 import type { LazyCursorCodec } from '../pagination/cursor.js';
 
 /** What handlers may use. Built once by the app and passed to every handler. */
 export interface Services {
-  store: Store;
+  pets: PetsRepository;
+  orders: OrdersRepository;
   cursors: LazyCursorCodec;
-  /** Read-your-writes with a replica: who wrote recently reads from the primary. */
-  recentWriters: RecentWriters;
+  /** How long a placed order holds its pet (ORDER_HOLD_SECONDS). */
+  orderHoldSeconds: number;
 }

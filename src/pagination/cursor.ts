@@ -1,14 +1,18 @@
-// Opaque keyset cursors for listPets: `<payload>.<signature>`, both base64url. The payload
-// says where the next page starts (after which id) and for which status filter; the HMAC
-// (with a secret every instance reads from the database) makes a tampered or invented
-// cursor detectable, so it is a 400 rather than a page of something else.
+// Opaque keyset cursors for listPets and listOrders: `<payload>.<signature>`, both
+// base64url. The payload says where the next page starts (after which id) and for which
+// list and filters (`filter`, a string each list writes its own way); the HMAC (with a
+// secret every instance reads from the database) makes a tampered or invented cursor
+// detectable, so it is a 400 rather than a page of something else.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 export interface CursorPosition {
   /** The last id of the previous page. */
   after: number;
-  /** The status filter the cursor was made for (undefined: none). */
-  status?: string;
+  /**
+   * The list and filters the cursor was made for (undefined: listPets without filters).
+   * listPets with only `status` writes the status alone, as cursors always have.
+   */
+  filter?: string | undefined;
 }
 
 export class InvalidCursorError extends Error {}
@@ -24,18 +28,21 @@ export function createCursorCodec(secret: Buffer) {
 
   return {
     encode(position: CursorPosition): string {
-      const memo = `${position.after}:${position.status ?? ''}`;
+      const memo = `${position.after}:${position.filter ?? ''}`;
       const known = made.get(memo);
       if (known !== undefined) return known;
-      const payload = Buffer.from(JSON.stringify(position.status ? { a: position.after, s: position.status } : { a: position.after })).toString('base64url');
+      const payload = Buffer.from(JSON.stringify(position.filter ? { a: position.after, s: position.filter } : { a: position.after })).toString('base64url');
       const cursor = `${payload}.${sign(payload)}`;
       if (made.size >= MADE_MAX) made.clear();
       made.set(memo, cursor);
       return cursor;
     },
 
-    /** The position in `cursor`, which must have been made for `status`. */
-    decode(cursor: string, status: string | undefined): number {
+    /**
+     * The position in `cursor`, which must have been made for `filter`; `filters` names
+     * them in the message when it was not (`status filter`).
+     */
+    decode(cursor: string, filter: string | undefined, filters: string): number {
       const [payload, signature, extra] = cursor.split('.');
       if (!payload || !signature || extra !== undefined) throw new InvalidCursorError('is not a cursor from this API');
       const expected = Buffer.from(sign(payload));
@@ -48,7 +55,7 @@ export function createCursorCodec(secret: Buffer) {
         throw new InvalidCursorError('is not a cursor from this API');
       }
       if (typeof decoded.a !== 'number' || !Number.isSafeInteger(decoded.a) || decoded.a < 0) throw new InvalidCursorError('is not a cursor from this API');
-      if ((decoded.s ?? undefined) !== status) throw new InvalidCursorError('belongs to another status filter; start again without cursor');
+      if ((decoded.s || undefined) !== (filter || undefined)) throw new InvalidCursorError(`belongs to another ${filters}; start again without cursor`);
       return decoded.a;
     },
   };
@@ -71,7 +78,7 @@ export function lazyCursorCodec(loadSecret: () => Promise<Buffer>) {
   };
   return {
     encode: async (position: CursorPosition) => (await get()).encode(position),
-    decode: async (cursor: string, status: string | undefined) => (await get()).decode(cursor, status),
+    decode: async (cursor: string, filter: string | undefined, filters: string) => (await get()).decode(cursor, filter, filters),
   };
 }
 

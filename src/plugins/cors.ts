@@ -15,5 +15,5 @@ export default fp(
       maxAge: 600,
     });
   },
-  { name: 'cors' },
+  { name: 'cors', dependencies: ['api-security-headers'] },
 );

@@ -6,6 +6,7 @@ import fp from 'fastify-plugin';
 import type pg from 'pg';
 import { createReadiness } from '../db/readiness.js';
 import { errorBody } from '../errors.js';
+import { sendError } from './errors.js';
 
 export default fp(
   async function health(fastify: FastifyInstance, { pool, startedUp = () => true }: { pool: pg.Pool; startedUp?: () => boolean }) {
@@ -21,8 +22,8 @@ export default fp(
       // ready and then reads what start-up printed must find it printed.
       const why = !startedUp() ? 'The service is still starting' : (await ready()) ? undefined : 'The database is not reachable';
       if (why === undefined) return { status: 'ready' };
-      return reply.code(503).header('retry-after', '1').send(errorBody('unavailable', 503, why));
+      return sendError(reply, errorBody('unavailable', why));
     });
   },
-  { name: 'health' },
+  { name: 'health', dependencies: ['errors', 'api-security-headers'] },
 );

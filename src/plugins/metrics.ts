@@ -9,7 +9,7 @@ import fp from 'fastify-plugin';
 import type pg from 'pg';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { bearerOf, challenge, refusals } from '../auth/bearer.js';
-import { deprecationHeaders, operationOf } from '../contract/spec.js';
+import { operationOf } from '../contract/spec.js';
 import { errorBody } from '../errors.js';
 
 export interface MetricsOptions {
@@ -18,10 +18,12 @@ export interface MetricsOptions {
   pools: Record<string, pg.Pool>;
 }
 
-/** What other plugins count (rate limits, idempotency): no-ops when metrics are off. */
+/** What other plugins and middleware count: no-ops when metrics are off. */
 export interface MetricsRecorder {
   rateLimited(request: FastifyRequest, by: 'key' | 'address'): void;
-  idempotentReplay(request: FastifyRequest): void;
+  idempotentReplay(operationId: string): void;
+  /** A call to a deprecated operation (src/middleware/deprecation.ts), by the caller's key. */
+  deprecatedCall(operationId: string, request: FastifyRequest): void;
 }
 
 const PREFIX = 'animal_store_';
@@ -57,9 +59,14 @@ export function createMetrics(access: MetricsOptions['access']) {
   });
   const recorder: MetricsRecorder = {
     rateLimited: (request, by) => on && rateLimited.inc({ operation: operationOf(request), by }),
-    idempotentReplay: (request) => on && replays.inc({ operation: operationOf(request) }),
+    idempotentReplay: (operation) => on && replays.inc({ operation }),
+    deprecatedCall: (operation, request) => {
+      if (!on) return;
+      const key = request.apiKey;
+      deprecated.inc({ operation, api_key_id: key ? String(key.id) : '-', api_key_name: key ? key.name : '-' });
+    },
   };
-  return { registry, requests, deprecated, recorder, on };
+  return { registry, requests, recorder, on };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
@@ -84,12 +91,7 @@ export default fp(
     }
 
     fastify.addHook('onResponse', (request, reply, done) => {
-      const operation = operationOf(request);
-      metrics.requests.observe({ operation, method: request.method, status: reply.statusCode }, reply.elapsedTime / 1000);
-      if (deprecationHeaders.has(operation)) {
-        const key = request.apiKey;
-        metrics.deprecated.inc({ operation, api_key_id: key ? String(key.id) : '-', api_key_name: key ? key.name : '-' });
-      }
+      metrics.requests.observe({ operation: operationOf(request), method: request.method, status: reply.statusCode }, reply.elapsedTime / 1000);
       done();
     });
 
@@ -104,11 +106,11 @@ export default fp(
           return reply
             .code(401)
             .header('www-authenticate', challenge('metrics', repeated ? token : undefined))
-            .send(errorBody('unauthorized', 401, repeated ? token.message : 'Metrics need Authorization: Bearer <METRICS_TOKEN>'));
+            .send(errorBody('unauthorized', repeated ? token.message : 'Metrics need Authorization: Bearer <METRICS_TOKEN>'));
         }
       }
       return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
     });
   },
-  { name: 'metrics' },
+  { name: 'metrics', dependencies: ['api-security-headers'] },
 );

@@ -1,78 +1,41 @@
 // Serves the contract: fastify-openapi-glue turns every operation of openapi/v1.yaml into
 // a route under the contract's base path, with request validation and response
-// serialization from the spec's schemas.
-import type { FastifyInstance, onRequestHookHandler, preValidationHookHandler } from 'fastify';
+// serialization from the spec's schemas. Each route's hooks and handler come from glue's
+// documented `operationResolver`, composed once at start-up: the operation's handler
+// wrapped in its middleware (src/contract/middleware.ts).
+import type { FastifyInstance, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import openapiGlue from 'fastify-openapi-glue';
-import { bearerAuth } from '../auth/bearer.js';
-import type { ApiKeyVerifier } from '../auth/apiKeys.js';
-import { basePath, bodyRequired, deprecationHeaders, spec } from '../contract/spec.js';
-import type { ServiceHandlers } from '../handlers/index.js';
+import type { OperationId } from '../contract/handler.js';
+import { composeRoute, type ComposedRoute, type OperationHandler, type OperationMiddleware } from '../contract/middleware.js';
+import { basePath, operations, spec } from '../contract/spec.js';
 
 export interface ContractOptions {
-  serviceHandlers: ServiceHandlers;
-  apiKeys: ApiKeyVerifier;
-}
-
-// Fastify validates a body against the schema of its media type; a request with no body
-// and no Content-Type has none, so the validator never runs. A required body is checked
-// here instead, with the same 400 a validation failure gets.
-const requireBody: preValidationHookHandler = (request, _reply, done) => {
-  if (request.body !== undefined) return done();
-  done(
-    Object.assign(new Error('body is required'), {
-      statusCode: 400,
-      validationContext: 'body',
-      validation: [{ keyword: 'required', instancePath: '', params: {}, message: 'a JSON body is required' }],
-    }),
-  );
-};
-
-function asArray<T>(value: T | T[] | undefined): T[] {
-  if (value === undefined) return [];
-  return Array.isArray(value) ? value : [value];
+  /** One handler per operation, services bound (src/handlers/index.ts). */
+  handlers: Readonly<Record<OperationId, OperationHandler>>;
+  /** Applied to every operation, outermost first. */
+  middleware: readonly OperationMiddleware[];
 }
 
 export default fp(
-  async function contract(fastify: FastifyInstance, options: ContractOptions) {
+  async function contract(fastify: FastifyInstance, { handlers, middleware }: ContractOptions) {
     fastify.decorateRequest('apiKey', null);
-
-    fastify.addHook('onRoute', (route) => {
-      const operationId = (route.schema as { operationId?: string } | undefined)?.operationId;
-      if (!operationId) return;
-      const onRequest = asArray(route.onRequest as onRequestHookHandler | onRequestHookHandler[] | undefined);
-
-      // Deprecated operations announce it on every answer, errors included, so the
-      // headers are set before anything else can fail.
-      const headers = deprecationHeaders.get(operationId);
-      if (headers) {
-        onRequest.unshift(function announceDeprecation(_request, reply, done) {
-          reply.headers(headers);
-          done();
-        });
-      }
-
-      // glue runs security as a preHandler, i.e. after body parsing and validation; an
-      // unauthenticated caller would then learn about validation before being refused.
-      // The contract says 401 comes first, so authentication moves to onRequest.
-      const security = route.preHandler;
-      if (typeof security === 'function') {
-        onRequest.push(security as unknown as onRequestHookHandler);
-        route.preHandler = undefined;
-      }
-      route.onRequest = onRequest;
-
-      if (bodyRequired.has(operationId)) {
-        route.preValidation = [requireBody, ...asArray(route.preValidation as preValidationHookHandler | preValidationHookHandler[] | undefined)];
-      }
-    });
-
+    const routes = new Map<string, ComposedRoute>(
+      operations.map((operation) => [operation.operationId, composeRoute(operation, handlers[operation.operationId], middleware)]),
+    );
     await fastify.register(openapiGlue, {
       specification: spec,
       prefix: basePath,
-      serviceHandlers: options.serviceHandlers,
-      securityHandlers: { bearerAuth: bearerAuth(options.apiKeys) },
+      // glue adds what this returns to the route it built (method, url, schema), "overriding
+      // any already existing properties" (its docs/operationResolver.md); its type asks for
+      // a whole RouteOptions all the same.
+      operationResolver: (operationId: string) => {
+        const route = routes.get(operationId);
+        if (!route) throw new Error(`No route composed for operation ${operationId}`);
+        return route as unknown as RouteOptions;
+      },
     });
   },
-  { name: 'contract' },
+  // The error handler and the API's security headers apply to routes registered after them.
+  { name: 'contract', dependencies: ['errors', 'api-security-headers'] },
 );

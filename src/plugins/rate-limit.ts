@@ -2,21 +2,22 @@
 // client address for requests without a valid key. Counts live in this process, or in
 // Redis when REDIS_URL is set so that every instance spends from one budget.
 //
-// It runs as the first onRequest hook of each operation, before authentication, so an
-// over-budget caller is refused without further work; to count per key, it identifies the
-// key itself, through the same in-memory cache authentication uses.
+// It decorates the instance with `rateLimit()`, the hook that spends from a budget; the
+// routes under /v1 put it in their own onRequest hooks: every operation of the contract
+// (src/middleware/rate-limit.ts, before authentication, so that an over-budget caller is
+// refused without further work) and the served contract. To count per key, it identifies
+// the key itself, through the same in-memory cache authentication uses.
 //
-// Which routes spend from a budget is decided once, when each route is registered, from the
-// route's own pattern: what the router matched, never the request's spelling of the URL
-// (`/%761/pets`, `/v%31/pets/1` and `GET http://host/v1/pets HTTP/1.1` all reach the
-// /v1/pets routes, and so all spend).
+// So which routes spend is decided once, when each route is registered: what the router
+// matched, never the request's spelling of the URL (`/%761/pets`, `/v%31/pets/1` and
+// `GET http://host/v1/pets HTTP/1.1` all reach the /v1/pets routes, and so all spend).
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { Redis } from 'ioredis';
 import type { ApiKeyVerifier } from '../auth/apiKeys.js';
 import { bearerToken } from '../auth/bearer.js';
-import { basePath } from '../contract/spec.js';
+import { ApiError } from '../errors.js';
 
 export interface RateLimitOptions {
   apiKeys: ApiKeyVerifier;
@@ -40,14 +41,9 @@ export default fp(
     await redis?.connect().catch((err: Error) => fastify.log.warn({ err: { message: err.message } }, 'rate limit: redis not reachable yet; counting resumes when it is'));
     if (redis) fastify.addHook('onClose', async () => void (await redis.quit().catch(() => redis.disconnect())));
 
-    // Runs before @fastify/rate-limit's own onRoute hook (added by the register below), which
-    // leaves routes configured with `rateLimit: false` without a limiter.
-    fastify.addHook('onRoute', (route) => {
-      if (!route.url.startsWith(`${basePath}/`)) route.config = { ...route.config, rateLimit: false };
-    });
-
     await fastify.register(rateLimit, {
-      global: true,
+      // Routes opt in with the `rateLimit()` hook; none is limited by default.
+      global: false,
       hook: 'onRequest',
       timeWindow: options.windowMs,
       ...(redis ? { redis, nameSpace: `${options.redisPrefix ?? 'animal-store:'}rate:` } : {}),
@@ -64,10 +60,7 @@ export default fp(
       max: (_request, key) => (key.startsWith('key:') ? options.max : options.anonymousMax),
       onExceeded: (request, key) => options.onExceeded?.(request, key.startsWith('key:') ? 'key' : 'address'),
       errorResponseBuilder: (_request, context) =>
-        Object.assign(new Error(`Rate limit exceeded: at most ${context.max} requests per ${Math.round(options.windowMs / 1000)} s; retry in ${context.after}`), {
-          statusCode: context.statusCode,
-          code: 'rate_limited',
-        }),
+        new ApiError('rate_limited', `Rate limit exceeded: at most ${context.max} requests per ${Math.round(options.windowMs / 1000)} s; retry in ${context.after}`),
     });
   },
   { name: 'rate-limit' },

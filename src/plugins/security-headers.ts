@@ -4,8 +4,10 @@
 // opened a URL of ours. (The HTML of /docs gets helmet's full set: src/plugins/helmet.ts.)
 // HSTS is the TLS terminator's call.
 //
-// Fixed values, set in one synchronous hook: this runs on every request.
-import type { FastifyInstance } from 'fastify';
+// Which routes get them is decided once per route, as it is registered: every route
+// registered after this plugin, outside `pagesPrefix`. Answers made outside any route (not
+// found, errors before routing) get them from src/plugins/errors.ts.
+import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 
 /** Also set on every error answer, whoever made it (src/plugins/errors.ts). */
@@ -17,12 +19,18 @@ export const API_SECURITY_HEADERS: Readonly<Record<string, string>> = Object.fre
   'x-frame-options': 'DENY',
 });
 
+const setApiSecurityHeaders: onRequestHookHandler = (_request, reply, done) => {
+  reply.headers(API_SECURITY_HEADERS);
+  done();
+};
+
 export default fp(
   async function apiSecurityHeaders(fastify: FastifyInstance, { pagesPrefix }: { pagesPrefix: string }) {
-    const page = new RegExp(`^${pagesPrefix}(?:[/?]|$)`);
-    fastify.addHook('onRequest', (request, reply, done) => {
-      if (!page.test(request.url)) reply.headers(API_SECURITY_HEADERS);
-      done();
+    fastify.addHook('onRoute', (route) => {
+      if (route.url === pagesPrefix || route.url.startsWith(`${pagesPrefix}/`)) return;
+      // First, so that any answer a later hook makes (a 401, a 429) carries them.
+      const hooks = route.onRequest;
+      route.onRequest = [setApiSecurityHeaders, ...(hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks])];
     });
   },
   { name: 'api-security-headers' },

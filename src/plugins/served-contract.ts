@@ -16,8 +16,10 @@ export default fp(
       if (request.headers['if-none-match'] === etag) return reply.code(304).send();
       return reply.type(type).send(body);
     };
-    fastify.get(`${basePath}/openapi.json`, serve(servedJson, 'application/json; charset=utf-8'));
-    fastify.get(`${basePath}/openapi.yaml`, serve(servedYaml, 'application/yaml; charset=utf-8'));
+    // Under /v1, so they spend from the caller's rate-limit budget like the operations.
+    const onRequest = fastify.rateLimit();
+    fastify.get(`${basePath}/openapi.json`, { onRequest }, serve(servedJson, 'application/json; charset=utf-8'));
+    fastify.get(`${basePath}/openapi.yaml`, { onRequest }, serve(servedYaml, 'application/yaml; charset=utf-8'));
   },
-  { name: 'served-contract' },
+  { name: 'served-contract', dependencies: ['rate-limit', 'api-security-headers'], decorators: { fastify: ['rateLimit'] } },
 );

@@ -4,6 +4,7 @@ import underPressure from '@fastify/under-pressure';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { errorBody } from '../errors.js';
+import { sendError } from './errors.js';
 
 export default fp(
   async function loadShedding(fastify: FastifyInstance, { maxEventLoopDelay, sampleInterval }: { maxEventLoopDelay: number; sampleInterval?: number }) {
@@ -22,13 +23,9 @@ export default fp(
       // Not answering lets the request through (under-pressure's contract).
       pressureHandler: (_request, reply) => {
         if (performance.now() < armedAt) return;
-        void reply
-          .code(503)
-          .header('retry-after', '1')
-          .type('application/json; charset=utf-8')
-          .send(errorBody('unavailable', 503, 'Service temporarily overloaded, retry later'));
+        void sendError(reply, errorBody('unavailable', 'Service temporarily overloaded, retry later'));
       },
     });
   },
-  { name: 'load-shedding' },
+  { name: 'load-shedding', dependencies: ['errors'] },
 );

@@ -1,4 +1,4 @@
-// GET /v1/pets/{petId} (getPet), deprecated: INTERFACE.md 4.3, 7 and 9.
+// GET /v1/pets/{petId} (getPet), deprecated: docs/interface.md 4.3, 7 and 9.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helper.js';
 
@@ -15,8 +15,10 @@ afterAll(async () => t.close());
 const deprecation = {
   deprecation: '@1795219200',
   sunset: 'Thu, 05 Dec 2030 00:00:00 GMT',
-  link: '</v1/pets>; rel="successor-version"',
 };
+// The successor of this request (contract 1.2.0): listPets with the id filter; a petId that
+// is not an id names the list alone.
+const successor = (petId?: string | number) => `</v1/pets${petId === undefined ? '' : `?id=${petId}`}>; rel="successor-version"`;
 
 describe('getPet', () => {
   it('answers 200 with the Pet', async () => {
@@ -52,14 +54,15 @@ describe('getPet', () => {
   });
 
   it.each([
-    ['200', { url: () => `/v1/pets/${petId}`, auth: true, status: 200 }],
-    ['404', { url: () => '/v1/pets/424242', auth: true, status: 404 }],
-    ['400', { url: () => '/v1/pets/abc', auth: true, status: 400 }],
-    ['401', { url: () => `/v1/pets/${petId}`, auth: false, status: 401 }],
-  ])('carries Deprecation, Sunset and Link on a %s', async (_title, { url, auth, status }) => {
+    ['200', { url: () => `/v1/pets/${petId}`, auth: true, status: 200, link: () => successor(petId) }],
+    ['404', { url: () => '/v1/pets/424242', auth: true, status: 404, link: () => successor(424242) }],
+    ['400', { url: () => '/v1/pets/abc', auth: true, status: 400, link: () => successor() }],
+    ['400 (an id past 2^53)', { url: () => '/v1/pets/18446744073709551616', auth: true, status: 400, link: () => successor() }],
+    ['401', { url: () => `/v1/pets/${petId}`, auth: false, status: 401, link: () => successor(petId) }],
+  ])('carries Deprecation, Sunset and Link (to GET /pets?id=) on a %s', async (_title, { url, auth, status, link }) => {
     const response = await t.api({ method: 'GET', url: url(), headers: auth ? t.auth : {} });
     expect(response.statusCode).toBe(status);
-    expect(response.headers).toMatchObject(deprecation);
+    expect(response.headers).toMatchObject({ ...deprecation, link: link() });
   });
 
   it('the other operations carry no deprecation headers', async () => {

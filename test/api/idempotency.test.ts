@@ -58,7 +58,7 @@ describe('Idempotency-Key', () => {
     const apiKeyId = (await t.pool.query<{ id: string }>('SELECT id FROM api_keys ORDER BY id LIMIT 1')).rows[0]?.id;
     const { createHash } = await import('node:crypto');
     const hash = createHash('sha256').update('{"categoryId":1,"name":"Slow"}').digest();
-    await t.pool.query("INSERT INTO idempotency_keys (api_key_id, key, request_hash, locked_until) VALUES ($1, 'key-in-flight', $2, now() + interval '1 minute')", [apiKeyId, hash]);
+    await t.pool.query("INSERT INTO idempotency_keys (api_key_id, operation, key, request_hash, locked_until) VALUES ($1, 'createPet', 'key-in-flight', $2, now() + interval '1 minute')", [apiKeyId, hash]);
     const retry = await create({ name: 'Slow', categoryId: 1 }, 'key-in-flight');
     expect(retry.statusCode).toBe(409);
     expect(retry.headers['retry-after']).toBe('1');
@@ -81,8 +81,8 @@ describe('Idempotency-Key', () => {
     expect(reused.json().id).not.toBe(first.json().id);
 
     await t.pool.query("UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE key = 'key-expired'");
-    const { createStore } = await import('../../src/db/store.js');
-    expect(await createStore(t.pool).purgeIdempotencyKeys()).toBe(1);
+    const { createIdempotencyKeysRepository } = await import('../../src/db/idempotency-keys.js');
+    expect(await createIdempotencyKeysRepository(t.pool).purge()).toBe(1);
     expect((await t.pool.query("SELECT 1 FROM idempotency_keys WHERE key = 'key-expired'")).rowCount).toBe(0);
   });
 

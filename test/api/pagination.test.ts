@@ -80,7 +80,7 @@ describe('pagination', () => {
     it.each([
       ['an altered payload', () => flip(cursor, 3)],
       ['an altered signature', () => flip(cursor, cursor.length - 2)],
-      ['a cursor signed with another secret (another deployment)', () => createCursorCodec(randomBytes(32)).encode({ after: 3, status: 'sold' })],
+      ['a cursor signed with another secret (another deployment)', () => createCursorCodec(randomBytes(32)).encode({ after: 3, filter: 'sold' })],
       ['a payload that is not ours', () => `${Buffer.from('{"a":"x"}').toString('base64url')}.${cursor.split('.')[1]}`],
     ])('%s', async (_title, make) => {
       const response = await get(`/v1/pets?limit=5&status=sold&cursor=${make()}`);

@@ -120,10 +120,11 @@ describe('CORS', () => {
   const preflight = (t: TestApp) =>
     t.app.inject({ method: 'OPTIONS', url: '/v1/pets', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' } });
 
-  it('is off by default: no CORS headers, OPTIONS is not an operation', async () => {
+  it('is off by default: no CORS headers, OPTIONS is a method the path does not take (405, Allow)', async () => {
     const t = await app({});
     const response = await preflight(t);
-    expect(response.statusCode).toBe(404);
+    expect(response.statusCode).toBe(405);
+    expect(response.headers.allow).toBe('GET, POST');
     expect(response.headers['access-control-allow-origin']).toBeUndefined();
   });
 

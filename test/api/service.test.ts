@@ -16,14 +16,41 @@ describe('routes the contract does not have', () => {
   it.each([
     ['an unknown path', { method: 'GET', url: '/v1/animals' }],
     ['a path outside /v1', { method: 'GET', url: '/pets' }],
-    ['an undeclared method', { method: 'DELETE', url: '/v1/pets/1' }],
-    ['PUT on the collection', { method: 'PUT', url: '/v1/pets' }],
-    ['HEAD (not in the contract)', { method: 'HEAD', url: '/v1/pets' }],
-    ['a trailing slash on the collection', { method: 'POST', url: '/v1/pets/' }],
+    ['an unknown path under an order', { method: 'POST', url: '/v1/store/orders/1/refund' }],
   ])('%s is 404 with the Error body', async (_title, request) => {
     const response = await t.api({ ...request, headers: t.auth });
     expect(response.statusCode).toBe(404);
-    if (request.method !== 'HEAD') expect(response.json()).toMatchObject({ code: 'not_found', status: 404 });
+    expect(response.json()).toMatchObject({ code: 'not_found', status: 404 });
+  });
+
+  // 404 up to 1.1.0; RFC 9110 §15.5.6 says 405 with the methods the path takes.
+  it.each([
+    ['an undeclared method', { method: 'DELETE', url: '/v1/pets/1', allow: 'GET' }],
+    ['PUT on the collection', { method: 'PUT', url: '/v1/pets', allow: 'GET, POST' }],
+    ['HEAD (not in the contract)', { method: 'HEAD', url: '/v1/pets', allow: 'GET, POST' }],
+    ['OPTIONS without CORS', { method: 'OPTIONS', url: '/v1/store/orders', allow: 'GET, POST' }],
+    ['a trailing slash on the collection (the path of one pet, with an empty id)', { method: 'POST', url: '/v1/pets/', allow: 'GET' }],
+    ['GET on an action', { method: 'GET', url: '/v1/store/orders/1/cancel', allow: 'POST' }],
+    ['DELETE on an order (orders are never deleted)', { method: 'DELETE', url: '/v1/store/orders/1', allow: 'GET' }],
+    ['POST on the contract', { method: 'POST', url: '/v1/openapi.json', allow: 'GET' }],
+    ['DELETE on the root', { method: 'DELETE', url: '/', allow: 'GET' }],
+  ])('%s is 405 with Allow and the Error body', async (_title, { allow, ...request }) => {
+    const response = await t.api({ ...request, headers: t.auth });
+    expect(response.statusCode).toBe(405);
+    expect(response.headers.allow).toBe(allow);
+    if (request.method !== 'HEAD') {
+      expect(response.json()).toEqual({ code: 'method_not_allowed', message: `${request.method} is not allowed on ${request.url}; it allows ${allow}`, status: 405 });
+    }
+  });
+});
+
+describe('GET /', () => {
+  it('says where the documentation and the contract are, in the body and as RFC 8631 links', async () => {
+    const response = await t.app.inject({ method: 'GET', url: '/' });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ name: 'Animal Store API', version: expect.stringMatching(/^1\.\d+\.\d+$/), api: '/v1', docs: '/docs', openapiJson: '/v1/openapi.json', openapiYaml: '/v1/openapi.yaml' });
+    expect(response.headers.link).toBe('</docs>; rel="service-doc", </v1/openapi.json>; rel="service-desc"; type="application/json", </v1/openapi.yaml>; rel="service-desc"; type="application/yaml"');
+    for (const target of ['/docs', '/v1/openapi.json', '/v1/openapi.yaml']) expect((await t.app.inject({ method: 'GET', url: target })).statusCode).toBe(200);
   });
 });
 

@@ -1,11 +1,16 @@
-// INTERFACE.md's facts, checked against openapi/v1.yaml (the file a person edits, not the
-// generated copy), so a spec edit that contradicts the interface fails here.
+// The interface's facts, checked against openapi/v1.yaml (the file a person edits, not the
+// generated copy), so a spec edit that contradicts the interface fails here. The interface
+// is the product's INTERFACE.md, copied unchanged into docs/interface.md (section numbers
+// below are its own); the first block reads its facts from that copy, so the copy, this
+// file's expectations and the spec cannot drift apart unseen.
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 
 type Json = Record<string, any>;
 const spec: Json = parse(readFileSync(new URL('../../openapi/v1.yaml', import.meta.url), 'utf8'));
+const interfaceFile = readFileSync(new URL('../../docs/interface.md', import.meta.url), 'utf8');
 
 /** Follows local `$ref`s such as `#/components/schemas/Pet`. */
 function deref(node: Json): Json {
@@ -30,18 +35,87 @@ const byId = (id: string) => {
   return found;
 };
 
-describe('INTERFACE.md section 1 and 9: servers and version', () => {
+// docs/interface.md: a provenance note, a line (---), then the interface as the product wrote it.
+const [note = '', document = ''] = interfaceFile.split(/\n---\n\n/, 2);
+/** The text of a section of the interface, from its heading (`## 4.` or `### 4.1`) to the next one of its level or above. */
+function section(number: string): string {
+  const level = number.includes('.') && !number.endsWith('.') ? '###' : '##';
+  const start = document.indexOf(`\n${level} ${number} `);
+  if (start < 0) throw new Error(`docs/interface.md has no section ${number}`);
+  const rest = document.slice(start + 1);
+  const next = rest.slice(level.length).search(level === '##' ? /\n## / : /\n##+ /);
+  return next < 0 ? rest : rest.slice(0, next + level.length);
+}
+/** The backquoted first cells of a section's table rows. */
+const firstCells = (text: string) => [...text.matchAll(/^\| `([^`]+)` \|/gm)].map((m) => m[1]);
+
+describe('docs/interface.md: the requirements, as the repository keeps them', () => {
+  it('is the interface document unchanged: the text below the line has the digest its note records', () => {
+    const recorded = /`([0-9a-f]{64})`/.exec(note)?.[1];
+    expect(recorded, 'the note names the SHA-256 of the copied text').toBeDefined();
+    expect(createHash('sha256').update(document.trimEnd()).digest('hex')).toBe(recorded);
+    expect(document).toMatch(/^# Animal Store Service Interface\n/);
+  });
+
+  it('section 1: two base addresses, production and staging, each under /v1, are the servers', () => {
+    const text = section('1.');
+    expect(text).toContain('served under two base addresses, each with the path prefix `/v1`');
+    const named = [...text.matchAll(/^ {2}- (\w+): `\{\w+\}`/gm)].map((m) => m[1]);
+    expect(named).toEqual(['production', 'staging']);
+    expect(spec.servers.map((s: Json) => String(s.description).toLowerCase())).toEqual(named);
+  });
+
+  it('section 4: each operation at the method and path it names', () => {
+    const named = [...section('4.').matchAll(/- Method and path: `(\w+) (\S+)`\n- Operation name: `(\w+)`/g)].map(([, method, path, id]) => ({ id, method, path }));
+    expect(named.map((n) => n.id)).toEqual(['listPets', 'createPet', 'getPet']);
+    for (const { id, method, path } of named) expect({ method: byId(id as string).method, path: byId(id as string).path }).toEqual({ method: method?.toLowerCase(), path });
+    // 4.4: named, its shape not shown.
+    expect(section('4.4')).toContain('`GET /store/orders` is named');
+    expect(byId('listOrders')).toMatchObject({ method: 'get', path: '/store/orders' });
+  });
+
+  it('sections 2.1 and 4.1: the status values and the limit parameter', () => {
+    expect(deref(spec.components.schemas.PetStatus).enum).toEqual(firstCells(section('2.1')));
+    const row = /^\| `limit` \| integer \| no \| minimum (\d+), maximum (\d+) \| (\d+) \|/m.exec(section('4.1'));
+    expect(row, 'the limit row of 4.1').not.toBeNull();
+    const [, minimum, maximum, dflt] = (row as RegExpExecArray).map(Number);
+    const limit = byId('listPets').op.parameters.map(deref).find((p: Json) => p.name === 'limit');
+    expect(limit.schema).toMatchObject({ minimum, maximum, default: dflt });
+  });
+
+  it('sections 2.2, 2.3 and 2.5: the required fields of NewPet, Pet and Error', () => {
+    const required = (number: string) => [...section(number).matchAll(/^\| `(\w+)` \|[^\n]*\| yes \|/gm)].map((m) => m[1]);
+    expect(spec.components.schemas.NewPet.required).toEqual(required('2.2'));
+    expect(spec.components.schemas.Pet.required).toEqual([...required('2.3'), ...required('2.2')]);
+    expect(spec.components.schemas.Error.required).toEqual(required('2.5'));
+  });
+
+  it('sections 4.3 and 9: getPet is removed on the date the interface gives', () => {
+    const date = /Scheduled for removal on (\d{1,2} \w+ \d{4})\./.exec(section('4.3'))?.[1];
+    expect(date).toBeDefined();
+    const sunset = new Date(`${date} UTC`).toISOString().slice(0, 10);
+    expect(byId('getPet').op['x-sunset']).toBe(sunset);
+    expect(section('9.')).toContain(`will be removed on ${date}`);
+  });
+});
+
+describe('sections 1 and 9: servers and version', () => {
   it('is OpenAPI 3.1, interface version 1.x (1.0.0 plus backward-compatible additions)', () => {
     expect(spec.openapi).toBe('3.1.0');
     expect(spec.info.version).toMatch(/^1\.\d+\.\d+$/);
   });
-  it('lists production and staging, both under /v1', () => {
+  it('lists production and staging, both under /v1, each once and written out in full', () => {
     expect(spec.servers.map((s: Json) => s.description)).toEqual(['Production', 'Staging']);
-    for (const server of spec.servers) expect(server.url).toMatch(/\/v1$/);
+    for (const server of spec.servers) {
+      expect(new URL(server.url).pathname).toBe('/v1');
+      // SDK generators type a base URL as these strings: no `{host}` template reaches them.
+      expect(server.variables).toBeUndefined();
+    }
+    expect(new Set(spec.servers.map((s: Json) => s.url)).size).toBe(2);
   });
 });
 
-describe('INTERFACE.md section 4: operations', () => {
+describe('section 4: operations', () => {
   it.each([
     ['listPets', { want: { method: 'get', path: '/pets' } }],
     ['createPet', { want: { method: 'post', path: '/pets' } }],
@@ -52,8 +126,10 @@ describe('INTERFACE.md section 4: operations', () => {
     expect({ method, path }).toEqual(want);
   });
 
-  it('has exactly these four operations', () => {
-    expect(operations.map((o) => o.op.operationId).sort()).toEqual(['createPet', 'getPet', 'listOrders', 'listPets']);
+  it("has the interface's four operations, and the store's that 1.2.0 added", () => {
+    expect(operations.map((o) => o.op.operationId).sort()).toEqual(
+      ['cancelOrder', 'completeOrder', 'createPet', 'getInventory', 'getOrder', 'getPet', 'listOrders', 'listPets', 'placeOrder'],
+    );
   });
 
   it('listPets takes limit 1..100 default 20 and the status filter', () => {
@@ -71,7 +147,7 @@ describe('INTERFACE.md section 4: operations', () => {
     ['listPets', { want: ['200', '400', '401'] }],
     ['createPet', { want: ['201', '400', '401'] }],
     ['getPet', { want: ['200', '400', '401', '404'] }],
-    ['listOrders', { want: ['401', '501'] }],
+    ['listOrders', { want: ['200', '400', '401'] }],
   ])('%s declares at least %o', (id, { want }) => {
     expect(Object.keys(byId(id).op.responses)).toEqual(expect.arrayContaining(want));
   });
@@ -99,14 +175,12 @@ describe('INTERFACE.md section 4: operations', () => {
     }
   });
 
-  it('every operation carries x-stability; only listOrders is experimental', () => {
-    for (const { op } of operations) {
-      expect(op['x-stability']).toBe(op.operationId === 'listOrders' ? 'experimental' : 'stable');
-    }
+  it('every operation carries x-stability, stable since the store was designed (1.2.0)', () => {
+    for (const { op } of operations) expect(op['x-stability']).toBe('stable');
   });
 });
 
-describe('INTERFACE.md section 2: schemas', () => {
+describe('section 2: schemas', () => {
   const schemas = spec.components.schemas;
   it('PetStatus is available | pending | sold', () => {
     expect(schemas.PetStatus).toMatchObject({ type: 'string', enum: ['available', 'pending', 'sold'] });
@@ -143,7 +217,7 @@ describe('INTERFACE.md section 2: schemas', () => {
   });
 });
 
-describe('INTERFACE.md sections 5 and 7: authentication and errors', () => {
+describe('sections 5 and 7: authentication and errors', () => {
   it('bearerAuth is an http bearer scheme', () => {
     expect(spec.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
   });

@@ -2,6 +2,7 @@
 // configuration schema. (No Docker engine runs on our machines, so consistency is
 // checked by reading the files.)
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { configSchema, loadConfig } from '../../src/config.js';
@@ -46,11 +47,30 @@ describe('deployment files', () => {
     expect(config.DATABASE_URL).toBe(`postgres://${user}:${password}@postgres:5432/${db}`);
   });
 
-  it('.env.example names every setting the service reads, and is itself a valid configuration', () => {
-    const listed = [...envExample.matchAll(/^#?\s*([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1]);
-    expect([...new Set(listed)].sort()).toEqual([...settings].sort());
-    const values = Object.fromEntries([...envExample.matchAll(/^([A-Z][A-Z0-9_]+)=(.*)$/gm)].map((m) => [m[1], m[2]]));
-    expect(() => loadConfig(values)).not.toThrow();
+  it('.env.example names every setting the service reads, once, commented, with its default or marked "no default"', () => {
+    const lines = envExample.split('\n');
+    const entries = lines.flatMap((line, i) => {
+      const m = /^# ([A-Z][A-Z0-9_]+)=(.*)$/.exec(line);
+      return m ? [{ name: m[1] as string, value: m[2] as string, note: lines[i - 1] ?? '' }] : [];
+    });
+    expect(entries.map((e) => e.name).sort()).toEqual([...settings].sort());
+    // Nothing is set: a copy changes nothing until a line is uncommented (a container's .env
+    // with HOST=127.0.0.1 would override the image's 0.0.0.0).
+    expect(lines.filter((line) => /^\s*[A-Z][A-Z0-9_]*=/.test(line))).toEqual([]);
+    const defaults = loadConfig({}) as unknown as Json;
+    for (const { name, value, note } of entries) {
+      const schema = (configSchema.properties as Json)[name];
+      if (schema.default === undefined) {
+        expect(note, `${name} has no default, and the line above it says so`).toMatch(/^# No default\b/);
+        continue;
+      }
+      expect(note, name).not.toMatch(/no default/i);
+      // The value as the service reads it (integers, booleans), against the schema's default.
+      const read = (loadConfig({ [name]: value }) as unknown as Json)[name];
+      expect(name === 'DATA_DIR' ? path.resolve(root, read) : read, `${name}=${value}`).toEqual(defaults[name]);
+    }
+    // Every value, defaults and examples together, is a valid configuration.
+    expect(() => loadConfig(Object.fromEntries(entries.map((e) => [e.name, e.value])))).not.toThrow();
   });
 
   it('the Dockerfile runs the built server as a non-root user, with a health check on /healthz', () => {

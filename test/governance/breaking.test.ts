@@ -65,6 +65,9 @@ const viaNewSchema = (owner: (s: Spec) => Spec, property: string, name: string, 
   schemas(s)[name] = { ...structuredClone(owner(s).properties[property]), ...extra };
   owner(s).properties[property] = { $ref: `#/components/schemas/${name}` };
 };
+/** Each server with its variables at their defaults, written out in full (no template). */
+const writtenOut = (s: Spec): Spec[] =>
+  s.servers.map((server: Spec) => ({ url: server.url.replace(/\{(\w+)\}/g, (_: string, name: string) => server.variables[name].default), description: server.description }));
 const publicListPets = (s: Spec) => (listPets(s).security = []);
 const deprecatedStatus = (s: Spec) => Object.assign(pet(s).properties.status, { deprecated: true, 'x-sunset': '2030-01-01' });
 
@@ -113,6 +116,10 @@ const breaking: [string, Case][] = [
   ['global security added where there was none', { both: (s) => delete s.security, head: (s) => (s.security = [{ bearerAuth: [] }]), want: 'api-security-requirement-added' }],
   ['optional authentication made mandatory', { both: (s) => s.security.push({}), head: (s) => s.security.pop(), want: 'api-security-requirement-added' }],
   ['a server variable that took any value limited to an enum', { head: (s) => (s.servers[0].variables.host.enum = ['api.animal-store.example']), want: 'api-server-variable-changed' }],
+  // Templates written out in full (as openapi/v1.yaml's servers now are): only at the very addresses they named.
+  ['a template written out at another address than its default', { head: (s) => (s.servers = [writtenOut(s)[0], { url: 'https://api2.animal-store.example/v1' }]), want: 'api-server-removed' }],
+  ["a template written out for its default only, not for each value of its enum", { both: (s) => (s.servers[0].variables.host.enum = ['api.animal-store.example', 'eu.animal-store.example']), head: (s) => (s.servers = writtenOut(s)), want: 'api-server-removed' }],
+  ["a written-out address beside the template, whose default moved", { head: (s) => (s.servers = [...writtenOut(s), ...s.servers.map((server: Spec) => ({ ...server, variables: { host: { default: 'moved.animal-store.example' } } }))]), want: 'api-server-variable-changed' }],
   ['a webhook removed', { both: (s) => (s.webhooks = { petAdded: { post: { responses: { '200': { description: 'ok' } } } } }), head: (s) => delete s.webhooks.petAdded, want: 'webhook-removed' }],
 
   // Parameters.
@@ -327,6 +334,11 @@ const harmless: [string, Case][] = [
   ],
   ['authentication made optional', { head: (s) => s.security.push({}), want: 'harmless' }],
   ['another server', { head: (s) => s.servers.push({ url: 'https://eu.animal-store.example/v1' }), want: 'harmless' }],
+  ['production and staging, one template with two defaults, written out as their two addresses', { head: (s) => (s.servers = writtenOut(s)), want: 'harmless' }],
+  [
+    'a template with an enum written out as one address for each value',
+    { both: (s) => (s.servers[0].variables.host.enum = ['api.animal-store.example', 'eu.animal-store.example']), head: (s) => (s.servers = [...writtenOut(s), { url: 'https://eu.animal-store.example/v1' }]), want: 'harmless' },
+  ],
   ['an OAuth scope no longer required', { both: (s) => (oauth(s), (s.security = [{ oauth: ['read', 'write'] }])), head: (s) => (s.security = [{ oauth: ['read'] }]), want: 'harmless' }],
   ['unknown request properties allowed if they are strings', { head: (s) => (newPet(s).additionalProperties = { type: 'string' }), want: 'harmless' }],
   ['unknown request properties allowed', { head: (s) => delete newPet(s).additionalProperties, want: 'harmless' }],

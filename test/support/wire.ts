@@ -157,6 +157,7 @@ export const codeForStatus: Record<number, string> = {
   400: 'bad_request',
   401: 'unauthorized',
   404: 'not_found',
+  405: 'method_not_allowed',
   408: 'request_timeout',
   409: 'idempotency_in_flight',
   412: 'precondition_failed',

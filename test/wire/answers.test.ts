@@ -34,6 +34,8 @@ interface Row {
     /** false: no request to name; a string: exactly this id. */
     requestId?: boolean | string;
     field?: string;
+    /** The message, exactly. */
+    message?: string;
     /** Headers the error answer carries besides the usual ones. */
     headers?: Record<string, RegExp>;
     /** Successful answers to earlier requests on the connection, before the error answer. */
@@ -58,7 +60,7 @@ const rows: Array<[string, Row]> = [
   ['headers that never finish are 408', { given: () => ['GET /v1/pets HTTP/1.1\r\n', 'Host: x\r\n', 'X-Slow: 1\r\n', 'X-Slow: 2\r\n', 'X-Slow: 3\r\n', 'X-Slow: 4\r\n', 'X-Slow: 5\r\n'], want: { status: 408 } }],
   ['a path that is not validly percent-encoded is 404', { given: () => request('GET', '/v1/pets/%E0%A4%A', auth()), want: { status: 404 } }],
   ['an unknown /docs page is 404', { given: () => request('GET', '/docs/no-such-page'), want: { status: 404 } }],
-  ['POST /docs is 404', { given: () => request('POST', '/docs', { 'Content-Type': 'application/json' }, '{}'), want: { status: 404 } }],
+  ['POST /docs is 405 (it takes GET)', { given: () => request('POST', '/docs', { 'Content-Type': 'application/json' }, '{}'), want: { status: 405 } }],
   ['a /docs/static traversal is 404', { given: () => request('GET', '/docs/static/../x'), want: { status: 404 } }],
   ['a /docs/static encoded traversal is 404', { given: () => request('GET', '/docs/static/%2e%2e/%2e%2e/package.json'), want: { status: 404 } }],
   // 2. Numbers.
@@ -107,6 +109,21 @@ const rows: Array<[string, Row]> = [
   // Two Content-Type headers.
   ['application/json then charset=utf-16 is 400', { given: () => createPet('{"name":"Dup","categoryId":1}', { 'Content-Type': 'application/json\r\nContent-Type: application/json; charset=utf-16' }), want: { status: 400 } }],
   ['text/plain then application/json is 400', { given: () => createPet('{"name":"Dup","categoryId":1}', { 'Content-Type': 'text/plain\r\nContent-Type: application/json' }), want: { status: 400 } }],
+  // 5. HTTP's own answers and clear messages (issue 26).
+  ['DELETE on a pet is 405 with Allow', { given: () => request('DELETE', '/v1/pets/1', auth()), want: { status: 405, headers: { allow: /^GET$/ }, message: 'DELETE is not allowed on /v1/pets/1; it allows GET' } }],
+  ['OPTIONS without CORS is 405 with Allow', { given: () => request('OPTIONS', '/v1/pets', auth()), want: { status: 405, headers: { allow: /^GET, POST$/ }, message: 'OPTIONS is not allowed on /v1/pets; it allows GET, POST' } }],
+  ['PATCH on an order action is 405 with Allow', { given: () => request('PATCH', '/v1/store/orders/1/cancel', json(), '{}'), want: { status: 405, headers: { allow: /^POST$/ } } }],
+  [
+    'a query parameter the operation does not take is 400 naming it and those it takes',
+    { given: () => request('GET', '/v1/pets?stauts=sold&limit=2', auth()), want: { status: 400, field: 'stauts', message: 'query parameter stauts: is not a parameter of listPets (it takes limit, status, id, cursor)' } },
+  ],
+  ['a query parameter on an operation that takes none is 400', { given: () => createPet('{"name":"Q","categoryId":1}', {}).toString('latin1').replace('POST /v1/pets ', 'POST /v1/pets?dryRun=true '), want: { status: 400, field: 'dryRun', message: 'query parameter dryRun: is not a parameter of createPet (it takes none)' } }],
+  ['limit given twice is 400 saying so', { given: () => request('GET', '/v1/pets?limit=1&limit=2', auth()), want: { status: 400, field: 'limit', message: 'query parameter limit: must be given once, not 2 times' } }],
+  ['a cursor that is not one is 400 in words, not a pattern', { given: () => request('GET', '/v1/pets?cursor=x', auth()), want: { status: 400, field: 'cursor', message: 'query parameter cursor: must be the opaque value of a `rel="next"` link of this API' } }],
+  ['an Idempotency-Key with a space is 400 in words', { given: () => createPet('{"name":"K","categoryId":1}', { 'Idempotency-Key': 'a b' }), want: { status: 400, field: 'Idempotency-Key', message: 'header Idempotency-Key: must be 1 to 255 visible ASCII characters, bare or in double quotes' } }],
+  ['a body over 64 KiB is 413 saying the limit', { given: () => createPet(JSON.stringify({ name: 'x'.repeat(70_000), categoryId: 1 })), want: { status: 413, message: 'Request body is larger than 65536 bytes' } }],
+  ['invalid JSON is 400 saying what and where', { given: () => createPet('{"name":"Rex",\n "categoryId": }'), want: { status: 400, message: "Body is not valid JSON: object value expected after ':' at line 2, column 16" } }],
+  ['a name with a control character is 400 in words', { given: () => createPet('{"name":"a\\u0007b","categoryId":1}'), want: { status: 400, field: '/name', message: 'body /name: must be free of control characters' } }],
 ];
 
 const count = async (): Promise<number> => Number((await t.pool.query<{ n: string }>('SELECT count(*) AS n FROM pets')).rows[0]?.n);
@@ -123,6 +140,7 @@ describe('every error answer on the wire keeps the contract', () => {
     if (typeof want.requestId === 'string') expect(answer.headers['x-request-id']).toBe(want.requestId);
     for (const [name, value] of Object.entries(want.headers ?? {})) expect(answer.headers[name], name).toMatch(value);
     if (want.field) expect((answer.json as { details?: Array<{ field: string }> }).details?.map((d) => d.field)).toContain(want.field);
+    if (want.message) expect((answer.json as { message: string }).message).toBe(want.message);
     if (want.settleMs) await new Promise((resolve) => setTimeout(resolve, want.settleMs));
     expect(await count()).toBe(before);
   });
@@ -164,5 +182,22 @@ describe('what the rules accept', () => {
   it('plain decimal integers are accepted in paths and queries', async () => {
     expect((await raw(t.port, request('GET', '/v1/pets/1', auth()))).status).toBe(200);
     expect((await raw(t.port, request('GET', '/v1/pets?limit=5', auth()))).status).toBe(200);
+  });
+});
+
+describe("HTTP's own answers without a body to check", () => {
+  it('HEAD on the collection is 405 with Allow, and no body', async () => {
+    const answer = await fetch(`${t.origin}/v1/pets`, { method: 'HEAD', headers: auth() });
+    expect(answer.status).toBe(405);
+    expect(answer.headers.get('allow')).toBe('GET, POST');
+    expect(await answer.text()).toBe('');
+  });
+
+  it('GET / names the documentation and the contract, and each answers', async () => {
+    const answer = await raw(t.port, request('GET', '/'));
+    expect(answer.status).toBe(200);
+    expect(answer.json).toMatchObject({ docs: '/docs', openapiJson: '/v1/openapi.json', openapiYaml: '/v1/openapi.yaml' });
+    expect(answer.headers.link).toContain('</v1/openapi.json>; rel="service-desc"');
+    for (const path of ['/docs', '/v1/openapi.json', '/v1/openapi.yaml']) expect((await raw(t.port, request('GET', path))).status).toBe(200);
   });
 });

@@ -1,0 +1,166 @@
+// Mixed traffic for `npm run bench` (issue 27). With every connection asking the same URL,
+// identical reads coalesce into one query and the bench measures a traffic nobody sends.
+// Here each connection is a user on an errand chosen at random, seeded: the same seed gives
+// the same sequence of requests on any server, so two servers measured with one seed were
+// asked the same things (the cursors in their `Link` headers differ; the pages they name do
+// not).
+//
+// A mix is a list of actions with their shares; an action is a generator that yields its
+// requests one at a time and is handed what was seen of each answer (its status and the
+// target of `Link: <...>; rel="next"`). An action draws every random number it needs before
+// its first request, so what a server answers (its cursor, a missing next page) never
+// changes the random numbers of the actions that follow. A second mix (orders, once they
+// exist) is a list of actions like `petsMix`'s below.
+
+/** A uniform random number in [0, 1). */
+export type Rng = () => number;
+
+/** One request of an action. `operation` names it in the counts ('listPets next', ...). */
+export interface Step {
+  operation: string;
+  method: 'GET' | 'POST';
+  path: string;
+  body?: string;
+}
+
+/** What an action sees of an answer: its status and the URL of the next page, if any. */
+export interface Seen {
+  status: number;
+  next?: string;
+}
+
+/** What an action draws from: the connection's random numbers and the seeded catalogue's size. */
+export interface ActionContext {
+  rng: Rng;
+  /** Pets 1..rows exist in every server's catalogue. */
+  rows: number;
+}
+
+/** An action: yields each request and receives what was seen of its answer (undefined if none came). */
+export type Action = (context: ActionContext) => Generator<Step, void, Seen | undefined>;
+
+export interface Mix {
+  name: string;
+  /** Shares in percent of actions (not of requests: a browse is several requests); they add up to 100. */
+  actions: { name: string; percent: number; run: Action }[];
+  /** The resulting shares in percent of requests, as stated in the docs (the test checks them against a long walk). */
+  requests: Record<string, number>;
+}
+
+/** mulberry32: a small, fast, seeded generator; plenty for choosing requests. */
+export function mulberry32(seed: number): Rng {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A connection's seed from the run's seed and the connection's number (FNV-1a over both). */
+export function connectionSeed(runSeed: number, connection: number): number {
+  let h = 0x811c9dc5;
+  for (const n of [runSeed, connection]) {
+    for (let i = 0; i < 4; i++) {
+      h ^= (n >>> (8 * i)) & 0xff;
+      h = Math.imul(h, 0x01000193) >>> 0;
+    }
+  }
+  return h;
+}
+
+/** An integer in lo..hi, both included. */
+export const between = (rng: Rng, lo: number, hi: number): number => lo + Math.floor(rng() * (hi - lo + 1));
+export const oneOf = <T>(rng: Rng, values: readonly T[]): T => values[Math.floor(rng() * values.length)] as T;
+
+/** The target of `Link: <...>; rel="next"` among the headers of an answer (any case of the name, one or several Link headers). */
+export function nextLink(headers: Record<string, string | string[] | undefined> | undefined): string | undefined {
+  if (!headers) return undefined;
+  for (const [name, value] of Object.entries(headers)) {
+    if (name.toLowerCase() !== 'link' || value === undefined) continue;
+    for (const link of Array.isArray(value) ? value : value.split(/,(?=\s*<)/)) {
+      const match = /^\s*<([^>]*)>(.*)$/.exec(link);
+      if (match && /;\s*rel="?next"?(\s|;|$)/i.test(match[2] as string)) return match[1];
+    }
+  }
+  return undefined;
+}
+
+const STATUSES = [undefined, 'available', 'pending', 'sold'] as const;
+
+/**
+ * Browse: a first page with any status filter or none (a quarter each) and any limit from
+ * 10 to 100, then 1 to 4 more pages by following `rel="next"` (fewer if there is none).
+ */
+export const browsePets: Action = function* ({ rng }) {
+  const status = oneOf(rng, STATUSES);
+  const limit = between(rng, 10, 100);
+  const follow = between(rng, 1, 4);
+  let seen = yield { operation: 'listPets first page', method: 'GET', path: `/v1/pets?limit=${limit}${status ? `&status=${status}` : ''}` };
+  for (let page = 0; page < follow && seen?.next; page++) {
+    seen = yield { operation: 'listPets next page', method: 'GET', path: seen.next };
+  }
+};
+
+/** Look up a pet at random among the seeded ones (getPet). */
+export const lookUpPet: Action = function* ({ rng, rows }) {
+  yield { operation: 'getPet', method: 'GET', path: `/v1/pets/${between(rng, 1, rows)}` };
+};
+
+/** Create a pet: a name, one of 50 categories, any status or none. */
+export const createPet: Action = function* ({ rng }) {
+  const status = oneOf(rng, STATUSES);
+  const pet = { name: `pet-${between(rng, 1, 1_000_000)}`, categoryId: between(rng, 1, 50), ...(status ? { status } : {}) };
+  yield { operation: 'createPet', method: 'POST', path: '/v1/pets', body: JSON.stringify(pet) };
+};
+
+/**
+ * Pets: of the actions, 30% browse, 50% look up, 20% create. A browse is 3.5 requests on
+ * average (a first page and 1-4 next pages; every filter has more than 5 pages of 100), so
+ * of the requests: 60% list pages (17.1% first pages, 42.9% next pages), 28.6% getPet,
+ * 11.4% createPet.
+ */
+export const petsMix: Mix = {
+  name: 'mixed: pets',
+  actions: [
+    { name: 'browse', percent: 30, run: browsePets },
+    { name: 'look up', percent: 50, run: lookUpPet },
+    { name: 'create', percent: 20, run: createPet },
+  ],
+  requests: { 'listPets first page': 17.1, 'listPets next page': 42.9, getPet: 28.6, createPet: 11.4 },
+};
+
+/** One connection's walk through a mix: the next request, given what was seen of the last answer. */
+export class Walk {
+  private readonly context: ActionContext;
+  private current: Generator<Step, void, Seen | undefined> | undefined;
+
+  constructor(
+    private readonly mix: Mix,
+    seed: number,
+    rows: number,
+  ) {
+    this.context = { rng: mulberry32(seed), rows };
+  }
+
+  next(seen?: Seen): Step {
+    const step = this.current?.next(seen);
+    if (step && !step.done) return step.value;
+    for (;;) {
+      this.current = this.choose().run(this.context);
+      const first = this.current.next();
+      if (!first.done) return first.value;
+    }
+  }
+
+  private choose(): Mix['actions'][number] {
+    let x = this.context.rng() * 100;
+    for (const action of this.mix.actions) {
+      x -= action.percent;
+      if (x < 0) return action;
+    }
+    return this.mix.actions[this.mix.actions.length - 1] as Mix['actions'][number];
+  }
+}

@@ -1,0 +1,86 @@
+// The idempotency_keys table (draft-ietf-httpapi-idempotency-key-header): a key is claimed
+// before its request is processed, completed with the answer in the transaction that makes
+// the request's writes (src/middleware/idempotency.ts), or given back when the request
+// failed. Keys are scoped to (API key, operation, key) and kept 24 hours.
+import type pg from 'pg';
+import { columns } from './table.js';
+import type { Transaction } from './transaction.js';
+
+/** How long keys are kept (the contract documents 24 hours). */
+export const IDEMPOTENCY_RETENTION_HOURS = 24;
+
+export interface IdempotencyScope {
+  apiKeyId: number;
+  operation: string;
+  key: string;
+}
+
+/** An answer as stored and replayed: the status, the body and the declared headers. */
+export interface StoredAnswer {
+  status: number;
+  body: unknown;
+  headers: Record<string, string>;
+}
+
+export type IdempotencyClaim = { outcome: 'claimed' } | { outcome: 'in-flight' } | { outcome: 'reused' } | { outcome: 'replay'; answer: StoredAnswer };
+
+const ANSWER_COLUMNS = columns(['request_hash', 'status_code', 'response_body', 'response_headers']);
+type AnswerRow = { request_hash: Buffer; status_code: number | null; response_body: unknown; response_headers: Record<string, string> | null };
+const SCOPE = 'api_key_id = $1 AND operation = $2 AND key = $3';
+
+export function createIdempotencyKeysRepository(pool: pg.Pool) {
+  const scoped = (scope: IdempotencyScope) => [scope.apiKeyId, scope.operation, scope.key];
+  return {
+    /**
+     * Claims a key for a request with this fingerprint, or says why not. An expired key
+     * (past the retention) starts over; a claim whose request died (lease over, same
+     * fingerprint) is taken over.
+     */
+    async claim(scope: IdempotencyScope, hash: Buffer, leaseMs: number): Promise<IdempotencyClaim> {
+      const claimed = await pool.query({
+        name: 'idempotency-claim',
+        text: `INSERT INTO idempotency_keys AS k (api_key_id, operation, key, request_hash, locked_until)
+               VALUES ($1, $2, $3, $4, now() + $5 * interval '1 millisecond')
+               ON CONFLICT (api_key_id, operation, key) DO UPDATE
+                 SET request_hash = EXCLUDED.request_hash, locked_until = EXCLUDED.locked_until, created_at = now(),
+                     status_code = NULL, response_body = NULL, response_headers = NULL
+                 WHERE k.created_at < now() - interval '${IDEMPOTENCY_RETENTION_HOURS} hours'
+                    OR (k.status_code IS NULL AND k.locked_until < now() AND k.request_hash = EXCLUDED.request_hash)
+               RETURNING 1`,
+        values: [...scoped(scope), hash, leaseMs],
+      });
+      if (claimed.rowCount === 1) return { outcome: 'claimed' };
+      const existing = await pool.query<AnswerRow>({ name: 'idempotency-read', text: `SELECT ${ANSWER_COLUMNS.list} FROM idempotency_keys WHERE ${SCOPE}`, values: scoped(scope) });
+      const row = existing.rows[0];
+      if (!row) return this.claim(scope, hash, leaseMs); // purged in between
+      if (!row.request_hash.equals(hash)) return { outcome: 'reused' };
+      if (row.status_code === null) return { outcome: 'in-flight' };
+      return { outcome: 'replay', answer: { status: row.status_code, body: row.response_body, headers: row.response_headers ?? {} } };
+    },
+
+    /** Stores the answer under the claimed key, in the transaction of the request's writes. */
+    async complete(tx: Transaction, scope: IdempotencyScope, answer: StoredAnswer): Promise<void> {
+      const result = await tx.query({
+        name: 'idempotency-complete',
+        text: `UPDATE idempotency_keys SET status_code = $4, response_body = $5, response_headers = $6 WHERE ${SCOPE} AND status_code IS NULL`,
+        values: [...scoped(scope), answer.status, JSON.stringify(answer.body), JSON.stringify(answer.headers)],
+      });
+      // The claim is gone (purged, or taken over after its lease ran out): storing the
+      // writes without their answer would let a retry repeat them.
+      if (result.rowCount !== 1) throw new Error(`idempotency key of ${scope.operation} was no longer claimed when its request completed`);
+    },
+
+    /** Gives a claim back when its request failed, so that a retry is processed afresh. */
+    async release(scope: IdempotencyScope): Promise<void> {
+      await pool.query(`DELETE FROM idempotency_keys WHERE ${SCOPE} AND status_code IS NULL`, scoped(scope));
+    },
+
+    /** Deletes keys past the retention; returns how many. */
+    async purge(): Promise<number> {
+      const result = await pool.query(`DELETE FROM idempotency_keys WHERE created_at < now() - interval '${IDEMPOTENCY_RETENTION_HOURS} hours'`);
+      return result.rowCount ?? 0;
+    },
+  };
+}
+
+export type IdempotencyKeysRepository = ReturnType<typeof createIdempotencyKeysRepository>;

@@ -1,0 +1,198 @@
+// The orders table, and the pet statuses that orders change with them. Each transition is
+// one statement, so the order and its pet change together or not at all, and no statement
+// reads a status and then writes on what it read: the conditional UPDATE both decides and
+// writes, under the row's lock (two placements of one pet: the second re-checks the pet
+// after the first commits and finds it `pending`).
+//
+// Orders always read and write the primary: listOrders' frontier (orders_frontier in
+// migrations/1763700000006_create-orders.sql) asks which transactions are still running,
+// which only the primary knows.
+import pg from 'pg';
+import type { components } from '../../generated/v1.js';
+import type { PetStatus } from './pets.js';
+import { exactInt8 } from './pets.js';
+import { columns } from './table.js';
+import type { Queryable, Transaction } from './transaction.js';
+
+export type Order = components['schemas']['Order'];
+export type OrderStatus = components['schemas']['OrderStatus'];
+export type Inventory = components['schemas']['Inventory'];
+
+export const ORDER_COLUMNS = columns(['id', 'pet_id', 'status', 'placed_at', 'expires_at', 'closed_at']);
+type OrderRow = [id: number, petId: number, status: OrderStatus, placedAt: Date, expiresAt: Date, closedAt: Date | null];
+const { list: O } = ORDER_COLUMNS;
+
+const orderQuery = (name: string, text: string, values: unknown[]): pg.QueryArrayConfig => ({ name, text, values, rowMode: 'array', types: exactInt8 });
+
+function toOrder(row: OrderRow): Order {
+  const order: Order = { id: row[0], petId: row[1], status: row[2], placedAt: row[3].toISOString(), expiresAt: row[4].toISOString() };
+  if (row[5] !== null) order.closedAt = row[5].toISOString();
+  return order;
+}
+
+/** The list statement for each combination of filters: each has a plan that uses its index. */
+const listStatement = (filters: string, name: string) =>
+  [
+    name,
+    `WITH page AS MATERIALIZED (
+       SELECT ${O}, visible_after FROM orders WHERE api_key_id = $1 AND id > $2 ${filters} ORDER BY id LIMIT $3
+     ), snap AS MATERIALIZED (SELECT pg_current_snapshot() AS s)
+     SELECT page.*, (
+       SELECT CASE WHEN upto IS NULL OR upto < pg_snapshot_xmin(s) THEN NULL ELSE orders_frontier($1, s, upto) END
+       FROM (SELECT max(visible_after) AS upto FROM page) AS m CROSS JOIN snap
+     )::text AS frontier
+     FROM page ORDER BY id`,
+  ] as const;
+
+export const ORDER_STATEMENTS = {
+  // The pet goes from available to pending and the order is stored, in one statement; when
+  // no row was updated, `pet` (read in the statement's snapshot, before it) says why.
+  place: `WITH held AS (
+      UPDATE pets SET status = 'pending' WHERE id = $2 AND status = 'available' RETURNING id
+    ), placed AS (
+      INSERT INTO orders (api_key_id, pet_id, status, expires_at)
+      SELECT $1, held.id, 'placed', now() + $3 * interval '1 second' FROM held
+      RETURNING ${O}
+    )
+    SELECT ${ORDER_COLUMNS.qualified('placed')}, pet.found, pet.status
+    FROM (SELECT count(*) > 0 AS found, max(status) AS status FROM pets WHERE id = $2) AS pet
+    LEFT JOIN placed ON true`,
+  get: `SELECT ${O} FROM orders WHERE id = $1 AND api_key_id = $2`,
+  // Closes a placed order: to $3 (completed or cancelled), or to expired when it is past
+  // its expiresAt; its pet follows (sold, or available again). The row is locked first, so
+  // a concurrent close (the other action, the expiry job) is seen committed, never missed.
+  close: `WITH target AS (
+      SELECT id, pet_id, status, expires_at <= statement_timestamp() AS lapsed FROM orders WHERE id = $1 AND api_key_id = $2 FOR UPDATE
+    ), closed AS (
+      UPDATE orders SET status = CASE WHEN target.lapsed THEN 'expired' ELSE $3 END, closed_at = statement_timestamp()
+      FROM target WHERE orders.id = target.id AND target.status = 'placed'
+      RETURNING ${ORDER_COLUMNS.qualified('orders')}
+    ), pet AS (
+      UPDATE pets SET status = CASE WHEN closed.status = 'completed' THEN 'sold' ELSE 'available' END
+      FROM closed WHERE pets.id = closed.pet_id AND pets.status = 'pending'
+    )
+    SELECT ${ORDER_COLUMNS.qualified('closed')}, target.status FROM target LEFT JOIN closed ON true`,
+  // The expiry job: placed orders past their expiresAt, a batch at a time. SKIP LOCKED: an
+  // order being closed by a request is that request's; several instances share the work,
+  // and an order is expired once (the status is checked again under the lock).
+  expire: `WITH due AS (
+      SELECT id FROM orders WHERE status = 'placed' AND expires_at <= statement_timestamp() ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED
+    ), expired AS (
+      UPDATE orders SET status = 'expired', closed_at = statement_timestamp() FROM due WHERE orders.id = due.id RETURNING orders.pet_id
+    ), freed AS (
+      UPDATE pets SET status = 'available' FROM expired WHERE pets.id = expired.pet_id AND pets.status = 'pending'
+    )
+    SELECT count(*)::int FROM expired`,
+  inventory: `SELECT status, sum(n)::bigint FROM (
+      SELECT status, n FROM pet_status_totals UNION ALL SELECT status, n FROM pet_status_changes
+    ) AS counted GROUP BY status`,
+  // Folds the status changes recorded since into the totals (a job): the inventory then sums
+  // a few rows, however many pets there are.
+  foldInventory: `WITH folded AS (
+      DELETE FROM pet_status_changes WHERE id IN (SELECT id FROM pet_status_changes ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+      RETURNING status, n
+    )
+    UPDATE pet_status_totals SET n = pet_status_totals.n + f.n
+    FROM (SELECT status, sum(n) AS n FROM folded GROUP BY status) AS f WHERE pet_status_totals.status = f.status`,
+  list: listStatement('', 'orders-list'),
+  listByStatus: listStatement('AND status = $4', 'orders-list-by-status'),
+  listByPet: listStatement('AND pet_id = $4', 'orders-list-by-pet'),
+  listByStatusAndPet: listStatement('AND status = $4 AND pet_id = $5', 'orders-list-by-status-and-pet'),
+};
+
+export type Placement =
+  | { outcome: 'placed'; order: Order }
+  | { outcome: 'pet-not-found' }
+  | { outcome: 'pet-not-available'; petStatus: PetStatus | null };
+
+export type Closing = { outcome: 'closed'; order: Order } | { outcome: 'not-found' } | { outcome: 'not-placed'; status: OrderStatus };
+
+export interface OrderPage {
+  apiKeyId: number;
+  after: number;
+  /** Rows to read: one more than the page, to know whether another follows. */
+  limit: number;
+  status: OrderStatus | undefined;
+  petId: number | undefined;
+}
+
+export function createOrdersRepository(pool: pg.Pool) {
+  const on = (tx: Queryable | undefined): Queryable => tx ?? pool;
+  return {
+    /** Places an order for the pet if it is available (in `tx` when given). */
+    async place(input: { apiKeyId: number; petId: number; holdSeconds: number }, tx?: Transaction): Promise<Placement> {
+      const result = await on(tx).query<[...OrderRow, boolean, PetStatus | null]>(
+        orderQuery('orders-place', ORDER_STATEMENTS.place, [input.apiKeyId, input.petId, input.holdSeconds]),
+      );
+      const row = result.rows[0];
+      if (row && row[0] !== null) return { outcome: 'placed', order: toOrder(row.slice(0, 6) as OrderRow) };
+      if (!row?.[6]) return { outcome: 'pet-not-found' };
+      // Read before this statement's update: `available` there means another placement
+      // took it first (from available, a pet can only become pending).
+      const status = row[7];
+      return { outcome: 'pet-not-available', petStatus: status === 'available' ? 'pending' : status };
+    },
+
+    /** The order, if this API key placed it. */
+    async get(apiKeyId: number, id: number): Promise<Order | undefined> {
+      const row = (await pool.query<OrderRow>(orderQuery('orders-get', ORDER_STATEMENTS.get, [id, apiKeyId]))).rows[0];
+      return row ? toOrder(row) : undefined;
+    },
+
+    /**
+     * Completes or cancels a placed order of this API key (in `tx` when given). A placed
+     * order past its expiresAt is expired instead, and answers `not-placed`.
+     */
+    async close(apiKeyId: number, id: number, to: 'completed' | 'cancelled', tx?: Transaction): Promise<Closing> {
+      const result = await on(tx).query<[...OrderRow, OrderStatus]>(orderQuery('orders-close', ORDER_STATEMENTS.close, [id, apiKeyId, to]));
+      const row = result.rows[0];
+      if (!row) return { outcome: 'not-found' };
+      if (row[0] === null) return { outcome: 'not-placed', status: row[6] };
+      const order = toOrder(row.slice(0, 6) as OrderRow);
+      return order.status === to ? { outcome: 'closed', order } : { outcome: 'not-placed', status: order.status };
+    },
+
+    /**
+     * A page of this API key's orders, in id order, up to where every order is final: it
+     * stops before the first one that a transaction still running could precede (see the
+     * migration). `more` says that rows follow, read or withheld.
+     */
+    async list(page: OrderPage): Promise<{ orders: Order[]; more: boolean }> {
+      const { apiKeyId, after, limit, status, petId } = page;
+      const [name, text] =
+        status && petId !== undefined
+          ? ORDER_STATEMENTS.listByStatusAndPet
+          : status
+            ? ORDER_STATEMENTS.listByStatus
+            : petId !== undefined
+              ? ORDER_STATEMENTS.listByPet
+              : ORDER_STATEMENTS.list;
+      const values: unknown[] = [apiKeyId, after, limit, ...(status ? [status] : []), ...(petId !== undefined ? [petId] : [])];
+      const rows = (await pool.query<[...OrderRow, string, string | null]>(orderQuery(name, text, values))).rows;
+      const frontier = rows[0]?.[7];
+      const final = frontier ? rows.filter((row) => BigInt(row[6]) < BigInt(frontier)) : rows;
+      return { orders: final.map((row) => toOrder(row.slice(0, 6) as OrderRow)), more: final.length < rows.length };
+    },
+
+    /** Expires placed orders past their expiresAt (a batch); returns how many. */
+    async expireDue(batch = 1000): Promise<number> {
+      const result = await pool.query<[number]>({ name: 'orders-expire', text: ORDER_STATEMENTS.expire, values: [batch], rowMode: 'array' });
+      return result.rows[0]?.[0] ?? 0;
+    },
+
+    /** How many pets have each status, and none. */
+    async inventory(): Promise<Inventory> {
+      const rows = (await pool.query<[string, number]>(orderQuery('inventory', ORDER_STATEMENTS.inventory, []))).rows;
+      const counts = new Map(rows);
+      return { available: counts.get('available') ?? 0, pending: counts.get('pending') ?? 0, sold: counts.get('sold') ?? 0, noStatus: counts.get('none') ?? 0 };
+    },
+
+    /** Folds recorded status changes into the inventory's totals (a job). */
+    async foldInventory(batch = 50_000): Promise<number> {
+      const result = await pool.query({ name: 'inventory-fold', text: ORDER_STATEMENTS.foldInventory, values: [batch] });
+      return result.rowCount ?? 0;
+    },
+  };
+}
+
+export type OrdersRepository = ReturnType<typeof createOrdersRepository>;

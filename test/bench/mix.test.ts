@@ -1,0 +1,115 @@
+// The mixed traffic of `npm run bench` (bench/mix.ts): the same seed asks the same things of
+// any server, whatever its cursors look like, in the shares the docs state.
+import { describe, expect, it } from 'vitest';
+import { connectionSeed, nextLink, petsMix, Walk, type Seen, type Step } from '../../bench/mix.js';
+
+const ROWS = 10_000;
+
+/** `n` steps of a walk, each answered by `answer` (what a server would send back). */
+function walk(seed: number, n: number, answer: (step: Step, i: number) => Seen): Step[] {
+  const w = new Walk(petsMix, seed, ROWS);
+  const steps: Step[] = [];
+  let seen: Seen | undefined;
+  for (let i = 0; i < n; i++) {
+    const step = w.next(seen);
+    steps.push(step);
+    seen = answer(step, i);
+  }
+  return steps;
+}
+
+// Two servers' answers to the same page: a signed cursor (ours) and a plain `after` (the reference).
+const ours = (step: Step, i: number): Seen => (step.method === 'GET' && step.path.startsWith('/v1/pets?') ? { status: 200, next: `/v1/pets?limit=20&cursor=c${i}.sig` } : { status: step.method === 'POST' ? 201 : 200 });
+const reference = (step: Step, i: number): Seen => (step.method === 'GET' && step.path.startsWith('/v1/pets?') ? { status: 200, next: `/v1/pets?limit=20&after=${i}` } : { status: step.method === 'POST' ? 201 : 200 });
+const lastPageEverywhere = (step: Step): Seen => ({ status: step.method === 'POST' ? 201 : 200 });
+
+/** A step with the server's own next-page URL left out: what must be equal across servers. */
+const logical = (step: Step): string => (step.operation === 'listPets next page' ? step.operation : `${step.method} ${step.path} ${step.body ?? ''}`);
+
+describe('Walk', () => {
+  it('asks the same of two servers whose cursors differ, and follows each server its own next page', () => {
+    const a = walk(7, 2_000, ours);
+    const b = walk(7, 2_000, reference);
+    expect(a.map(logical)).toEqual(b.map(logical));
+    const nextPages = a.flatMap((step, i) => (step.operation === 'listPets next page' ? [[step.path, b[i]?.path]] : []));
+    expect(nextPages.length).toBeGreaterThan(100);
+    for (const [pathA, pathB] of nextPages) {
+      expect(pathA).toMatch(/^\/v1\/pets\?limit=20&cursor=c\d+\.sig$/);
+      expect(pathB).toMatch(/^\/v1\/pets\?limit=20&after=\d+$/);
+    }
+  });
+
+  it('draws the same numbers whether or not a server had a next page', () => {
+    const always = walk(11, 3_000, ours).filter((s) => s.operation !== 'listPets next page');
+    const never = walk(11, 3_000, lastPageEverywhere);
+    expect(never.some((s) => s.operation === 'listPets next page')).toBe(false);
+    // With no next page a browse is one request, so `never` covers more of the sequence.
+    expect(never.slice(0, always.length).map(logical)).toEqual(always.map(logical));
+  });
+
+  it('gives each seed, and each connection of a run, a sequence of its own', () => {
+    const first = (seed: number): string[] => walk(seed, 50, ours).map(logical);
+    expect(first(connectionSeed(1, 0))).not.toEqual(first(connectionSeed(1, 1)));
+    expect(first(connectionSeed(1, 0))).not.toEqual(first(connectionSeed(2, 0)));
+    expect(first(connectionSeed(1, 0))).toEqual(first(connectionSeed(1, 0)));
+  });
+
+  it('browses with any status or none, limits 10 to 100, and follows 1 to 4 next pages', () => {
+    const steps = walk(3, 20_000, ours);
+    const firstPages = steps.filter((s) => s.operation === 'listPets first page');
+    const limits = firstPages.map((s) => Number(new URLSearchParams(s.path.split('?')[1]).get('limit')));
+    expect(Math.min(...limits)).toBe(10);
+    expect(Math.max(...limits)).toBe(100);
+    const statuses = new Set(firstPages.map((s) => new URLSearchParams(s.path.split('?')[1]).get('status')));
+    expect(statuses).toEqual(new Set([null, 'available', 'pending', 'sold']));
+    // Runs of next pages after each first page.
+    const follows: number[] = [];
+    for (const s of steps) {
+      if (s.operation === 'listPets first page') follows.push(0);
+      else if (s.operation === 'listPets next page') follows[follows.length - 1] = (follows[follows.length - 1] ?? 0) + 1;
+    }
+    follows.pop(); // the last browse may be cut off by the end of the walk
+    expect(new Set(follows)).toEqual(new Set([1, 2, 3, 4]));
+  });
+
+  it('looks up seeded pets and creates valid ones', () => {
+    const steps = walk(5, 20_000, ours);
+    const ids = steps.filter((s) => s.operation === 'getPet').map((s) => Number(s.path.slice('/v1/pets/'.length)));
+    expect(ids.every((id) => Number.isInteger(id) && id >= 1 && id <= ROWS)).toBe(true);
+    for (const s of steps.filter((x) => x.operation === 'createPet')) {
+      const pet = JSON.parse(s.body ?? '') as Record<string, unknown>;
+      expect(Object.keys(pet).every((k) => ['name', 'categoryId', 'status'].includes(k))).toBe(true);
+      expect(pet.name).toMatch(/^pet-\d+$/);
+      expect(pet.categoryId).toBeGreaterThanOrEqual(1);
+      expect(pet.categoryId).toBeLessThanOrEqual(50);
+      expect([undefined, 'available', 'pending', 'sold']).toContain(pet.status);
+    }
+  });
+
+  it('sends the requests in the shares the docs state, within half a point', () => {
+    const steps = walk(1, 200_000, ours);
+    const counts = new Map<string, number>();
+    for (const s of steps) counts.set(s.operation, (counts.get(s.operation) ?? 0) + 1);
+    expect(new Set(counts.keys())).toEqual(new Set(Object.keys(petsMix.requests)));
+    for (const [operation, percent] of Object.entries(petsMix.requests)) {
+      expect(Math.abs((100 * (counts.get(operation) ?? 0)) / steps.length - percent)).toBeLessThan(0.5);
+    }
+    expect(petsMix.actions.reduce((sum, a) => sum + a.percent, 0)).toBe(100);
+  });
+});
+
+describe('nextLink', () => {
+  const cases: [string, Record<string, string | string[] | undefined> | undefined, string | undefined][] = [
+    ['ours', { Link: '</v1/pets?limit=20&cursor=eyJhIjoyMH0.Qk5u>; rel="next"' }, '/v1/pets?limit=20&cursor=eyJhIjoyMH0.Qk5u'],
+    ['the reference (lower-case name)', { link: '</v1/pets?limit=10&status=sold&after=42>; rel="next"' }, '/v1/pets?limit=10&status=sold&after=42'],
+    ['among other links in one header', { link: '</v1/pets>; rel="successor-version", </v1/pets?after=3>; rel=next' }, '/v1/pets?after=3'],
+    ['in a second Link header', { link: ['</v1/pets>; rel="successor-version"', '</v1/pets?after=4>; rel="next"'] }, '/v1/pets?after=4'],
+    ['only another relation', { link: '</v1/pets>; rel="successor-version"' }, undefined],
+    ['a relation that merely starts with next', { link: '</v1/x>; rel="nextish"' }, undefined],
+    ['no Link header', { 'content-type': 'application/json' }, undefined],
+    ['no headers', undefined, undefined],
+  ];
+  it.each(cases)('%s', (_title, headers, want) => {
+    expect(nextLink(headers)).toBe(want);
+  });
+});

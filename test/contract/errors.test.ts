@@ -1,0 +1,47 @@
+// The error codes are defined once, in src/errors.ts; the contract lists them twice (the
+// Error schema's `x-extensible-enum`, and the table in its description), and so does
+// docs/contract.md. All of them must say the same: the same codes, each with one status.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { ERROR_CATALOGUE } from '../../src/errors.js';
+import { specDocument } from '../contract.js';
+
+const catalogue = Object.fromEntries(Object.entries(ERROR_CATALOGUE).map(([code, { status }]) => [code, status]));
+const errorSchema = specDocument.components.schemas.Error;
+
+/** `| \`code\` | 404 | ... |` rows of a Markdown table, as code → status. */
+function tableRows(markdown: string, columns: 'code-status' | 'status-code'): Record<string, number> {
+  const rows: Record<string, number> = {};
+  const row = columns === 'code-status' ? /^\|\s*`([a-z_]+)`\s*\|\s*(\d{3})\s*\|/gm : /^\|\s*(\d{3})\s*\|\s*`([a-z_]+)`\s*\|/gm;
+  for (const match of markdown.matchAll(row)) {
+    const [code, status] = columns === 'code-status' ? [match[1], match[2]] : [match[2], match[1]];
+    expect(rows[code as string], `${code} is listed twice`).toBeUndefined();
+    rows[code as string] = Number(status);
+  }
+  return rows;
+}
+
+describe('the error catalogue (src/errors.ts) and the contract', () => {
+  it.each([
+    ["the Error schema's x-extensible-enum", { given: () => errorSchema.properties.code['x-extensible-enum'] as string[], want: Object.keys(catalogue) }],
+  ])('%s lists exactly the catalogue\'s codes', (_title, { given, want }) => {
+    expect([...given()].sort()).toEqual([...want].sort());
+  });
+
+  it.each([
+    ["the Error schema's table (openapi/v1.yaml)", { given: () => tableRows(errorSchema.description as string, 'code-status') }],
+    ["docs/contract.md's table", { given: () => tableRows(readFileSync(new URL('../../docs/contract.md', import.meta.url), 'utf8'), 'status-code') }],
+  ])('%s gives every code of the catalogue its status, and no other code', (_title, { given }) => {
+    expect(given()).toEqual(catalogue);
+  });
+
+  it('gives each code one status, and every status of the contract a code', () => {
+    // Every error status an operation declares has a code in the catalogue.
+    const declared = new Set<number>();
+    for (const item of Object.values(specDocument.paths as Record<string, Record<string, { responses?: Record<string, unknown> }>>)) {
+      for (const operation of Object.values(item)) for (const status of Object.keys(operation.responses ?? {})) if (Number(status) >= 400) declared.add(Number(status));
+    }
+    const statuses = new Set(Object.values(catalogue));
+    for (const status of declared) expect(statuses, `status ${status}`).toContain(status);
+  });
+});

@@ -1,0 +1,150 @@
+// An example in the contract is what the service answers: every Error example of
+// openapi/v1.yaml (what SDK users and /docs readers copy their error handling from) is
+// produced here by a real request, and compared whole, details included. An example with
+// no case below fails the first test, so a new one cannot drift from the service either.
+import { createHash } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPool } from '../../src/db/pool.js';
+import { specDocument } from '../contract.js';
+import { buildTestApp, type ApiRequest, type TestApp } from '../helper.js';
+
+type Json = Record<string, any>;
+
+/** Every example whose value is an Error body, by JSON pointer into the contract. */
+function errorExamples(): Map<string, Json> {
+  const found = new Map<string, Json>();
+  const walk = (node: unknown, pointer: string): void => {
+    if (Array.isArray(node)) return node.forEach((item, i) => walk(item, `${pointer}/${i}`));
+    if (node === null || typeof node !== 'object') return;
+    for (const [key, value] of Object.entries(node as Json)) {
+      const at = `${pointer}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+      if (key === 'examples' && value && typeof value === 'object' && !Array.isArray(value)) {
+        for (const [name, example] of Object.entries(value as Json)) {
+          if (example?.value && typeof example.value === 'object' && 'code' in example.value) found.set(`${at}/${name}`, example.value as Json);
+        }
+      }
+      walk(value, at);
+    }
+  };
+  walk(specDocument, '#');
+  return found;
+}
+
+let t: TestApp;
+let limited: TestApp;
+const json = { 'content-type': 'application/json' };
+
+beforeAll(async () => {
+  // The ids the examples name, on a database of its own: order 1 completed, order 2 expired,
+  // pet 1 pending, pet 2 without a status, no pet or order 42.
+  t = await buildTestApp({ env: { RATE_LIMIT_MAX: '100000', RATE_LIMIT_ANONYMOUS_MAX: '100000' } });
+  await t.pool.query("INSERT INTO pets (name, category_id, status) VALUES ('One', 1, 'available'), ('Two', 1, NULL), ('Three', 1, 'available'), ('Four', 1, 'available')");
+  const place = async (petId: number) => (await t.api({ method: 'POST', url: '/v1/store/orders', headers: { ...t.auth, ...json }, payload: JSON.stringify({ petId }) })).json().id as number;
+  const first = await place(1);
+  await t.api({ method: 'POST', url: `/v1/store/orders/${first}/complete`, headers: t.auth });
+  const second = await place(3);
+  await t.pool.query("UPDATE orders SET placed_at = now() - interval '2 hours', expires_at = now() - interval '1 hour' WHERE id = $1", [second]);
+  await t.api({ method: 'POST', url: `/v1/store/orders/${second}/complete`, headers: t.auth });
+  // Pet 1 was sold with order 1; the 409 example shows a pending one.
+  await t.pool.query("UPDATE pets SET status = 'pending' WHERE id = 1");
+  // The production budget, for the 429 example.
+  limited = await buildTestApp({ env: { RATE_LIMIT_MAX: '1000', RATE_LIMIT_WINDOW_MS: '60000' } });
+});
+afterAll(async () => {
+  await t.close();
+  await limited.close();
+});
+
+const request = (r: ApiRequest) => t.api(r);
+const bodyOf = async (r: ApiRequest): Promise<unknown> => (await request(r)).json();
+
+/** How each example is produced. */
+const cases: Record<string, () => Promise<unknown>> = {
+  '#/paths/~1pets~1{petId}/get/responses/404/content/application~1json/examples/notFound': () => bodyOf({ method: 'GET', url: '/v1/pets/42', headers: t.auth }),
+  '#/paths/~1store~1orders/post/responses/400/content/application~1json/examples/missingPetId': () => bodyOf({ method: 'POST', url: '/v1/store/orders', headers: { ...t.auth, ...json }, payload: '{}' }),
+  '#/paths/~1store~1orders/post/responses/409/content/application~1json/examples/notAvailable': () => bodyOf({ method: 'POST', url: '/v1/store/orders', headers: { ...t.auth, ...json }, payload: '{"petId":1}' }),
+  '#/paths/~1store~1orders/post/responses/409/content/application~1json/examples/noStatus': () => bodyOf({ method: 'POST', url: '/v1/store/orders', headers: { ...t.auth, ...json }, payload: '{"petId":2}' }),
+  '#/paths/~1store~1orders/post/responses/422/content/application~1json/examples/petNotFound': () => bodyOf({ method: 'POST', url: '/v1/store/orders', headers: { ...t.auth, ...json }, payload: '{"petId":42}' }),
+  '#/components/examples/IdempotencyInFlight': async () => {
+    // A claim left by a request that is still running.
+    const apiKeyId = (await t.pool.query<{ id: string }>('SELECT id FROM api_keys ORDER BY id LIMIT 1')).rows[0]?.id;
+    const hash = createHash('sha256').update('{"categoryId":1,"name":"Slow"}').digest();
+    await t.pool.query("INSERT INTO idempotency_keys (api_key_id, operation, key, request_hash, locked_until) VALUES ($1, 'createPet', 'in-flight', $2, now() + interval '1 minute')", [apiKeyId, hash]);
+    return bodyOf({ method: 'POST', url: '/v1/pets', headers: { ...t.auth, ...json, 'idempotency-key': 'in-flight' }, payload: '{"name":"Slow","categoryId":1}' });
+  },
+  '#/components/examples/IdempotencyKeyReused': async () => {
+    await request({ method: 'POST', url: '/v1/pets', headers: { ...t.auth, ...json, 'idempotency-key': 'reused' }, payload: '{"name":"A","categoryId":1}' });
+    return bodyOf({ method: 'POST', url: '/v1/pets', headers: { ...t.auth, ...json, 'idempotency-key': 'reused' }, payload: '{"name":"B","categoryId":1}' });
+  },
+  '#/components/responses/IdempotencyKeyReused/content/application~1json/examples/reusedOnAnotherOrder': async () => {
+    const held = await Promise.all([4, 5].map(async () => Number((await t.pool.query<{ id: string }>("INSERT INTO pets (name, category_id, status) VALUES ('Held', 1, 'available') RETURNING id")).rows[0]?.id)));
+    const orders = await Promise.all(held.map(async (petId) => (await request({ method: 'POST', url: '/v1/store/orders', headers: { ...t.auth, ...json }, payload: JSON.stringify({ petId }) })).json().id as number));
+    await request({ method: 'POST', url: `/v1/store/orders/${orders[0]}/cancel`, headers: { ...t.auth, 'idempotency-key': 'one-cancel' } });
+    return bodyOf({ method: 'POST', url: `/v1/store/orders/${orders[1]}/cancel`, headers: { ...t.auth, 'idempotency-key': 'one-cancel' } });
+  },
+  '#/components/examples/RateLimited': async () => {
+    const headers = { authorization: `Bearer ${limited.key}` };
+    for (let i = 0; i < 1000; i++) await limited.app.inject({ method: 'GET', url: '/v1/store/inventory', headers });
+    return (await limited.api({ method: 'GET', url: '/v1/store/inventory', headers })).json();
+  },
+  '#/components/examples/Internal': async () => {
+    // The database breaks under the service (a table gone).
+    await t.pool.query('ALTER TABLE pet_status_totals RENAME TO pet_status_totals_gone');
+    try {
+      return await bodyOf({ method: 'GET', url: '/v1/store/inventory', headers: t.auth });
+    } finally {
+      await t.pool.query('ALTER TABLE pet_status_totals_gone RENAME TO pet_status_totals');
+    }
+  },
+  '#/components/examples/Unavailable': async () => {
+    // The database does not answer in time: a statement held behind a lock past its timeout.
+    const pool = createPool({ DATABASE_URL: t.url, DB_POOL_MAX: 2, DB_CONNECT_TIMEOUT_MS: 10_000, DB_STATEMENT_TIMEOUT_MS: 200 });
+    const slow = await buildTestApp({ url: t.url, pool });
+    const locker = new pg.Client({ connectionString: t.url });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE pet_status_totals IN ACCESS EXCLUSIVE MODE');
+      return (await slow.api({ method: 'GET', url: '/v1/store/inventory', headers: { authorization: `Bearer ${t.key}` } })).json();
+    } finally {
+      await locker.query('ROLLBACK');
+      await locker.end();
+      await slow.close();
+      await pool.end();
+    }
+  },
+  '#/components/examples/Unauthorized': () => bodyOf({ method: 'GET', url: '/v1/pets' }),
+  '#/components/examples/BadPetId': () => bodyOf({ method: 'GET', url: '/v1/pets/abc', headers: t.auth }),
+  '#/components/responses/BadParameter/content/application~1json/examples/limitTooSmall': () => bodyOf({ method: 'GET', url: '/v1/pets?limit=0', headers: t.auth }),
+  '#/components/responses/BadParameter/content/application~1json/examples/unknownStatus': () => bodyOf({ method: 'GET', url: '/v1/pets?status=lost', headers: t.auth }),
+  '#/components/responses/BadParameter/content/application~1json/examples/unknownParameter': () => bodyOf({ method: 'GET', url: '/v1/pets?stauts=sold', headers: t.auth }),
+  '#/components/responses/BadParameter/content/application~1json/examples/repeated': () => bodyOf({ method: 'GET', url: '/v1/pets?limit=1&limit=2', headers: t.auth }),
+  '#/components/responses/BadBody/content/application~1json/examples/missingName': () => bodyOf({ method: 'POST', url: '/v1/pets', headers: { ...t.auth, ...json }, payload: '{"categoryId":1}' }),
+  '#/components/responses/BadBody/content/application~1json/examples/malformedJson': () => bodyOf({ method: 'POST', url: '/v1/pets', headers: { ...t.auth, ...json }, payload: '{"name":' }),
+  '#/components/responses/PayloadTooLarge/content/application~1json/examples/tooLarge': () =>
+    bodyOf({ method: 'POST', url: '/v1/pets', headers: { ...t.auth, ...json }, payload: JSON.stringify({ name: 'x'.repeat(70_000), categoryId: 1 }) }),
+  '#/components/responses/UnsupportedMediaType/content/application~1json/examples/notJson': () => bodyOf({ method: 'POST', url: '/v1/pets', headers: { ...t.auth, 'content-type': 'text/plain' }, payload: 'Rex' }),
+  '#/components/responses/BadOrderId/content/application~1json/examples/badOrderId': () => bodyOf({ method: 'GET', url: '/v1/store/orders/abc', headers: t.auth }),
+  '#/components/responses/BadOrderAction/content/application~1json/examples/badOrderId': () => bodyOf({ method: 'POST', url: '/v1/store/orders/abc/cancel', headers: t.auth }),
+  '#/components/responses/OrderNotFound/content/application~1json/examples/notFound': () => bodyOf({ method: 'GET', url: '/v1/store/orders/42', headers: t.auth }),
+  '#/components/responses/OrderClosed/content/application~1json/examples/closed': () => bodyOf({ method: 'POST', url: '/v1/store/orders/1/cancel', headers: t.auth }),
+  '#/components/responses/OrderClosed/content/application~1json/examples/expired': () => bodyOf({ method: 'POST', url: '/v1/store/orders/2/complete', headers: t.auth }),
+};
+
+/** The rate limiter says when to retry ("42 seconds", "1 minute"): that depends on the moment. */
+const timeless = (body: unknown): unknown => JSON.parse(JSON.stringify(body).replace(/retry in [^"]+/g, 'retry in …'));
+
+describe('every Error example of the contract is what the service answers', () => {
+  const examples = errorExamples();
+
+  it('has a case here for every Error example of the contract', () => {
+    expect(Object.keys(cases).sort()).toEqual([...examples.keys()].sort());
+  });
+
+  it.each([...examples.entries()])('%s', async (pointer, example) => {
+    const produce = cases[pointer];
+    expect(produce, `no case for ${pointer}`).toBeDefined();
+    expect(timeless(await produce?.())).toEqual(timeless(example));
+  });
+});
