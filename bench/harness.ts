@@ -13,7 +13,7 @@ import pg from 'pg';
 import { generateApiKey, hashApiKey } from '../src/auth/apiKeys.js';
 import { openEmbeddedPostgres } from '../src/db/embedded.js';
 import { migrate } from '../src/db/migrate.js';
-import { connectionSeed, nextLink, petsMix, Walk, type Mix, type Seen } from './mix.js';
+import { buyMix, connectionSeed, headerOf, nextLink, ordersMix, petsForSale, petsMix, Walk, type Mix, type Seen } from './mix.js';
 import { quantile } from './stats.js';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -44,8 +44,48 @@ export const scenarios: FixedScenario[] = [
   { name: 'POST /v1/pets', method: 'POST', path: '/v1/pets', body: JSON.stringify({ name: 'Bench', categoryId: 3, status: 'available' }) },
 ];
 
-/** The mixed scenarios: a second mix is one more entry here (and its actions in bench/mix.ts). */
-export const mixedScenarios: MixedScenario[] = [{ name: petsMix.name, mix: petsMix }];
+/** The mixed scenarios (their actions are in bench/mix.ts); `buyMix` is issue 25's placeOrder row. */
+export const mixedScenarios: MixedScenario[] = [petsMix, ordersMix, buyMix].map((mix) => ({ name: mix.name, mix }));
+
+/**
+ * Pets for sale: ids rows+1 .. rows+SALE_PETS of every seeded catalogue, all `available`,
+ * apart from the `rows` pets the other scenarios read, in two halves. A server's runs that
+ * sell use the halves in turn: before each, `restock` makes its half available again, and
+ * the run hands each buy the next pet of it (so no two connections order the same pet, and
+ * no placement meets 409). autocannon resolves when its time is up with requests still in
+ * flight, which the server answers to closed sockets: a placement that commits after the
+ * run lands in the half the next run does not use, and that half is restocked a whole run
+ * later. At 2,000 orders a second, a 6 s run uses 12,000 pets.
+ */
+export const SALE_PETS = Number(process.env.BENCH_SALE_PETS ?? 40_000);
+const HALF = Math.floor(SALE_PETS / 2);
+const runsThatSold = new Map<string, number>();
+
+/** Whether a scenario places orders. */
+export const sells = (scenario: Scenario | Mix): boolean => Boolean(('mix' in scenario && scenario.mix ? scenario.mix : (scenario as Mix)).actions?.some((a) => a.name === 'buy'));
+
+/**
+ * Before a run that sells on `server`: the next half of its pets for sale, restocked (every
+ * order still placed for one of them cancelled, every one of them `available`). Returns
+ * the half's pets, handed out in turn.
+ */
+export async function restock(server: Server, rows: number): Promise<() => number> {
+  const turn = runsThatSold.get(server.name) ?? 0;
+  runsThatSold.set(server.name, turn + 1);
+  const first = rows + 1 + (turn % 2) * HALF;
+  const last = first + HALF - 1;
+  const db = new pg.Client({ connectionString: server.databaseUrl });
+  await db.connect();
+  try {
+    await db.query('BEGIN');
+    await db.query("UPDATE orders SET status = 'cancelled', closed_at = now() WHERE status = 'placed' AND pet_id BETWEEN $1 AND $2", [first, last]);
+    await db.query("UPDATE pets SET status = 'available' WHERE id BETWEEN $1 AND $2 AND status IS DISTINCT FROM 'available'", [first, last]);
+    await db.query('COMMIT');
+  } finally {
+    await db.end();
+  }
+  return petsForSale(first, HALF);
+}
 
 /** A scenario as an autocannon request, over `rows` seeded pets. */
 export function loadRequest(scenario: FixedScenario, rows: number): autocannon.Request {
@@ -68,10 +108,10 @@ export type MixTally = Map<string, number[]>;
  * with one request in flight per connection, the walk's steps follow one another as a
  * user's would). Each answer's latency is kept under its operation in `tally`.
  */
-export function walkClients(mix: Mix, rows: number, runSeed: number, tally: MixTally): (client: autocannon.Client) => void {
+export function walkClients(mix: Mix, rows: number, runSeed: number, tally: MixTally, failures = new Map<string, number>(), forSale?: () => number): (client: autocannon.Client) => void {
   let connection = 0;
   return (client) => {
-    const walk = new Walk(mix, connectionSeed(runSeed, connection++), rows);
+    const walk = new Walk(mix, connectionSeed(runSeed, connection++), rows, forSale);
     let seen: Seen | undefined;
     let inFlight = '';
     client.setRequests([
@@ -85,7 +125,10 @@ export function walkClients(mix: Mix, rows: number, runSeed: number, tally: MixT
             : { ...request, method: step.method, path: step.path, body: step.body, headers: { ...request.headers, 'content-type': 'application/json' } };
         },
         onResponse: (status, _body, _context, headers) => {
-          seen = { status, next: nextLink(headers as Record<string, string | string[] | undefined>) };
+          const all = headers as Record<string, string | string[] | undefined>;
+          // What was not 2xx, by operation and status, for the error that ends the run.
+          if (status < 200 || status > 299) failures.set(`${inFlight} ${status}`, (failures.get(`${inFlight} ${status}`) ?? 0) + 1);
+          seen = { status, next: nextLink(all), location: headerOf(all, 'location') };
         },
       },
     ]);
@@ -132,8 +175,11 @@ export async function measureLoad(server: Server, scenario: Scenario, { connecti
   // here instead (its 'response' event gives it in ms with a fraction).
   const latencies: number[] = [];
   const tally: MixTally = new Map();
+  const failures = new Map<string, number>();
   const pid = server.child.pid as number;
   const threadsBefore = threads ? threadCpuMs(pid) : undefined;
+  // One run's pets for sale, shared by its connections.
+  const forSale = sells(scenario) ? await restock(server, rows) : undefined;
   const cpuBefore = cpuMs(pid);
   const start = Number(process.hrtime.bigint() / 1000n);
   const result = await autocannon({
@@ -144,7 +190,7 @@ export async function measureLoad(server: Server, scenario: Scenario, { connecti
       ? {
           // A client sends content-type only with a body (walkClients adds it to creates).
           headers: { authorization: server.authorization },
-          setupClient: walkClients(scenario.mix, rows, seed, tally),
+          setupClient: walkClients(scenario.mix, rows, seed, tally, failures, forSale),
         }
       : {
           headers: { authorization: server.authorization, 'content-type': 'application/json' },
@@ -155,7 +201,7 @@ export async function measureLoad(server: Server, scenario: Scenario, { connecti
   const end = Number(process.hrtime.bigint() / 1000n);
   const cpu = cpuMs(pid) - cpuBefore;
   const threadsAfter = threadsBefore ? threadCpuMs(pid) : undefined;
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${server.name} ${scenario.name}: ${result.non2xx} non-2xx, ${result.errors} errors (of ${result['2xx'] + result.non2xx})`);
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${server.name} ${scenario.name}: ${result.non2xx} non-2xx, ${result.errors} errors (of ${result['2xx'] + result.non2xx})${failures.size ? `: ${[...failures].map(([what, n]) => `${n} × ${what}`).join(', ')}` : ''}`);
   const operations: NonNullable<Measured['operations']> = {};
   for (const [operation, times] of [...tally].sort(([a], [b]) => a.localeCompare(b))) {
     times.sort((a, b) => a - b);
@@ -183,7 +229,8 @@ export async function measureLoad(server: Server, scenario: Scenario, { connecti
  * Creates are compared without their ids (each server numbers its own).
  */
 export async function checkSameAnswers(servers: [Server, Server], mix: Mix, rows: number, seed: number, steps: number): Promise<void> {
-  const walks = servers.map(() => new Walk(mix, seed, rows));
+  const forSale = sells(mix) ? await Promise.all(servers.map((server) => restock(server, rows))) : [undefined, undefined];
+  const walks = servers.map((_, s) => new Walk(mix, seed, rows, forSale[s]));
   const seen: (Seen | undefined)[] = [undefined, undefined];
   for (let i = 0; i < steps; i++) {
     const answers = await Promise.all(
@@ -195,8 +242,9 @@ export async function checkSameAnswers(servers: [Server, Server], mix: Mix, rows
           ...(step.body ? { body: step.body } : {}),
         });
         const body = (await response.json()) as unknown;
-        seen[s] = { status: response.status, next: nextLink({ link: response.headers.get('link') ?? undefined }) };
-        const comparable = step.method === 'POST' && body && typeof body === 'object' ? { ...body, id: undefined } : body;
+        seen[s] = { status: response.status, next: nextLink({ link: response.headers.get('link') ?? undefined }), location: response.headers.get('location') ?? undefined };
+        // What each server assigns itself: ids, and an order's times.
+        const comparable = step.method === 'POST' && body && typeof body === 'object' ? Object.fromEntries(Object.entries(body).filter(([k]) => k !== 'id' && !k.endsWith('At'))) : body;
         return { step: `${step.method} ${step.path}`, status: response.status, next: seen[s]?.next !== undefined, body: JSON.stringify(comparable) };
       }),
     );
@@ -212,6 +260,8 @@ export interface Server {
   url: string;
   child: ChildProcess;
   authorization: string;
+  /** Its database (for `restock`). */
+  databaseUrl?: string;
 }
 
 /** Compiles the service: the bench runs `node dist/src/server.js`, as production does. */
@@ -231,7 +281,9 @@ export async function start(name: string, args: string[], env: NodeJS.ProcessEnv
       probe.close(() => resolve(p));
     });
   });
-  const sink = openSync('/dev/null', 'w');
+  // BENCH_SERVER_LOG=<folder>: each server's output goes to <folder>/<name>.log instead, to
+  // read what a failed run's server said.
+  const sink = openSync(process.env.BENCH_SERVER_LOG ? path.join(process.env.BENCH_SERVER_LOG, `${name}.log`) : '/dev/null', 'w');
   const child = spawn(process.execPath, args, { cwd, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', sink, 'inherit'] });
   const url = `http://127.0.0.1:${port}`;
   for (let tries = 0; tries < 600; tries++) {
@@ -240,7 +292,7 @@ export async function start(name: string, args: string[], env: NodeJS.ProcessEnv
       (r) => r.status !== 401,
       () => false,
     );
-    if (up) return { name, url, child, authorization };
+    if (up) return { name, url, child, authorization, ...(env.DATABASE_URL ? { databaseUrl: env.DATABASE_URL } : {}) };
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`${name} did not start`);
@@ -357,18 +409,36 @@ export async function seededDatabase(rows: number, ours: Build = workingTree, ba
     else await migrate(urlOf(database), { info: () => {} });
     const db = new pg.Client({ connectionString: urlOf(database) });
     await db.connect();
-    // A realistic mix: mostly available, some pending, a few sold, some without status.
+    // A realistic mix: mostly available, some pending, a few sold, some without status;
+    // then the pets for sale, all available.
     await db.query(
       `INSERT INTO pets (name, category_id, status)
        SELECT 'pet-' || i, 1 + i % 50, (ARRAY['available','available','available','pending','sold',NULL])[1 + i % 6]
        FROM generate_series(1, $1) AS i`,
       [rows],
     );
+    await db.query("INSERT INTO pets (name, category_id, status) SELECT 'for-sale-' || i, 1 + i % 50, 'available' FROM generate_series(1, $1) AS i", [SALE_PETS]);
     await db.query('ANALYZE pets');
     await db.query('INSERT INTO api_keys (name, key_hash) VALUES ($1, $2)', ['bench', hashApiKey(key)]);
-    // The reference is what a user would write without our pagination guarantee: its
-    // inserts do not take the id-order lock (migrations/1763700000004_…).
-    if (database === `${name}_reference`) await db.query('DROP TRIGGER IF EXISTS pets_insert_in_id_order ON pets');
+    // The reference is what a user would write without our guarantees: its pet inserts do
+    // not take the id-order lock (migrations/1763700000004_…), no statement triggers keep
+    // the inventory's totals (…0006), and its orders are a plain table with a serial id
+    // (no id section for listOrders' completeness, no key, no one-placed-order-per-pet index).
+    if (database === `${name}_reference`) {
+      await db.query('DROP TRIGGER IF EXISTS pets_insert_in_id_order ON pets');
+      for (const trigger of ['pets_count_inserts', 'pets_count_updates', 'pets_count_deletes', 'pets_count_truncate']) await db.query(`DROP TRIGGER IF EXISTS ${trigger} ON pets`);
+      await db.query('DROP TABLE IF EXISTS orders CASCADE');
+      await db.query(
+        `CREATE TABLE orders (
+           id bigserial PRIMARY KEY,
+           pet_id bigint NOT NULL REFERENCES pets (id),
+           status text NOT NULL,
+           placed_at timestamptz NOT NULL DEFAULT now(),
+           expires_at timestamptz NOT NULL,
+           closed_at timestamptz
+         )`,
+      );
+    }
     await db.end();
   }
   await admin.end();

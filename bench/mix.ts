@@ -9,8 +9,9 @@
 // requests one at a time and is handed what was seen of each answer (its status and the
 // target of `Link: <...>; rel="next"`). An action draws every random number it needs before
 // its first request, so what a server answers (its cursor, a missing next page) never
-// changes the random numbers of the actions that follow. A second mix (orders, once they
-// exist) is a list of actions like `petsMix`'s below.
+// changes the random numbers of the actions that follow. A mix is a list of actions:
+// `petsMix` (browse, look up, create), `ordersMix` (the same beside buying: place an order,
+// then complete or cancel it) and `buyMix` (buying alone: placeOrder and what follows it).
 
 /** A uniform random number in [0, 1). */
 export type Rng = () => number;
@@ -23,10 +24,11 @@ export interface Step {
   body?: string;
 }
 
-/** What an action sees of an answer: its status and the URL of the next page, if any. */
+/** What an action sees of an answer: its status, the URL of the next page and the `Location` of what it created, if any. */
 export interface Seen {
   status: number;
   next?: string;
+  location?: string;
 }
 
 /** What an action draws from: the connection's random numbers and the seeded catalogue's size. */
@@ -34,6 +36,12 @@ export interface ActionContext {
   rng: Rng;
   /** Pets 1..rows exist in every server's catalogue. */
   rows: number;
+  /**
+   * The next pet for sale: an available pet no other connection of the run has ordered
+   * (bench/harness.ts hands them out from a range seeded for the purpose, and makes them
+   * available again between runs). Drawn when a buy starts, so it is not a random number.
+   */
+  forSale: () => number;
 }
 
 /** An action: yields each request and receives what was seen of its answer (undefined if none came). */
@@ -88,6 +96,12 @@ export function nextLink(headers: Record<string, string | string[] | undefined> 
   return undefined;
 }
 
+/** A header's value among an answer's headers, whatever the case of its name (the first, if repeated). */
+export function headerOf(headers: Record<string, string | string[] | undefined> | undefined, name: string): string | undefined {
+  for (const [key, value] of Object.entries(headers ?? {})) if (key.toLowerCase() === name) return Array.isArray(value) ? value[0] : value;
+  return undefined;
+}
+
 const STATUSES = [undefined, 'available', 'pending', 'sold'] as const;
 
 /**
@@ -132,6 +146,51 @@ export const petsMix: Mix = {
   requests: { 'listPets first page': 17.1, 'listPets next page': 42.9, getPet: 28.6, createPet: 11.4 },
 };
 
+/**
+ * Buy: place an order for the next pet for sale, then complete it or cancel it (half each),
+ * on the order the `Location` of the 201 names. Stops if the placement was not answered 201.
+ */
+export const buyPet: Action = function* ({ rng, forSale }) {
+  const close = rng() < 0.5 ? 'complete' : 'cancel';
+  const petId = forSale();
+  const placed = yield { operation: 'placeOrder', method: 'POST', path: '/v1/store/orders', body: JSON.stringify({ petId }) };
+  if (placed?.status !== 201 || !placed.location) return;
+  yield { operation: close === 'complete' ? 'completeOrder' : 'cancelOrder', method: 'POST', path: `${placed.location}/${close}` };
+};
+
+/**
+ * Orders beside pets: of the actions, 30% browse, 40% look up, 20% buy, 10% create. A
+ * browse is 3.5 requests on average and a buy 2, so of 195 requests per 100 actions: 53.8%
+ * list pages (15.4% first pages, 38.5% next pages), 20.5% getPet, 10.3% placeOrder, 5.1%
+ * each completeOrder, cancelOrder and createPet.
+ */
+export const ordersMix: Mix = {
+  name: 'mixed: pets and orders',
+  actions: [
+    { name: 'browse', percent: 30, run: browsePets },
+    { name: 'look up', percent: 40, run: lookUpPet },
+    { name: 'buy', percent: 20, run: buyPet },
+    { name: 'create', percent: 10, run: createPet },
+  ],
+  requests: { 'listPets first page': 15.4, 'listPets next page': 38.5, getPet: 20.5, placeOrder: 10.3, completeOrder: 5.1, cancelOrder: 5.1, createPet: 5.1 },
+};
+
+/** Buying alone (issue 25's placeOrder row): placeOrder, then completeOrder or cancelOrder on it. */
+export const buyMix: Mix = {
+  name: 'POST /v1/store/orders, then complete or cancel',
+  actions: [{ name: 'buy', percent: 100, run: buyPet }],
+  requests: { placeOrder: 50, completeOrder: 25, cancelOrder: 25 },
+};
+
+/** Pets for sale handed out in order from `first`, `count` of them; throws when they run out. */
+export function petsForSale(first: number, count: number): () => number {
+  let next = first;
+  return () => {
+    if (next >= first + count) throw new Error(`the ${count} pets for sale ran out in one run: raise BENCH_SALE_PETS`);
+    return next++;
+  };
+}
+
 /** One connection's walk through a mix: the next request, given what was seen of the last answer. */
 export class Walk {
   private readonly context: ActionContext;
@@ -141,8 +200,11 @@ export class Walk {
     private readonly mix: Mix,
     seed: number,
     rows: number,
+    forSale: () => number = () => {
+      throw new Error(`${mix.name}: no pets for sale were given to this walk`);
+    },
   ) {
-    this.context = { rng: mulberry32(seed), rows };
+    this.context = { rng: mulberry32(seed), rows, forSale };
   }
 
   next(seen?: Seen): Step {

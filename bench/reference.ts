@@ -47,6 +47,69 @@ app.post('/v1/pets', async (request, reply) => {
   return reply.code(201).header('location', `/v1/pets/${pet.id}`).send(pet);
 });
 
+// Orders as a user writes them: in one transaction, a conditional UPDATE takes the pet
+// (`WHERE status = 'available'`: of two concurrent placements for one pet, the second
+// finds it pending once the first commits, and updates nothing), then an INSERT; closing
+// an order is the same, the other way round.
+const HOLD_SECONDS = 900;
+type OrderRow = { id: string; pet_id: string; status: string; placed_at: Date; expires_at: Date; closed_at: Date | null };
+const toOrder = (r: OrderRow) => ({
+  id: Number(r.id),
+  petId: Number(r.pet_id),
+  status: r.status,
+  placedAt: r.placed_at.toISOString(),
+  expiresAt: r.expires_at.toISOString(),
+  ...(r.closed_at ? { closedAt: r.closed_at.toISOString() } : {}),
+});
+
+/** Runs `work` in a transaction on one pooled client; rolls back if it throws or returns undefined. */
+async function transaction<T>(work: (client: pg.PoolClient) => Promise<T | undefined>): Promise<T | undefined> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query(result === undefined ? 'ROLLBACK' : 'COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK');
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+app.post('/v1/store/orders', async (request, reply) => {
+  const { petId } = request.body as { petId: number };
+  const order = await transaction(async (client) => {
+    const taken = await client.query("UPDATE pets SET status = 'pending' WHERE id = $1 AND status = 'available'", [petId]);
+    if (taken.rowCount === 0) return undefined;
+    const inserted = await client.query<OrderRow>("INSERT INTO orders (pet_id, status, expires_at) VALUES ($1, 'placed', now() + make_interval(secs => $2)) RETURNING *", [petId, HOLD_SECONDS]);
+    return toOrder(inserted.rows[0] as OrderRow);
+  });
+  if (order) return reply.code(201).header('location', `/v1/store/orders/${order.id}`).send(order);
+  const pet = await pool.query('SELECT status FROM pets WHERE id = $1', [petId]);
+  return pet.rowCount ? reply.code(409).send({ code: 'pet_not_available', message: 'no', status: 409 }) : reply.code(422).send({ code: 'pet_not_found', message: 'no', status: 422 });
+});
+
+for (const [action, status, petStatus] of [
+  ['cancel', 'cancelled', 'available'],
+  ['complete', 'completed', 'sold'],
+] as const) {
+  app.post(`/v1/store/orders/:orderId/${action}`, async (request, reply) => {
+    const orderId = (request.params as { orderId: string }).orderId;
+    const order = await transaction(async (client) => {
+      const closed = await client.query<OrderRow>("UPDATE orders SET status = $2, closed_at = now() WHERE id = $1 AND status = 'placed' AND expires_at > now() RETURNING *", [orderId, status]);
+      const row = closed.rows[0];
+      if (!row) return undefined;
+      await client.query('UPDATE pets SET status = $2 WHERE id = $1', [row.pet_id, petStatus]);
+      return toOrder(row);
+    });
+    if (order) return order;
+    const exists = await pool.query('SELECT 1 FROM orders WHERE id = $1', [orderId]);
+    return exists.rowCount ? reply.code(409).send({ code: 'order_closed', message: 'no', status: 409 }) : reply.code(404).send({ code: 'not_found', message: 'no', status: 404 });
+  });
+}
+
 const address = await app.listen({ host: '127.0.0.1', port: Number(process.env.PORT ?? 0) });
 console.log(`Server listening at ${address}`);
 for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void app.close().then(() => pool.end()).then(() => process.exit(0)));

@@ -5,7 +5,7 @@ import { generateApiKey, hashApiKey } from './auth/apiKeys.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
-import { createPool } from './db/pool.js';
+import { closePool, createPool } from './db/pool.js';
 import { createApiKeysRepository, type ApiKeysRepository } from './db/api-keys.js';
 
 const note = (message: string): void => {
@@ -53,7 +53,7 @@ async function main(config: Config): Promise<void> {
   // started (an embedded PostgreSQL above all) must not outlive it.
   const close = async (): Promise<void> => {
     await app?.close();
-    await Promise.all([pool.end(), readPool?.end()]);
+    await Promise.all([closePool(pool), readPool && closePool(readPool)]);
     await db.close();
   };
 

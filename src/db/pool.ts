@@ -34,5 +34,23 @@ export function createPool(settings: DbSettings, log: PoolLog = stderrLog): pg.P
   // the pool drops it and the next checkout opens a new one. Logged, without the server's
   // address or credentials: an operator sees connections dropping.
   pool.on('error', (error: Error & { code?: string }) => log.warn({ err: { message: error.message, code: error.code } }, 'database: an idle connection was lost'));
+  let open = 0;
+  pool.on('connect', () => open++);
+  pool.on('remove', () => open--);
+  openConnections.set(pool, () => open);
   return pool;
+}
+
+const openConnections = new WeakMap<pg.Pool, () => number>();
+
+/**
+ * Ends a pool and resolves once its connections are closed. pg-pool's `end()` resolves as
+ * soon as it has asked each client to end, before the server has seen them go: an embedded
+ * PostgreSQL stopped right after would terminate them, and each would be reported as an
+ * idle connection lost ('remove' is emitted once a client has ended).
+ */
+export async function closePool(pool: pg.Pool): Promise<void> {
+  const open = openConnections.get(pool) ?? (() => 0);
+  await pool.end();
+  while (open() > 0) await new Promise((resolve) => pool.once('remove', resolve));
 }

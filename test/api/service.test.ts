@@ -1,10 +1,11 @@
 // Behaviour outside the operations: unknown routes, request ids, health probes, and a
 // database that cannot be reached.
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import { createPool } from '../../src/db/pool.js';
+import { closePool, createPool } from '../../src/db/pool.js';
 import { contractViolations } from '../contract.js';
-import { buildTestApp, testConfig, type TestApp } from '../helper.js';
+import { buildTestApp, createTestDatabase, testConfig, type TestApp } from '../helper.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -151,6 +152,30 @@ describe('with the database unreachable', () => {
     } finally {
       await app.close();
       await pool.end();
+    }
+  });
+});
+
+describe('closing the pools', () => {
+  it('closePool resolves once every connection of the pool has ended, so stopping the database next costs none of them (no connection reported lost)', async () => {
+    const database = await createTestDatabase();
+    const url = database.url;
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    const lost: string[] = [];
+    try {
+      for (let round = 0; round < 5; round++) {
+        const pool = createPool({ DATABASE_URL: url, DB_POOL_MAX: 4, DB_CONNECT_TIMEOUT_MS: 10_000, DB_STATEMENT_TIMEOUT_MS: 10_000 }, { warn: (_fields, message) => lost.push(message) });
+        const pids = await Promise.all(Array.from({ length: 4 }, async () => (await pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid, pg_sleep(0.05)')).rows[0]?.pid));
+        await closePool(pool);
+        // What stopping the database does to the connections still open: terminate them.
+        await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = ANY($1::int[])', [pids]);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(lost).toEqual([]);
+    } finally {
+      await admin.end();
+      await database.drop();
     }
   });
 });

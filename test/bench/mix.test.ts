@@ -1,13 +1,13 @@
 // The mixed traffic of `npm run bench` (bench/mix.ts): the same seed asks the same things of
 // any server, whatever its cursors look like, in the shares the docs state.
 import { describe, expect, it } from 'vitest';
-import { connectionSeed, nextLink, petsMix, Walk, type Seen, type Step } from '../../bench/mix.js';
+import { buyMix, connectionSeed, headerOf, nextLink, ordersMix, petsForSale, petsMix, Walk, type Mix, type Seen, type Step } from '../../bench/mix.js';
 
 const ROWS = 10_000;
 
 /** `n` steps of a walk, each answered by `answer` (what a server would send back). */
-function walk(seed: number, n: number, answer: (step: Step, i: number) => Seen): Step[] {
-  const w = new Walk(petsMix, seed, ROWS);
+function walk(seed: number, n: number, answer: (step: Step, i: number) => Seen, mix: Mix = petsMix): Step[] {
+  const w = new Walk(mix, seed, ROWS, petsForSale(ROWS + 1, 1_000_000));
   const steps: Step[] = [];
   let seen: Seen | undefined;
   for (let i = 0; i < n; i++) {
@@ -22,6 +22,11 @@ function walk(seed: number, n: number, answer: (step: Step, i: number) => Seen):
 const ours = (step: Step, i: number): Seen => (step.method === 'GET' && step.path.startsWith('/v1/pets?') ? { status: 200, next: `/v1/pets?limit=20&cursor=c${i}.sig` } : { status: step.method === 'POST' ? 201 : 200 });
 const reference = (step: Step, i: number): Seen => (step.method === 'GET' && step.path.startsWith('/v1/pets?') ? { status: 200, next: `/v1/pets?limit=20&after=${i}` } : { status: step.method === 'POST' ? 201 : 200 });
 const lastPageEverywhere = (step: Step): Seen => ({ status: step.method === 'POST' ? 201 : 200 });
+/** `answer`, with a placed order's 201 naming it in `Location`, as both servers do. */
+const placing =
+  (answer: (step: Step, i: number) => Seen) =>
+  (step: Step, i: number): Seen =>
+    step.operation === 'placeOrder' ? { status: 201, location: `/v1/store/orders/${i + 1}` } : answer(step, i);
 
 /** A step with the server's own next-page URL left out: what must be equal across servers. */
 const logical = (step: Step): string => (step.operation === 'listPets next page' ? step.operation : `${step.method} ${step.path} ${step.body ?? ''}`);
@@ -86,15 +91,56 @@ describe('Walk', () => {
     }
   });
 
-  it('sends the requests in the shares the docs state, within half a point', () => {
-    const steps = walk(1, 200_000, ours);
+  it.each([petsMix, ordersMix, buyMix].map((mix) => [mix.name, mix] as const))('%s: sends the requests in the shares the docs state, within half a point', (_name, mix) => {
+    const steps = walk(1, 200_000, placing(ours), mix);
     const counts = new Map<string, number>();
     for (const s of steps) counts.set(s.operation, (counts.get(s.operation) ?? 0) + 1);
-    expect(new Set(counts.keys())).toEqual(new Set(Object.keys(petsMix.requests)));
-    for (const [operation, percent] of Object.entries(petsMix.requests)) {
+    expect(new Set(counts.keys())).toEqual(new Set(Object.keys(mix.requests)));
+    for (const [operation, percent] of Object.entries(mix.requests)) {
       expect(Math.abs((100 * (counts.get(operation) ?? 0)) / steps.length - percent)).toBeLessThan(0.5);
     }
-    expect(petsMix.actions.reduce((sum, a) => sum + a.percent, 0)).toBe(100);
+    expect(mix.actions.reduce((sum, a) => sum + a.percent, 0)).toBe(100);
+    expect(Object.values(mix.requests).reduce((sum, p) => sum + p, 0)).toBeCloseTo(100, 0);
+  });
+
+  it('buys: orders each pet for sale once, in turn, then completes or cancels the order its Location names', () => {
+    const steps = walk(9, 4_000, placing(ours), buyMix);
+    const placements = steps.filter((s) => s.operation === 'placeOrder');
+    expect(placements.map((s) => (JSON.parse(s.body ?? '') as { petId: number }).petId)).toEqual(placements.map((_, i) => ROWS + 1 + i));
+    const closes = steps.filter((s) => s.operation !== 'placeOrder');
+    expect(closes.length).toBe(placements.length - (steps.at(-1)?.operation === 'placeOrder' ? 1 : 0));
+    for (const s of closes) {
+      expect(s.method).toBe('POST');
+      expect(s.body).toBeUndefined();
+      expect(s.path).toMatch(s.operation === 'completeOrder' ? /^\/v1\/store\/orders\/\d+\/complete$/ : /^\/v1\/store\/orders\/\d+\/cancel$/);
+    }
+    const completed = closes.filter((s) => s.operation === 'completeOrder').length;
+    expect(Math.abs(completed / closes.length - 0.5)).toBeLessThan(0.05);
+  });
+
+  it('buys: a placement not answered 201 is not followed by a close, and the next buy takes the next pet', () => {
+    const steps = walk(9, 100, (step) => (step.operation === 'placeOrder' ? { status: 409 } : { status: 200 }), buyMix);
+    expect(steps.every((s) => s.operation === 'placeOrder')).toBe(true);
+    expect(steps.map((s) => (JSON.parse(s.body ?? '') as { petId: number }).petId)).toEqual(steps.map((_, i) => ROWS + 1 + i));
+  });
+
+  it('runs out of pets for sale with a message that says what to raise', () => {
+    const forSale = petsForSale(5, 2);
+    expect([forSale(), forSale()]).toEqual([5, 6]);
+    expect(() => forSale()).toThrow(/BENCH_SALE_PETS/);
+  });
+});
+
+describe('headerOf', () => {
+  const cases: [string, Record<string, string | string[] | undefined> | undefined, string | undefined][] = [
+    ['lower case', { location: '/v1/store/orders/7' }, '/v1/store/orders/7'],
+    ['any case', { Location: '/v1/store/orders/8' }, '/v1/store/orders/8'],
+    ['repeated: the first', { location: ['/a', '/b'] }, '/a'],
+    ['absent', { link: '</x>; rel="next"' }, undefined],
+    ['no headers', undefined, undefined],
+  ];
+  it.each(cases)('%s', (_title, headers, want) => {
+    expect(headerOf(headers, 'location')).toBe(want);
   });
 });
 
