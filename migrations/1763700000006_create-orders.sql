@@ -35,9 +35,9 @@ CREATE INDEX orders_placed_expiry_idx ON orders (expires_at) WHERE status = 'pla
 -- inserting one transaction at a time (1763700000004); orders must not: placements never
 -- wait for each other, nor for a long transaction that holds uncommitted orders.
 --
--- So every insert draws its id here, in a critical section of a few microseconds (a
--- session advisory lock taken and released inside this call, never held across a
--- transaction), and records in `visible_after` the largest transaction id that has drawn
+-- So every insert draws its id here, in a critical section of a few microseconds (an
+-- advisory lock taken and released inside this call, never held across a transaction:
+-- see below), and records in `visible_after` the largest transaction id that has drawn
 -- an order id so far, its own included. `visible_after` therefore never decreases as ids
 -- increase, and is at least the id of the transaction that inserted the row. Before that,
 -- the transaction takes a shared advisory lock that marks it as a writer of this API key's
@@ -55,20 +55,23 @@ BEGIN
   -- Taken first, outside the critical section: when a reader holds it for a moment, this
   -- waits without holding up other writers.
   PERFORM pg_advisory_xact_lock_shared((NEW.api_key_id % 2147483648)::int, (me % 2147483648)::int);
-  -- 0x6f726473, 'ords'.
-  PERFORM pg_advisory_lock(1869771891);
+  -- The critical section. Its lock is transaction-scoped and taken in a sub-block that
+  -- always ends by raising: the sub-transaction rolls back, which releases the lock at
+  -- once, while nextval and setval (never rolled back) and the variables keep their values.
+  -- A session lock released by hand could outlive the statement: a cancel (statement_timeout)
+  -- is checked between statements, outside any handler, and a lock granted as the cancel
+  -- lands is kept; every later placement would then wait on it until that connection closed.
+  -- Here a cancel anywhere rolls back the sub-block or the whole transaction, and the lock
+  -- with it. 0x6f726473, 'ords'.
   BEGIN
+    PERFORM pg_advisory_xact_lock(1869771891);
     NEW.id := nextval('orders_id_seq');
     newest := greatest(me, (SELECT last_value FROM orders_newest_writer_seq));
     PERFORM setval('orders_newest_writer_seq', newest);
-  -- OTHERS does not match query_canceled (a statement_timeout or a cancel request landing
-  -- here): named too, or the session lock would outlive the statement and every later
-  -- placement would wait on it until this connection closed.
-  EXCEPTION WHEN OTHERS OR query_canceled THEN
-    PERFORM pg_advisory_unlock(1869771891);
-    RAISE;
+    RAISE SQLSTATE 'OR000';
+  EXCEPTION WHEN SQLSTATE 'OR000' THEN
+    NULL;
   END;
-  PERFORM pg_advisory_unlock(1869771891);
   NEW.visible_after := newest::text::xid8;
   RETURN NEW;
 END;
@@ -115,6 +118,11 @@ CREATE TABLE pet_status_changes (
   n      bigint NOT NULL
 );
 
+-- Counted with pets' writers held off until this migration commits (it runs in one
+-- transaction): a pet inserted or changed by a running instance between the count and the
+-- triggers below would otherwise be in neither, and the counts off for good. The count is
+-- a scan of pets: seconds at 5 million, during which creates and placements wait.
+LOCK TABLE pets IN SHARE ROW EXCLUSIVE MODE;
 INSERT INTO pet_status_totals (status, n)
 SELECT s, (SELECT count(*) FROM pets WHERE coalesce(pets.status, 'none') = s)
 FROM unnest(ARRAY['available', 'pending', 'sold', 'none']) AS s;

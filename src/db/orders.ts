@@ -72,11 +72,15 @@ export const ORDER_STATEMENTS = {
       FROM closed WHERE pets.id = closed.pet_id AND pets.status = 'pending'
     )
     SELECT ${ORDER_COLUMNS.qualified('closed')}, target.status FROM target LEFT JOIN closed ON true`,
-  // The expiry job: placed orders past their expiresAt, a batch at a time. SKIP LOCKED: an
-  // order being closed by a request is that request's; several instances share the work,
-  // and an order is expired once (the status is checked again under the lock).
+  // The expiry job: placed orders past their expiresAt, a batch at a time. SKIP LOCKED, on
+  // the order and its pet: an order being closed by a request is that request's; several
+  // instances share the work, and an order is expired once (the status is checked again
+  // under the lock); a pet row someone holds (an open psql transaction) holds up its own
+  // order's expiry only, not the batch's.
   expire: `WITH due AS (
-      SELECT id FROM orders WHERE status = 'placed' AND expires_at <= statement_timestamp() ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED
+      SELECT orders.id FROM orders JOIN pets ON pets.id = orders.pet_id
+      WHERE orders.status = 'placed' AND orders.expires_at <= statement_timestamp()
+      ORDER BY orders.expires_at LIMIT $1 FOR UPDATE OF orders, pets SKIP LOCKED
     ), expired AS (
       UPDATE orders SET status = 'expired', closed_at = statement_timestamp() FROM due WHERE orders.id = due.id RETURNING orders.pet_id
     ), freed AS (
@@ -174,10 +178,15 @@ export function createOrdersRepository(pool: pg.Pool) {
       return { orders: final.map((row) => toOrder(row.slice(0, 6) as OrderRow)), more: final.length < rows.length };
     },
 
-    /** Expires placed orders past their expiresAt (a batch); returns how many. */
+    /** Expires placed orders past their expiresAt, a batch at a time until a batch is not full; returns how many. */
     async expireDue(batch = 1000): Promise<number> {
-      const result = await pool.query<[number]>({ name: 'orders-expire', text: ORDER_STATEMENTS.expire, values: [batch], rowMode: 'array' });
-      return result.rows[0]?.[0] ?? 0;
+      let total = 0;
+      for (;;) {
+        const result = await pool.query<[number]>({ name: 'orders-expire', text: ORDER_STATEMENTS.expire, values: [batch], rowMode: 'array' });
+        const expired = result.rows[0]?.[0] ?? 0;
+        total += expired;
+        if (expired < batch) return total;
+      }
     },
 
     /** How many pets have each status, and none. */

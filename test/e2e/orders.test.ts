@@ -172,6 +172,31 @@ describe('two instances on one database', () => {
     expect(logged() - loggedBefore).toBe(orders.length);
   });
 
+  it('a pet row held by an open transaction (psql) holds up its own order\'s expiry only: the others expire within 2 s', async () => {
+    const pets = await newPets(6);
+    const orders = await Promise.all(pets.map((petId, n) => place(n, petId)));
+    const [heldPet] = pets as [number];
+    const [heldOrder, ...others] = orders as [number, ...number[]];
+    const open = new pg.Client({ connectionString: database.url });
+    await open.connect();
+    try {
+      await open.query('BEGIN');
+      await open.query('SELECT 1 FROM pets WHERE id = $1 FOR UPDATE', [heldPet]);
+      // All due together, the held pet's order first in the batch (a millisecond older).
+      await db.query("UPDATE orders SET expires_at = date_trunc('milliseconds', clock_timestamp()) + interval '400 milliseconds' + CASE WHEN id = $1 THEN interval '0' ELSE interval '1 millisecond' END WHERE id = ANY($2)", [heldOrder, orders]);
+      await within(15_000, async () => (await db.query<{ n: string }>("SELECT count(*) AS n FROM orders WHERE id = ANY($1) AND status = 'expired'", [others])).rows[0]?.n === String(others.length));
+      const late = (await db.query<{ ms: string }>('SELECT max(extract(epoch FROM closed_at - expires_at) * 1000) AS ms FROM orders WHERE id = ANY($1)', [others])).rows[0]?.ms;
+      expect(Number(late)).toBeLessThan(2000);
+      expect((await orderRow(heldOrder))?.status).toBe('placed');
+      await open.query('COMMIT');
+      // Once the pet is free, its order expires too, and the pet is available again.
+      await within(5_000, async () => (await orderRow(heldOrder))?.status === 'expired');
+      expect(await petStatus(heldPet)).toBe('available');
+    } finally {
+      await open.end();
+    }
+  });
+
   it('another key gets 404 on every order operation on both instances, and never sees the orders in listOrders', async () => {
     const [petId] = await newPets(1);
     const id = await place(0, petId as number);
