@@ -20,14 +20,15 @@
 // BENCH_DURATION (s of measured load, default 20), BENCH_WARM_UP (s, default 5),
 // BENCH_PROFILE_INTERVAL (sampling interval in µs, default 200), BENCH_SEED_ROWS (default
 // 10000), BENCH_SEED (default 1), BENCH_ONLY (which mixed scenario, a regular expression;
-// default the first). Writes bench/results/profile-<time>.md and .json; the .cpuprofile
+// default the first), BENCH_BASELINE (a commit, profiled too: see below). Writes
+// bench/results/profile-<time>.md and .json; the .cpuprofile
 // files stay in a temporary folder, named in the output (open them in Chrome's DevTools).
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { categories, OTHER, summarise, type CpuProfile, type Summary } from './cpuprofile.js';
-import { build, machine, measureLoad, watchLoad, mixedScenarios, root, seededDatabase, stamp, start, startOurs, type Measured, type Server } from './harness.js';
+import { build, buildAt, machine, measureLoad, watchLoad, mixedScenarios, root, seededDatabase, stamp, start, startOurs, workingTree, type Measured, type Server } from './harness.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const DURATION = Number(process.env.BENCH_DURATION ?? 20);
@@ -108,10 +109,16 @@ async function profiled(target: Target, dir: string): Promise<Profiled> {
 
 const load = watchLoad();
 build();
-const database = await seededDatabase(ROWS);
+// BENCH_BASELINE=<commit>: that commit's service is profiled too, under the same load in the
+// same run, as 'baseline' (built as `npm run bench` builds one): a before/after profile.
+const baseline = process.env.BENCH_BASELINE ? await buildAt(process.env.BENCH_BASELINE) : undefined;
+const database = await seededDatabase(ROWS, workingTree, baseline);
 const dir = mkdtempSync(path.join(os.tmpdir(), 'animal-store-profile-'));
 const targets: Target[] = [
   { name: 'ours', launch: (nodeArgs) => startOurs(database.url, database.key, 'ours', root, nodeArgs), databaseUrl: database.url },
+  ...(baseline && database.baselineUrl
+    ? [{ name: `baseline ${baseline.commit}`, launch: (nodeArgs: string[]) => startOurs(database.baselineUrl as string, database.key, 'baseline', baseline.dir, nodeArgs), databaseUrl: database.baselineUrl }]
+    : []),
   { name: 'reference', launch: (nodeArgs) => start('reference', [...nodeArgs, '--import', 'tsx', 'bench/reference.ts'], { DATABASE_URL: database.referenceUrl, REFERENCE_TOKEN: 'reference' }, 'Bearer reference'), databaseUrl: database.referenceUrl },
   { name: 'hello world', launch: (nodeArgs) => start('hello', [...nodeArgs, '--import', 'tsx', 'bench/hello.ts'], {}, 'Bearer none') },
 ];
@@ -120,6 +127,7 @@ try {
   for (const target of targets) results.push(await profiled(target, dir));
 } finally {
   await database.close();
+  baseline?.remove();
 }
 
 // Node 20 names every thread 'node' (the main one is 'main' here, by its id); the others
