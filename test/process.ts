@@ -111,3 +111,18 @@ export function alive(pid: number): boolean {
     return false;
   }
 }
+
+/**
+ * `count` service processes on one database, for the races of test/e2e: rate limits, load
+ * shedding and short waits for a connection are not what those files are about.
+ */
+export function startInstances(databaseUrl: string, count: number): Promise<ServerProcess[]> {
+  const env = {
+    DATABASE_URL: databaseUrl,
+    RATE_LIMIT_MAX: '10000000',
+    RATE_LIMIT_ANONYMOUS_MAX: '10000000',
+    MAX_EVENT_LOOP_DELAY_MS: '0',
+    DB_CONNECT_TIMEOUT_MS: '10000',
+  };
+  return Promise.all(Array.from({ length: count }, () => startServer(env, 90_000)));
+}

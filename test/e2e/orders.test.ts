@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey, createTestDatabase } from '../helper.js';
-import { startServer, within, type ServerProcess } from '../process.js';
+import { startInstances, within, type ServerProcess } from '../process.js';
 
 const INSTANCES = 2;
 
@@ -31,15 +31,7 @@ beforeAll(async () => {
   key = (await createApiKey(db, 'orders')).key;
   otherKey = (await createApiKey(db, 'someone else')).key;
   quiet = await createApiKey(db, 'open transaction');
-  const env = {
-    DATABASE_URL: database.url,
-    RATE_LIMIT_MAX: '10000000',
-    RATE_LIMIT_ANONYMOUS_MAX: '10000000',
-    // Neither load shedding nor a short wait for a connection is what this file is about.
-    MAX_EVENT_LOOP_DELAY_MS: '0',
-    DB_CONNECT_TIMEOUT_MS: '10000',
-  };
-  servers = await Promise.all(Array.from({ length: INSTANCES }, () => startServer(env, 90_000)));
+  servers = await startInstances(database.url, INSTANCES);
 }, 120_000);
 
 afterAll(async () => {

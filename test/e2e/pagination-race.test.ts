@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createApiKey, createTestDatabase } from '../helper.js';
-import { startServer, type ServerProcess } from '../process.js';
+import { startInstances, type ServerProcess } from '../process.js';
 
 const INSTANCES = 3;
 const WRITERS = 48; // two in three with an Idempotency-Key
@@ -28,15 +28,7 @@ beforeAll(async () => {
   const pool = new pg.Pool({ connectionString: database.url, max: 1 });
   key = (await createApiKey(pool)).key;
   await pool.end();
-  const env = {
-    DATABASE_URL: database.url,
-    RATE_LIMIT_MAX: '10000000',
-    RATE_LIMIT_ANONYMOUS_MAX: '10000000',
-    // Load shedding and connection waits are not what this file is about.
-    MAX_EVENT_LOOP_DELAY_MS: '0',
-    DB_CONNECT_TIMEOUT_MS: '10000',
-  };
-  servers = await Promise.all(Array.from({ length: INSTANCES }, () => startServer(env, 90_000)));
+  servers = await startInstances(database.url, INSTANCES);
 }, 120_000);
 
 afterAll(async () => {
