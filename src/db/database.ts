@@ -16,7 +16,7 @@ export const EMBEDDED_DATABASE = 'animal_store';
 
 export async function openDatabase(
   config: Pick<Config, 'DATABASE_URL' | 'DATA_DIR' | 'EMBEDDED_PG_PORT'>,
-  options: { shareRunning: boolean; log: (message: string) => void },
+  options: { shareRunning: boolean; log: (message: string) => void; onSpawned?: () => void },
 ): Promise<Database> {
   if (config.DATABASE_URL) return { url: config.DATABASE_URL, close: async () => {} };
   const embedded = await openEmbeddedPostgres({
@@ -24,6 +24,7 @@ export async function openDatabase(
     port: config.EMBEDDED_PG_PORT,
     log: options.log,
     shareRunning: options.shareRunning,
+    ...(options.onSpawned ? { onSpawned: options.onSpawned } : {}),
   });
   try {
     const url = await ensureDatabase(embedded, EMBEDDED_DATABASE);

@@ -4,7 +4,7 @@
 // Every way of stopping it (SIGTERM to the pid npm start hands a supervisor, SIGTERM to
 // node, Ctrl-C's SIGINT to the group) drains HTTP and leaves no process; a start that fails
 // leaves nothing running and no key it did not show. A restart compiles nothing when nothing
-// changed, and compiles what changed before serving it.
+// changed, compiles what changed before serving it, and never serves a build that failed.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -189,7 +189,8 @@ describe('a fresh machine, with the README commands', { timeout: 180_000 }, () =
     const built = compiledAt();
     const again = await start();
     timings.warm = again.readyMs;
-    // Nothing changed since the last start: tsc -b found dist/ up to date and wrote nothing.
+    // Nothing changed since the last start: the prestart check found dist/ up to date, and
+    // nothing was compiled or written.
     expect(compiledAt()).toBe(built);
     const read = await fetch(`${again.url}/v1/pets/${petId}`, { headers: { authorization: `Bearer ${key}` } });
     expect(read.status).toBe(200);
@@ -230,5 +231,33 @@ describe('a fresh machine, with the README commands', { timeout: 180_000 }, () =
     const served = (await (await fetch(`${started.url}/v1/openapi.json`)).json()) as { info: { version: string } };
     expect(served.info.version).toBe(`${version}-edited`);
     await stopWhileInFlight(started, key, 'sigint-group', () => process.kill(-(started.child.pid as number), 'SIGINT'));
+  });
+
+  it('a type error stops npm start before anything runs, on every start until it is undone; undoing it serves the last good sources', async () => {
+    // A failed `tsc -b` still writes what it compiled into dist/: here a changed version
+    // beside a type error. Once both edits are undone, the start must serve the sources as
+    // they are (the edited version of the case above), not what the failed build wrote.
+    const source = path.join(folder, 'generated', 'openapi.ts');
+    const broken = path.join(folder, 'src', 'paths.ts');
+    const [good, goodPaths] = [readFileSync(source, 'utf8'), readFileSync(broken, 'utf8')];
+    const version = /"version": "([^"]+)"/.exec(good)?.[1] as string;
+    writeFileSync(source, good.replace(`"version": "${version}"`, `"version": "${version}-broken"`));
+    writeFileSync(broken, `${goodPaths}\nexport const broken: number = 'not a number';\n`);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const child = spawn('npm', ['start'], { cwd: folder, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let output = '';
+      child.stdout?.on('data', (c) => (output += c));
+      child.stderr?.on('data', (c) => (output += c));
+      const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+      expect(code, output).not.toBe(0);
+      expect(output).toContain('error TS2322');
+      expect(output).not.toContain('Server listening');
+    }
+    writeFileSync(source, good);
+    writeFileSync(broken, goodPaths);
+    const started = await start();
+    const served = (await (await fetch(`${started.url}/v1/openapi.json`)).json()) as { info: { version: string } };
+    expect(served.info.version).toBe(version);
+    await stopWhileInFlight(started, key, 'after-type-error', () => process.kill(started.child.pid as number, 'SIGTERM'));
   });
 });
