@@ -24,6 +24,10 @@ export function createCursorCodec(secret: Buffer) {
   // filter) are asked for over and over: remember them rather than sign again. Bounded;
   // starts over when full.
   const made = new Map<string, string>();
+  // And the other way: a cursor this process signed is the next page a client asks for, so
+  // decoding it looks its position up instead of checking its signature again. Only exact
+  // strings this codec produced are in it, so nothing unsigned gets past. Bounded the same way.
+  const issued = new Map<string, CursorPosition>();
   const MADE_MAX = 10_000;
 
   return {
@@ -35,6 +39,8 @@ export function createCursorCodec(secret: Buffer) {
       const cursor = `${payload}.${sign(payload)}`;
       if (made.size >= MADE_MAX) made.clear();
       made.set(memo, cursor);
+      if (issued.size >= MADE_MAX) issued.clear();
+      issued.set(cursor, { after: position.after, filter: position.filter });
       return cursor;
     },
 
@@ -43,6 +49,8 @@ export function createCursorCodec(secret: Buffer) {
      * them in the message when it was not (`status filter`).
      */
     decode(cursor: string, filter: string | undefined, filters: string): number {
+      const known = issued.get(cursor);
+      if (known !== undefined) return checkFilter(known.after, known.filter, filter, filters);
       const [payload, signature, extra] = cursor.split('.');
       if (!payload || !signature || extra !== undefined) throw new InvalidCursorError('is not a cursor from this API');
       const expected = Buffer.from(sign(payload));
@@ -55,10 +63,15 @@ export function createCursorCodec(secret: Buffer) {
         throw new InvalidCursorError('is not a cursor from this API');
       }
       if (typeof decoded.a !== 'number' || !Number.isSafeInteger(decoded.a) || decoded.a < 0) throw new InvalidCursorError('is not a cursor from this API');
-      if ((decoded.s || undefined) !== (filter || undefined)) throw new InvalidCursorError(`belongs to another ${filters}; start again without cursor`);
-      return decoded.a;
+      return checkFilter(decoded.a, typeof decoded.s === 'string' ? decoded.s : undefined, filter, filters);
     },
   };
+}
+
+/** `after`, if the cursor was made for `filter` (an empty filter is none). */
+function checkFilter(after: number, madeFor: string | undefined, filter: string | undefined, filters: string): number {
+  if ((madeFor || undefined) !== (filter || undefined)) throw new InvalidCursorError(`belongs to another ${filters}; start again without cursor`);
+  return after;
 }
 
 export type CursorCodec = ReturnType<typeof createCursorCodec>;
