@@ -147,6 +147,12 @@ export interface Measured {
   p99: number;
   /** The server's CPU time (user + system, all threads) per answered request, in µs. */
   cpuUs?: number;
+  /**
+   * This machine's PostgreSQL processes' CPU time per answered request, in µs (0 when the
+   * database runs elsewhere): the work a server hands the database (its statements,
+   * triggers, commits) costs the same cores on a one-machine bench.
+   */
+  dbCpuUs?: number;
   /** Mixed traffic: answers, p50 and p99 (ms) per operation. */
   operations?: Record<string, { answers: number; p50: number; p99: number }>;
   /** Answers in the run. */
@@ -181,6 +187,7 @@ export async function measureLoad(server: Server, scenario: Scenario, { connecti
   // One run's pets for sale, shared by its connections.
   const forSale = sells(scenario) ? await restock(server, rows) : undefined;
   const cpuBefore = cpuMs(pid);
+  const dbBefore = postgresCpuMs();
   const start = Number(process.hrtime.bigint() / 1000n);
   const result = await autocannon({
     url: server.url,
@@ -200,6 +207,7 @@ export async function measureLoad(server: Server, scenario: Scenario, { connecti
   });
   const end = Number(process.hrtime.bigint() / 1000n);
   const cpu = cpuMs(pid) - cpuBefore;
+  const dbCpu = [...postgresCpuMs()].reduce((sum, [dbPid, ms]) => sum + ms - (dbBefore.get(dbPid) ?? 0), 0);
   const threadsAfter = threadsBefore ? threadCpuMs(pid) : undefined;
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${server.name} ${scenario.name}: ${result.non2xx} non-2xx, ${result.errors} errors (of ${result['2xx'] + result.non2xx})${failures.size ? `: ${[...failures].map(([what, n]) => `${n} × ${what}`).join(', ')}` : ''}`);
   const operations: NonNullable<Measured['operations']> = {};
@@ -216,6 +224,7 @@ export async function measureLoad(server: Server, scenario: Scenario, { connecti
     p50: quantile(latencies, 0.5),
     p99: quantile(latencies, 0.99),
     cpuUs: (cpu * 1000) / total,
+    dbCpuUs: (dbCpu * 1000) / total,
     answers: total,
     window: { start, end },
     ...(scenario.mix ? { operations } : {}),
@@ -356,6 +365,25 @@ function statCpuMs(file: string): number {
 }
 /** CPU time a process has used so far (user + system, all threads), in ms: /proc/<pid>/stat. */
 export const cpuMs = (pid: number): number => statCpuMs(`/proc/${pid}/stat`);
+/**
+ * CPU time each PostgreSQL process of this machine (by name: the postmaster, its backends
+ * and workers) has used so far, in ms, by pid. A process that ends between two readings
+ * takes its time with it; the servers' pooled connections live through a run.
+ */
+export function postgresCpuMs(): Map<number, number> {
+  const byPid = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== 'postgres') continue;
+      byPid.set(Number(entry), statCpuMs(`/proc/${entry}/stat`));
+    } catch {
+      // Gone between the listing and the read.
+    }
+  }
+  return byPid;
+}
 /** CPU time each thread of a process has used so far, in ms, summed by thread name (/proc/<pid>/task/<tid>/comm; the main thread is 'main'). */
 export function threadCpuMs(pid: number): Map<string, number> {
   const byName = new Map<string, number>();

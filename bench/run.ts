@@ -60,6 +60,7 @@ const summary = (runs: Measured[]): Measured => ({
   p50: median(runs.map((r) => r.p50)),
   p99: median(runs.map((r) => r.p99)),
   cpuUs: median(runs.map((r) => r.cpuUs ?? Number.NaN)),
+  dbCpuUs: median(runs.map((r) => r.dbCpuUs ?? Number.NaN)),
 });
 const ms = (value: number): string => value.toFixed(1);
 const range = (r: PairedRatio): string => `${r.median.toFixed(2)} (${r.confidence ? '95% CI' : 'range'} ${r.low.toFixed(2)}–${r.high.toFixed(2)})`;
@@ -184,7 +185,7 @@ async function main(): Promise<void> {
           (runs.reference as Measured[]).map((r) => r.p99),
         );
         rows.push(
-          `| ${connections} | ${scenario.name} | ${Math.round(a.rps)} | ${Math.round(b.rps)} | **${ratio.toFixed(2)}** | ${range(pairedRps)} | ${ms(a.p50)} / ${ms(a.p99)} | ${ms(b.p50)} / ${ms(b.p99)} | ${range(pairedP99)} | ${Math.round(a.cpuUs ?? 0)} / ${Math.round(b.cpuUs ?? 0)} | ${ofHello.toFixed(2)} | ${ofDb === undefined ? '–' : ofDb.toFixed(2)} | ${tailRatio.toFixed(1)} |`,
+          `| ${connections} | ${scenario.name} | ${Math.round(a.rps)} | ${Math.round(b.rps)} | **${ratio.toFixed(2)}** | ${range(pairedRps)} | ${ms(a.p50)} / ${ms(a.p99)} | ${ms(b.p50)} / ${ms(b.p99)} | ${range(pairedP99)} | ${Math.round(a.cpuUs ?? 0)} / ${Math.round(b.cpuUs ?? 0)} | ${Math.round(a.dbCpuUs ?? 0)} / ${Math.round(b.dbCpuUs ?? 0)} | ${ofHello.toFixed(2)} | ${ofDb === undefined ? '–' : ofDb.toFixed(2)} | ${tailRatio.toFixed(1)} |`,
         );
         if (scenario.mix) mixes.push(`${connections} connections, ${scenario.name}: ${shares(runs.ours as Measured[], runs.reference as Measured[])}`);
         if (connections === TAIL_AT) tail.push(`${scenario.name}: p99/p50 ${tailRatio.toFixed(1)} ${tailRatio <= TAIL_RATIO ? '≤' : '>'} ${TAIL_RATIO}`);
@@ -212,8 +213,8 @@ async function main(): Promise<void> {
       '|---|---|---|---|',
       ...limitRows,
       '',
-      '| Connections | Operation | ours req/s | reference req/s | ours/reference (medians) | ours/reference, paired runs | ours p50 / p99 ms | reference p50 / p99 ms | p99 ours/reference, paired runs | server CPU µs/request ours / reference | ours / hello world | ours / pgbench | ours p99/p50 |',
-      '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+      '| Connections | Operation | ours req/s | reference req/s | ours/reference (medians) | ours/reference, paired runs | ours p50 / p99 ms | reference p50 / p99 ms | p99 ours/reference, paired runs | server CPU µs/request ours / reference | PostgreSQL CPU µs/request ours / reference | ours / hello world | ours / pgbench | ours p99/p50 |',
+      '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
       ...rows,
       '',
       ...(mixes.length
