@@ -61,15 +61,19 @@ export const ORDER_STATEMENTS = {
   // Closes a placed order: to $3 (completed or cancelled), or to expired when it is past
   // its expiresAt; its pet follows (sold, or available again). The row is locked first, so
   // a concurrent close (the other action, the expiry job) is seen committed, never missed.
+  // Both updates name their row by primary key (`orders.id = $1`, `pets.id = (SELECT ...)`):
+  // written as joins (`FROM closed WHERE pets.id = closed.pet_id AND pets.status =
+  // 'pending'`), a plan made while few pets were pending walked the (status, id) index over
+  // every pending pet instead, ~2 ms of PostgreSQL's CPU per close with 3,000 pending.
   close: `WITH target AS (
       SELECT id, pet_id, status, expires_at <= statement_timestamp() AS lapsed FROM orders WHERE id = $1 AND api_key_id = $2 FOR UPDATE
     ), closed AS (
       UPDATE orders SET status = CASE WHEN target.lapsed THEN 'expired' ELSE $3 END, closed_at = statement_timestamp()
-      FROM target WHERE orders.id = target.id AND target.status = 'placed'
+      FROM target WHERE orders.id = $1 AND target.status = 'placed'
       RETURNING ${ORDER_COLUMNS.qualified('orders')}
     ), pet AS (
-      UPDATE pets SET status = CASE WHEN closed.status = 'completed' THEN 'sold' ELSE 'available' END
-      FROM closed WHERE pets.id = closed.pet_id AND pets.status = 'pending'
+      UPDATE pets SET status = CASE WHEN (SELECT status FROM closed) = 'completed' THEN 'sold' ELSE 'available' END
+      WHERE pets.id = (SELECT pet_id FROM closed) AND pets.status = 'pending'
     )
     SELECT ${ORDER_COLUMNS.qualified('closed')}, target.status FROM target LEFT JOIN closed ON true`,
   // The expiry job: placed orders past their expiresAt, a batch at a time. SKIP LOCKED, on
