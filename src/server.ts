@@ -94,7 +94,9 @@ async function main(config: Config): Promise<void> {
     if (err) served.log.error({ err }, 'shutting down after an uncaught error');
     await close();
   });
+  let stopping = false;
   onStopSignals((signal) => {
+    stopping = true;
     served.log.info({ signal }, 'shutting down');
     void grace.close();
   });
@@ -104,6 +106,9 @@ async function main(config: Config): Promise<void> {
     await showDevelopmentKey(createApiKeysRepository(pool), db, address);
     startedUp = true;
   } catch (error) {
+    // Ctrl-C while the key is stored ends the pool under it: that is the shutdown asked
+    // for, which close-with-grace finishes (and exits 0), not a failed start.
+    if (stopping) return;
     // Still a failed start: what it started must not outlive it.
     await close().catch(() => undefined);
     throw error;
