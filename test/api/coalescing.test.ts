@@ -1,5 +1,5 @@
-// Creates that arrive together are written together, and lookups that arrive together are
-// one query, and so are lists (src/db/coalesce.ts): each request still gets its own answer, and a create that
+// Creates that arrive together are written together, and lookups and lists that arrive
+// together are one query, whatever their kinds (src/db/coalesce.ts, src/db/pets.ts): each request still gets its own answer, and a create that
 // the database refuses fails alone.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helper.js';
@@ -89,6 +89,41 @@ describe('concurrent creates', () => {
     const wanted = Array.from({ length: 90 }, (_, i) => i % urls.length);
     const together = await Promise.all(wanted.map((n) => list(urls[n] as string)));
     together.forEach((r, i) => expect({ status: r.statusCode, body: r.json() as unknown, link: r.headers.link }).toEqual(alone[wanted[i] as number]));
+  });
+
+  it('lookups and pages of every kind at once: each gets what it gets alone, and together they are one statement', async () => {
+    await Promise.all(Array.from({ length: 12 }, (_, i) => create({ name: `Mixed ${i}`, categoryId: 3, ...(statuses[i % 4] ? { status: statuses[i % 4] } : {}) })));
+    const newest = ((await t.api({ method: 'GET', url: '/v1/pets?limit=100', headers: t.auth })).json() as { id: number }[]).map((p) => p.id);
+    const urls = [
+      `/v1/pets/${newest[0]}`,
+      '/v1/pets?limit=5',
+      '/v1/pets?limit=3&status=sold',
+      `/v1/pets/${newest[1]}`,
+      '/v1/pets/999999999',
+      '/v1/pets?limit=2&status=available',
+      '/v1/pets?limit=5',
+      `/v1/pets/${newest[0]}`,
+    ];
+    const get = (url: string) => t.api({ method: 'GET', url, headers: t.auth });
+    const alone: { status: number; body: unknown; link: unknown }[] = [];
+    for (const url of urls) {
+      const r = await get(url);
+      alone.push({ status: r.statusCode, body: r.json() as unknown, link: r.headers.link });
+    }
+    // Statements the app sends while the batch is answered (its pool is the test's).
+    const sent: string[] = [];
+    const query = t.pool.query.bind(t.pool);
+    t.pool.query = ((config: { name?: string }, ...rest: unknown[]) => {
+      sent.push(config.name ?? 'unnamed');
+      return (query as (...args: unknown[]) => unknown)(config, ...rest);
+    }) as typeof t.pool.query;
+    try {
+      const together = await Promise.all(urls.map(get));
+      together.forEach((r, i) => expect({ status: r.statusCode, body: r.json() as unknown, link: r.headers.link }, urls[i]).toEqual(alone[i]));
+    } finally {
+      t.pool.query = query;
+    }
+    expect(sent).toEqual(['pets-read-many']);
   });
 
   it('a list sent after a create was answered includes it, also among lists sent with it', async () => {
