@@ -80,7 +80,10 @@ export const ORDER_STATEMENTS = {
   // the order and its pet: an order being closed by a request is that request's; several
   // instances share the work, and an order is expired once (the status is checked again
   // under the lock); a pet row someone holds (an open psql transaction) holds up its own
-  // order's expiry only, not the batch's.
+  // order's expiry only, not the batch's. The pets are found by key (`id = ANY (ARRAY(...))`)
+  // for the reason `close` gives: a plan made while few pets were pending walked every pending
+  // pet, each batch. Their status is compared through coalesce, which no index serves: with
+  // a plain `status = 'pending'` beside the array, the planner still chose that walk.
   expire: `WITH due AS (
       SELECT orders.id FROM orders JOIN pets ON pets.id = orders.pet_id
       WHERE orders.status = 'placed' AND orders.expires_at <= statement_timestamp()
@@ -88,7 +91,7 @@ export const ORDER_STATEMENTS = {
     ), expired AS (
       UPDATE orders SET status = 'expired', closed_at = statement_timestamp() FROM due WHERE orders.id = due.id RETURNING orders.pet_id
     ), freed AS (
-      UPDATE pets SET status = 'available' FROM expired WHERE pets.id = expired.pet_id AND pets.status = 'pending'
+      UPDATE pets SET status = 'available' WHERE pets.id = ANY (ARRAY(SELECT pet_id FROM expired)) AND coalesce(pets.status, '') = 'pending'
     )
     SELECT count(*)::int FROM expired`,
   inventory: `SELECT status, sum(n)::bigint FROM (

@@ -55,10 +55,11 @@ afterAll(async () => {
   await db?.drop();
 });
 
-/** The plan `sql` ran with these values, as a prepared statement of the pool runs it (rolled back; PREPARE is not). */
-async function generic(sql: string, values: (string | number)[]): Promise<PlanNode> {
+/** The plan `sql` ran with these values (after `before`), as a prepared statement of the pool runs it (rolled back; PREPARE is not). */
+async function generic(sql: string, values: (string | number)[], before?: string): Promise<PlanNode> {
   await client.query('BEGIN');
   try {
+    if (before) await client.query(before);
     await client.query(`PREPARE s AS ${sql}`);
     const args = values.map((v) => (typeof v === 'number' ? String(v) : client.escapeLiteral(v))).join(', ');
     const result = await client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE s(${args})`);
@@ -80,5 +81,13 @@ describe("statements on one pet read that pet's row only, with statistics from b
     const scans = scansOf(await generic(sql, [...values]), 'pets');
     expect(scans.length).toBeGreaterThan(0);
     for (const scan of scans) expect(scan, JSON.stringify(scans)).toMatchObject({ read: expect.toSatisfy((n: number) => n <= 1) });
+  });
+
+  it("the expiry job's batch reads its own orders' pets only", async () => {
+    // Five of the placed orders are past their expiresAt; the job's batch expires them.
+    const due = `UPDATE orders SET expires_at = placed_at + interval '1 microsecond' WHERE id = ANY('{${orderIds.slice(100, 105).join(',')}}'::bigint[])`;
+    const scans = scansOf(await generic(ORDER_STATEMENTS.expire, [1000], due), 'pets');
+    expect(scans.length).toBeGreaterThan(0);
+    for (const scan of scans) expect(scan, JSON.stringify(scans)).toMatchObject({ read: expect.toSatisfy((n: number) => n <= 5) });
   });
 });
