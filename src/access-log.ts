@@ -92,11 +92,13 @@ function accessLine(request: FastifyRequest, reply: FastifyReply) {
   return { method: request.method, url: redactUrl(request.url), statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 };
 }
 
-// Replies whose failure to be written was logged by requestCompleted (at most one line each).
-const failed = new WeakSet<FastifyReply>();
+// Replies whose line is written (at most one line each): by requestCompleted for a failure
+// to write the answer, or as a client gone.
+const logged = new WeakSet<FastifyReply>();
 
 /** The line for a request whose client went away before its answer was written. */
 function clientGone(request: FastifyRequest, reply: FastifyReply): void {
+  logged.add(reply);
   // The request stream's own error when the client left mid-body (`aborted`, ECONNRESET).
   const errored = request.raw.errored as NodeJS.ErrnoException | null;
   request.log.info(
@@ -112,10 +114,17 @@ const awaitingAnswer = new WeakSet<FastifyReply>();
 /**
  * An onSend hook (Fastify calls it with every answer, whoever makes it: a handler, the
  * error handler, the not-found handler): writes the line of a request whose client went
- * away before this answer. Every other answer costs one WeakSet lookup.
+ * away before this answer. Every other answer costs one WeakSet lookup and a property read.
+ *
+ * Gone means either that the connection's 'close' came first (`awaitingAnswer`), or that
+ * the socket is already destroyed and its 'close' is still on its way: a reset is read,
+ * the socket destroyed at once, and 'close' emitted a turn later. An answer sent in that
+ * turn is dropped by Node, and on Node 20 'close' then finds the response finished, and
+ * Fastify never reports it: without this second test the request had no line at all
+ * (test/security/requests.test.ts, on a busy machine).
  */
 export const logAnswerAfterClose: onSendHookHandler = (request, reply, payload, done) => {
-  if (awaitingAnswer.delete(reply)) clientGone(request, reply);
+  if (awaitingAnswer.delete(reply) || (request.raw.socket?.destroyed === true && !logged.has(reply))) clientGone(request, reply);
   done(null, payload);
 };
 
@@ -133,7 +142,7 @@ export class AccessLog extends LogController {
     // (a handler still at work, or a body still arriving), the line waits for it so that it
     // says what would have been answered: a pet stored (201) or a body cut short (400).
     response.on('close', () => {
-      if (response.writableFinished || failed.has(reply)) return;
+      if (response.writableFinished || logged.has(reply)) return;
       if (reply.sent || response.headersSent) clientGone(request, reply);
       else awaitingAnswer.add(reply);
     });
@@ -142,8 +151,9 @@ export class AccessLog extends LogController {
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     // Only a failure to write the response arrives here; handler errors are logged by the
     // error handler (src/plugins/errors.ts).
+    if (logged.has(reply)) return;
     if (error) {
-      failed.add(reply);
+      logged.add(reply);
       request.log.warn({ ...accessLine(request, reply), err: { message: error.message } }, 'request');
     } else request.log.info(accessLine(request, reply), 'request');
   }
