@@ -77,6 +77,20 @@ export async function keysSettled(pool: pg.Pool, accepts: (key: string) => Promi
   await within(10_000, () => accepts(sentinel.key));
 }
 
+/**
+ * What the app sends through `pool` until `restore()`: the first argument of each
+ * `pool.query` call (its text, or its config with `name` for our named statements).
+ */
+export function recordQueries(pool: pg.Pool): { sent: unknown[]; restore: () => void } {
+  const sent: unknown[] = [];
+  const query = pool.query.bind(pool);
+  pool.query = ((...args: Parameters<typeof query>) => {
+    sent.push(args[0]);
+    return query(...args);
+  }) as typeof pool.query;
+  return { sent, restore: () => void (pool.query = query) };
+}
+
 /** The app on a database of its own (or on `url`), with one API key. */
 export async function buildTestApp(options: { url?: string; pool?: pg.Pool; readUrl?: string; env?: Record<string, string> } = {}): Promise<TestApp> {
   const database = options.url ? undefined : await createTestDatabase();

@@ -1,8 +1,8 @@
 // Creates that arrive together are written together, and lookups and lists that arrive
-// together are one query, whatever their kinds (src/db/coalesce.ts, src/db/pets.ts): each request still gets its own answer, and a create that
-// the database refuses fails alone.
+// together are one query, whatever their kinds (src/db/coalesce.ts, src/db/pets.ts): each
+// request still gets its own answer, and a create that the database refuses fails alone.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../helper.js';
+import { buildTestApp, recordQueries, type TestApp } from '../helper.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -111,19 +111,14 @@ describe('concurrent creates', () => {
       alone.push({ status: r.statusCode, body: r.json() as unknown, link: r.headers.link });
     }
     // Statements the app sends while the batch is answered (its pool is the test's).
-    const sent: string[] = [];
-    const query = t.pool.query.bind(t.pool);
-    t.pool.query = ((config: { name?: string }, ...rest: unknown[]) => {
-      sent.push(config.name ?? 'unnamed');
-      return (query as (...args: unknown[]) => unknown)(config, ...rest);
-    }) as typeof t.pool.query;
+    const queries = recordQueries(t.pool);
     try {
       const together = await Promise.all(urls.map(get));
       together.forEach((r, i) => expect({ status: r.statusCode, body: r.json() as unknown, link: r.headers.link }, urls[i]).toEqual(alone[i]));
     } finally {
-      t.pool.query = query;
+      queries.restore();
     }
-    expect(sent).toEqual(['pets-read-many']);
+    expect(queries.sent.map((q) => (q as { name?: string }).name ?? 'unnamed')).toEqual(['pets-read-many']);
   });
 
   it('a list sent after a create was answered includes it, also among lists sent with it', async () => {
