@@ -37,6 +37,7 @@ describe('migration 1763700000006 (the inventory)', () => {
 
     // Four writers: each inserts a pet, then changes the status of a random seeded one.
     let migrating = true;
+    let failure: unknown;
     const written = [0, 0, 0, 0];
     const writers = written.map(async (_, w) => {
       const client = new pg.Client({ connectionString: database.url });
@@ -47,6 +48,8 @@ describe('migration 1763700000006 (the inventory)', () => {
           await client.query('UPDATE pets SET status = $1 WHERE id = $2', [statuses[(i + w) % 4], 1 + Math.floor(Math.random() * 300_000)]);
           written[w] = (written[w] ?? 0) + 1;
         }
+      } catch (error) {
+        failure ??= error;
       } finally {
         await client.end();
       }
@@ -54,10 +57,15 @@ describe('migration 1763700000006 (the inventory)', () => {
     // The writers are under way before the migration starts, and stop once it has returned.
     // (With the count committed apart from the triggers and 0.2 s between them, this test
     // found the inventory ~100 pets short per status.)
-    while (written.some((n) => n < 5)) await new Promise((resolve) => setTimeout(resolve, 5));
-    const applied = await migrate(database.url, { info: () => {} });
-    migrating = false;
-    await Promise.all(writers);
+    while (failure === undefined && written.some((n) => n < 5)) await new Promise((resolve) => setTimeout(resolve, 5));
+    let applied: string[] = [];
+    try {
+      if (failure === undefined) applied = await migrate(database.url, { info: () => {} });
+    } finally {
+      migrating = false;
+      await Promise.all(writers);
+    }
+    expect(failure).toBeUndefined();
     expect(applied).toContain('1763700000006_create-orders');
 
     const t = await buildTestApp({ url: database.url });
