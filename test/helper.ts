@@ -10,7 +10,7 @@ import { expect, inject } from 'vitest';
 import { buildApp, LOG_REDACT, type AppConfig } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { generateApiKey, hashApiKey } from '../src/auth/apiKeys.js';
-import { createPool } from '../src/db/pool.js';
+import { closePool, createPool } from '../src/db/pool.js';
 import { createApiKeysRepository } from '../src/db/api-keys.js';
 import { contractViolations } from './contract.js';
 import { within } from './process.js';
@@ -126,8 +126,10 @@ export async function buildTestApp(options: { url?: string; pool?: pg.Pool; read
     },
     close: async () => {
       await app.close();
-      await readPool?.end();
-      if (!options.pool) await pool.end();
+      // closePool, not end(): end() resolves before the server has seen the connections go,
+      // and dropping the database then terminates them (57P01, an error on an ending client).
+      if (readPool) await closePool(readPool);
+      if (!options.pool) await closePool(pool);
       await database?.drop();
     },
   };

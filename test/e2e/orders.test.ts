@@ -12,6 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closePool, createPool } from '../../src/db/pool.js';
 import { createApiKey, createTestDatabase } from '../helper.js';
 import { startInstances, within, type ServerProcess } from '../process.js';
 
@@ -27,7 +28,9 @@ let quiet = { key: '', id: 0 };
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  db = new pg.Pool({ connectionString: database.url, max: 4 });
+  // The service's pool: its error listener reports a connection lost instead of throwing,
+  // and closePool waits until each connection has ended, before the database is dropped.
+  db = createPool({ DATABASE_URL: database.url, DB_POOL_MAX: 4, DB_CONNECT_TIMEOUT_MS: 10_000, DB_STATEMENT_TIMEOUT_MS: 60_000 });
   key = (await createApiKey(db, 'orders')).key;
   otherKey = (await createApiKey(db, 'someone else')).key;
   quiet = await createApiKey(db, 'open transaction');
@@ -36,7 +39,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(servers.map((s) => s.stop('SIGKILL')));
-  await db?.end();
+  if (db) await closePool(db);
   await database?.drop();
 });
 
