@@ -5,6 +5,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../src/db/migrate.js';
+import { closePool, createPool } from '../../src/db/pool.js';
 import { buildTestApp, createApiKey, type TestApp } from '../helper.js';
 import { startReplicatedPair, type ReplicatedPair } from '../support/replication.js';
 
@@ -18,7 +19,7 @@ const WINDOW_MS = 3000;
 beforeAll(async () => {
   pair = await startReplicatedPair();
   await migrate(pair.primaryUrl, { info: () => {} });
-  primary = new pg.Pool({ connectionString: pair.primaryUrl, max: 2 });
+  primary = createPool({ DATABASE_URL: pair.primaryUrl, DB_POOL_MAX: 2, DB_CONNECT_TIMEOUT_MS: 10_000, DB_STATEMENT_TIMEOUT_MS: 60_000 });
   writer = { authorization: `Bearer ${(await createApiKey(primary, 'writer')).key}` };
   reader = { authorization: `Bearer ${(await createApiKey(primary, 'reader')).key}` };
   await pair.waitForReplay();
@@ -26,7 +27,8 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   await t?.close();
-  await primary?.end();
+  // Ended before the clusters stop (test/helper.ts says why closePool).
+  if (primary) await closePool(primary);
   await pair?.stop();
 });
 
