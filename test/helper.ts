@@ -91,6 +91,13 @@ export function recordQueries(pool: pg.Pool): { sent: unknown[]; restore: () => 
   return { sent, restore: () => void (pool.query = query) };
 }
 
+/** The pets of each status, counted one by one: what getInventory must answer. */
+export async function countPetsByStatus(pool: pg.Pool): Promise<{ available: number; pending: number; sold: number; noStatus: number }> {
+  const rows = (await pool.query<{ s: string; n: string }>("SELECT coalesce(status, 'none') AS s, count(*) AS n FROM pets GROUP BY 1")).rows;
+  const n = (s: string) => Number(rows.find((r) => r.s === s)?.n ?? 0);
+  return { available: n('available'), pending: n('pending'), sold: n('sold'), noStatus: n('none') };
+}
+
 /** The app on a database of its own (or on `url`), with one API key. */
 export async function buildTestApp(options: { url?: string; pool?: pg.Pool; readUrl?: string; env?: Record<string, string> } = {}): Promise<TestApp> {
   const database = options.url ? undefined : await createTestDatabase();

@@ -13,8 +13,15 @@ export interface MigrateLog {
 // instances migrate one after the other, and the later ones find nothing to do.
 const PG_MIGRATE_LOCK_ID = '7241865325823964';
 
+export interface MigrateOptions {
+  /** How long to wait for another migrator to finish (ms). */
+  waitMs?: number;
+  /** Only the first `count` pending migrations (a test stopping before one); default all. */
+  count?: number;
+}
+
 /** Applies pending migrations, waiting up to `waitMs` for another migrator to finish. */
-export async function migrate(databaseUrl: string, log: MigrateLog, waitMs = 60_000): Promise<string[]> {
+export async function migrate(databaseUrl: string, log: MigrateLog, { waitMs = 60_000, count }: MigrateOptions = {}): Promise<string[]> {
   const client = new pg.Client({ connectionString: databaseUrl, application_name: 'animal-store-api:migrate' });
   await client.connect();
   try {
@@ -25,6 +32,7 @@ export async function migrate(databaseUrl: string, log: MigrateLog, waitMs = 60_
       dbClient: client,
       dir: migrationsDir,
       direction: 'up',
+      ...(count === undefined ? {} : { count }),
       migrationsTable: 'pgmigrations',
       log: () => {},
       logger: { debug: () => {}, info: () => {}, warn: (m: string) => log.info(m), error: (m: string) => log.info(m) },

@@ -2,7 +2,7 @@
 // getInventory, and what they do to pets. Every answer goes through `t.api`, which checks
 // it against the contract. Races between instances are in test/e2e/orders.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, createApiKey, keysSettled, type TestApp } from '../helper.js';
+import { buildTestApp, countPetsByStatus, createApiKey, keysSettled, type TestApp } from '../helper.js';
 
 let t: TestApp;
 let other: Record<string, string>;
@@ -264,11 +264,7 @@ describe('listOrders', () => {
 });
 
 describe('getInventory', () => {
-  const counted = async () => {
-    const rows = (await t.pool.query<{ s: string; n: string }>("SELECT coalesce(status, 'none') AS s, count(*) AS n FROM pets GROUP BY 1")).rows;
-    const n = (s: string) => Number(rows.find((r) => r.s === s)?.n ?? 0);
-    return { available: n('available'), pending: n('pending'), sold: n('sold'), noStatus: n('none') };
-  };
+  const counted = () => countPetsByStatus(t.pool);
 
   it('counts the pets of each status exactly, at once after orders are placed, completed and cancelled', async () => {
     const inventory = async () => (await t.api({ method: 'GET', url: '/v1/store/inventory', headers: t.auth })).json();
