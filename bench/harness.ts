@@ -3,7 +3,7 @@
 // the scenarios (fixed URLs, and mixed traffic walked per connection), one measured run of
 // a scenario, CPU and RSS readings and the machine's description.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, openSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -337,10 +337,12 @@ export interface Build {
   dir: string;
   /** Its own migrations (its migrations/ folder). */
   migrate: (url: string) => Promise<unknown>;
+  /** It has the store (issue 25): the scenarios that buy can run on it. */
+  store: boolean;
   remove: () => void;
 }
 
-export const workingTree: Build = { commit: 'working tree', dir: root, migrate: (url) => migrate(url, { info: () => {} }), remove: () => {} };
+export const workingTree: Build = { commit: 'working tree', dir: root, migrate: (url) => migrate(url, { info: () => {} }), store: true, remove: () => {} };
 
 /**
  * Extracts `ref` (git archive) into a temporary folder, links this project's node_modules
@@ -354,7 +356,8 @@ export async function buildAt(ref: string): Promise<Build> {
   symlinkSync(path.join(root, 'node_modules'), path.join(dir, 'node_modules'));
   execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: dir, stdio: 'inherit' });
   const { migrate: migrateThere } = (await import(pathToFileURL(path.join(dir, 'dist/src/db/migrate.js')).href)) as typeof import('../src/db/migrate.js');
-  return { commit, dir, migrate: (url) => migrateThere(url, { info: () => {} }), remove: () => rmSync(dir, { recursive: true, force: true }) };
+  const store = existsSync(path.join(dir, 'migrations/1763700000006_create-orders.sql'));
+  return { commit, dir, migrate: (url) => migrateThere(url, { info: () => {} }), store, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 function status(pid: number, field: string): number {

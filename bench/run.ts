@@ -139,7 +139,7 @@ async function main(): Promise<void> {
 
       for (const scenario of selected) {
         // A baseline from before the store (issue 25) has no orders to sell.
-        const servers = before && !sells(scenario) ? [ours, before, reference] : [ours, reference];
+        const servers = before && (baseline?.store || !sells(scenario)) ? [ours, before, reference] : [ours, reference];
         const runs: Record<string, Measured[]> = Object.fromEntries(servers.map((s) => [s.name, []]));
         for (const server of servers) await measure(server, scenario, connections, 2, warmUpSeed(-1)); // warm-up
         for (let rep = 0; rep < REPS; rep++) {

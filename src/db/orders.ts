@@ -9,6 +9,7 @@
 // which only the primary knows.
 import pg from 'pg';
 import type { components } from '../../generated/v1.js';
+import { coalesce } from './coalesce.js';
 import type { PetStatus } from './pets.js';
 import { exactInt8 } from './pets.js';
 import { columns } from './table.js';
@@ -23,6 +24,9 @@ type OrderRow = [id: number, petId: number, status: OrderStatus, placedAt: Date,
 const { list: O } = ORDER_COLUMNS;
 
 const orderQuery = (name: string, text: string, values: unknown[]): pg.QueryArrayConfig => ({ name, text, values, rowMode: 'array', types: exactInt8 });
+
+type PlaceRow = [...OrderRow, found: boolean, petStatus: PetStatus | null];
+type CloseRow = [...OrderRow, status: OrderStatus];
 
 function toOrder(row: OrderRow): Order {
   const order: Order = { id: row[0], petId: row[1], status: row[2], placedAt: row[3].toISOString(), expiresAt: row[4].toISOString() };
@@ -57,6 +61,23 @@ export const ORDER_STATEMENTS = {
     SELECT ${ORDER_COLUMNS.qualified('placed')}, pet.found, pet.status
     FROM (SELECT count(*) > 0 AS found, max(status) AS status FROM pets WHERE id = $2) AS pet
     LEFT JOIN placed ON true`,
+  // Several placements in one statement and one commit (src/db/coalesce.ts): `place` for
+  // each row of the arrays, answered in their order (`i`). The pets are taken by key, in id
+  // order (the primary key's scan sorts the array), so two batches never wait on each other
+  // in a circle. A pet named twice in one batch is never sent here (see `placeMany`).
+  placeMany: `WITH input AS MATERIALIZED (
+      SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::float8[]) WITH ORDINALITY AS t(api_key_id, pet_id, hold, i)
+    ), held AS (
+      UPDATE pets SET status = 'pending' WHERE id = ANY ($2::bigint[]) AND status = 'available' RETURNING id
+    ), placed AS (
+      INSERT INTO orders (api_key_id, pet_id, status, expires_at)
+      SELECT input.api_key_id, held.id, 'placed', now() + input.hold * interval '1 second' FROM input JOIN held ON held.id = input.pet_id ORDER BY input.i
+      RETURNING ${O}
+    )
+    SELECT ${ORDER_COLUMNS.qualified('placed')}, pet.found, pet.status
+    FROM input LEFT JOIN placed ON placed.pet_id = input.pet_id
+    CROSS JOIN LATERAL (SELECT count(*) > 0 AS found, max(status) AS status FROM pets WHERE id = input.pet_id) AS pet
+    ORDER BY input.i`,
   get: `SELECT ${O} FROM orders WHERE id = $1 AND api_key_id = $2`,
   // Closes a placed order: to $3 (completed or cancelled), or to expired when it is past
   // its expiresAt; its pet follows (sold, or available again). The row is locked first, so
@@ -76,6 +97,28 @@ export const ORDER_STATEMENTS = {
       WHERE pets.id = (SELECT pet_id FROM closed) AND pets.status = 'pending'
     )
     SELECT ${ORDER_COLUMNS.qualified('closed')}, target.status FROM target LEFT JOIN closed ON true`,
+  // Several closes in one statement and one commit (src/db/coalesce.ts): `close` for each
+  // row of the arrays, answered in their order. Every order is locked before any pet, each
+  // kind in id order (the sort below the lock; the pets' key scan), so two batches never
+  // wait on each other in a circle. Pets are named by key as in `expire`, for its reason.
+  // An order named twice in one batch is never sent here (see `closeMany`).
+  closeMany: `WITH input AS MATERIALIZED (
+      SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[]) WITH ORDINALITY AS t(id, api_key_id, to_status, i)
+    ), target AS MATERIALIZED (
+      SELECT orders.id, orders.pet_id, orders.status, orders.expires_at <= statement_timestamp() AS lapsed, input.to_status
+      FROM orders JOIN input ON orders.id = input.id AND orders.api_key_id = input.api_key_id
+      ORDER BY orders.id FOR UPDATE OF orders
+    ), closed AS (
+      UPDATE orders SET status = CASE WHEN target.lapsed THEN 'expired' ELSE target.to_status END, closed_at = statement_timestamp()
+      FROM target WHERE orders.id = target.id AND target.status = 'placed'
+      RETURNING ${ORDER_COLUMNS.qualified('orders')}
+    ), pet AS (
+      UPDATE pets SET status = CASE WHEN pets.id = ANY (ARRAY(SELECT pet_id FROM closed WHERE status = 'completed')) THEN 'sold' ELSE 'available' END
+      WHERE pets.id = ANY (ARRAY(SELECT pet_id FROM closed)) AND coalesce(pets.status, '') = 'pending'
+    )
+    SELECT ${ORDER_COLUMNS.qualified('closed')}, target.status, target.id IS NOT NULL AS found
+    FROM input LEFT JOIN target ON target.id = input.id LEFT JOIN closed ON closed.id = input.id
+    ORDER BY input.i`,
   // The expiry job: placed orders past their expiresAt, a batch at a time. SKIP LOCKED, on
   // the order and its pet: an order being closed by a request is that request's; several
   // instances share the work, and an order is expired once (the status is checked again
@@ -111,6 +154,29 @@ export const ORDER_STATEMENTS = {
   listByStatusAndPet: listStatement('AND status = $4 AND pet_id = $5', 'orders-list-by-status-and-pet'),
 };
 
+/** What a placement's row says (`place` and `placeMany` return the same columns). */
+function toPlacement(row: PlaceRow | undefined): Placement {
+  if (row && row[0] !== null) return { outcome: 'placed', order: toOrder(row.slice(0, 6) as OrderRow) };
+  if (!row?.[6]) return { outcome: 'pet-not-found' };
+  // Read before this statement's update: `available` there means another placement took it
+  // first (from available, a pet can only become pending).
+  const status = row[7];
+  return { outcome: 'pet-not-available', petStatus: status === 'available' ? 'pending' : status };
+}
+
+/** What a close's row says: none, the order is not this key's (or does not exist). */
+function toClosing(row: CloseRow | undefined, to: 'completed' | 'cancelled'): Closing {
+  if (!row) return { outcome: 'not-found' };
+  if (row[0] === null) return { outcome: 'not-placed', status: row[6] };
+  const order = toOrder(row.slice(0, 6) as OrderRow);
+  return order.status === to ? { outcome: 'closed', order } : { outcome: 'not-placed', status: order.status };
+}
+
+/** Throws if two inputs share a key: a batch must not name one row twice (the caller then runs each alone). */
+function distinct<T>(inputs: readonly T[], key: (input: T) => number, what: string): void {
+  if (new Set(inputs.map(key)).size !== inputs.length) throw new Error(`one ${what} twice in a batch`);
+}
+
 export type Placement =
   | { outcome: 'placed'; order: Order }
   | { outcome: 'pet-not-found' }
@@ -127,21 +193,58 @@ export interface OrderPage {
   petId: number | undefined;
 }
 
+interface PlaceInput {
+  apiKeyId: number;
+  petId: number;
+  holdSeconds: number;
+}
+interface CloseInput {
+  apiKeyId: number;
+  id: number;
+  to: 'completed' | 'cancelled';
+}
+
 export function createOrdersRepository(pool: pg.Pool) {
   const on = (tx: Queryable | undefined): Queryable => tx ?? pool;
+  const placeOne = async (input: PlaceInput, tx?: Transaction): Promise<Placement> => {
+    const result = await on(tx).query<PlaceRow>(orderQuery('orders-place', ORDER_STATEMENTS.place, [input.apiKeyId, input.petId, input.holdSeconds]));
+    return toPlacement(result.rows[0]);
+  };
+  const closeOne = async ({ apiKeyId, id, to }: CloseInput, tx?: Transaction): Promise<Closing> => {
+    const result = await on(tx).query<CloseRow>(orderQuery('orders-close', ORDER_STATEMENTS.close, [id, apiKeyId, to]));
+    return toClosing(result.rows[0], to);
+  };
+  // Placements and closes that arrive in the same turn share one statement and one commit
+  // (src/db/coalesce.ts): under load the commit's WAL flush is most of what each costs
+  // PostgreSQL. Not serial: a batch waiting on a row someone holds (an open transaction
+  // on a pet) holds up only the requests that arrived with it.
+  const placeMany = coalesce<PlaceInput, Placement>({
+    max: 100,
+    one: (input) => placeOne(input),
+    many: async (inputs) => {
+      distinct(inputs, (p) => p.petId, 'pet');
+      const values = [inputs.map((p) => p.apiKeyId), inputs.map((p) => p.petId), inputs.map((p) => p.holdSeconds)];
+      const rows = (await pool.query<PlaceRow>(orderQuery('orders-place-many', ORDER_STATEMENTS.placeMany, values))).rows;
+      return inputs.map((_, i) => toPlacement(rows[i]));
+    },
+  });
+  const closeMany = coalesce<CloseInput, Closing>({
+    max: 100,
+    one: (input) => closeOne(input),
+    many: async (inputs) => {
+      distinct(inputs, (c) => c.id, 'order');
+      const values = [inputs.map((c) => c.id), inputs.map((c) => c.apiKeyId), inputs.map((c) => c.to)];
+      const rows = (await pool.query<[...CloseRow, boolean]>(orderQuery('orders-close-many', ORDER_STATEMENTS.closeMany, values))).rows;
+      return inputs.map((c, i) => {
+        const row = rows[i];
+        return toClosing(row?.[7] ? (row.slice(0, 7) as CloseRow) : undefined, c.to);
+      });
+    },
+  });
   return {
-    /** Places an order for the pet if it is available (in `tx` when given). */
-    async place(input: { apiKeyId: number; petId: number; holdSeconds: number }, tx?: Transaction): Promise<Placement> {
-      const result = await on(tx).query<[...OrderRow, boolean, PetStatus | null]>(
-        orderQuery('orders-place', ORDER_STATEMENTS.place, [input.apiKeyId, input.petId, input.holdSeconds]),
-      );
-      const row = result.rows[0];
-      if (row && row[0] !== null) return { outcome: 'placed', order: toOrder(row.slice(0, 6) as OrderRow) };
-      if (!row?.[6]) return { outcome: 'pet-not-found' };
-      // Read before this statement's update: `available` there means another placement
-      // took it first (from available, a pet can only become pending).
-      const status = row[7];
-      return { outcome: 'pet-not-available', petStatus: status === 'available' ? 'pending' : status };
+    /** Places an order for the pet if it is available: in `tx` when given, else coalesced. */
+    place(input: PlaceInput, tx?: Transaction): Promise<Placement> {
+      return tx ? placeOne(input, tx) : placeMany(input);
     },
 
     /** The order, if this API key placed it. */
@@ -151,16 +254,11 @@ export function createOrdersRepository(pool: pg.Pool) {
     },
 
     /**
-     * Completes or cancels a placed order of this API key (in `tx` when given). A placed
-     * order past its expiresAt is expired instead, and answers `not-placed`.
+     * Completes or cancels a placed order of this API key: in `tx` when given, else
+     * coalesced. A placed order past its expiresAt is expired instead, and answers `not-placed`.
      */
-    async close(apiKeyId: number, id: number, to: 'completed' | 'cancelled', tx?: Transaction): Promise<Closing> {
-      const result = await on(tx).query<[...OrderRow, OrderStatus]>(orderQuery('orders-close', ORDER_STATEMENTS.close, [id, apiKeyId, to]));
-      const row = result.rows[0];
-      if (!row) return { outcome: 'not-found' };
-      if (row[0] === null) return { outcome: 'not-placed', status: row[6] };
-      const order = toOrder(row.slice(0, 6) as OrderRow);
-      return order.status === to ? { outcome: 'closed', order } : { outcome: 'not-placed', status: order.status };
+    close(apiKeyId: number, id: number, to: 'completed' | 'cancelled', tx?: Transaction): Promise<Closing> {
+      return tx ? closeOne({ apiKeyId, id, to }, tx) : closeMany({ apiKeyId, id, to });
     },
 
     /**

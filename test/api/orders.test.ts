@@ -2,7 +2,7 @@
 // getInventory, and what they do to pets. Every answer goes through `t.api`, which checks
 // it against the contract. Races between instances are in test/e2e/orders.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, countPetsByStatus, createApiKey, keysSettled, type TestApp } from '../helper.js';
+import { buildTestApp, countPetsByStatus, createApiKey, keysSettled, recordQueries, type TestApp } from '../helper.js';
 
 let t: TestApp;
 let other: Record<string, string>;
@@ -199,6 +199,106 @@ describe('getOrder, cancelOrder and completeOrder', () => {
     const response = await t.api({ method: 'POST', url: `/v1/store/orders/${order.id}/cancel`, headers: { ...t.auth, ...headers }, ...(payload !== undefined ? { payload } : {}) });
     expect(response.statusCode).toBe(status);
     expect((await getOrder(order.id)).json().status).toBe(status === 200 ? 'cancelled' : 'placed');
+  });
+});
+
+// Placements and closes that arrive in the same turn share one statement (src/db/orders.ts,
+// placeMany and closeMany): each request must still get the answer it gets alone.
+describe('orders that arrive together', () => {
+  /** The statements the app sends while `requests` are answered together (the test's pool is the app's). */
+  async function together<T>(requests: (() => Promise<T>)[]): Promise<{ answers: T[]; statements: string[] }> {
+    const queries = recordQueries(t.pool);
+    try {
+      const answers = await Promise.all(requests.map((request) => request()));
+      return { answers, statements: queries.sent.map((q) => (q as { name?: string }).name ?? 'unnamed') };
+    } finally {
+      queries.restore();
+    }
+  }
+  const answer = (r: { statusCode: number; json: () => unknown }) => ({ status: r.statusCode, body: r.json() });
+
+  it('placements of every outcome: each gets its own answer, and they are one statement', async () => {
+    const [a, b, c, sold, pending, none] = [await newPet(), await newPet(), await newPet(), await newPet('sold'), await newPet('pending'), await newPet(null)];
+    const missing = 999_999_999;
+    const petIds = [a, sold, b, missing, pending, c, none];
+    const { answers, statements } = await together(petIds.map((id) => () => place(id)));
+    expect(statements).toEqual(['orders-place-many']);
+    const placed = (petId: number) => ({ status: 201, body: { id: expect.any(Number), petId, status: 'placed', placedAt: expect.any(String), expiresAt: expect.any(String) } });
+    const refused = (status: number, code: string, message: string) => ({ status, body: { code, message, status } });
+    expect(answers.map(answer)).toEqual([
+      placed(a),
+      refused(409, 'pet_not_available', `Pet ${sold} is sold, not available`),
+      placed(b),
+      refused(422, 'pet_not_found', `Pet ${missing} does not exist`),
+      refused(409, 'pet_not_available', `Pet ${pending} is pending, not available`),
+      placed(c),
+      refused(409, 'pet_not_available', `Pet ${none} has no status, so it is not available`),
+    ]);
+    for (const [i, petId] of petIds.entries()) {
+      const r = answers[i];
+      if (r?.statusCode !== 201) continue;
+      expect(r.headers.location).toBe(`/v1/store/orders/${r.json().id}`);
+      expect((await getOrder(r.json().id)).json()).toEqual(r.json());
+      expect(await petStatus(petId)).toBe('pending');
+    }
+    expect([await petStatus(sold), await petStatus(pending), await petStatus(none)]).toEqual(['sold', 'pending', null]);
+  });
+
+  it('one pet asked twice among others: one order holds it, the other is 409, the others are placed', async () => {
+    const [a, twice, b] = [await newPet(), await newPet(), await newPet()];
+    const { answers } = await together([a, twice, b, twice].map((id) => () => place(id)));
+    expect(answers.map((r) => r.statusCode)).toEqual([201, expect.any(Number), 201, expect.any(Number)]);
+    const forTwice = [answers[1], answers[3]].map((r) => answer(r as NonNullable<typeof r>));
+    expect(forTwice.map((r) => r.status).sort()).toEqual([201, 409]);
+    expect(forTwice.find((r) => r.status === 409)?.body).toEqual({ code: 'pet_not_available', message: `Pet ${twice} is pending, not available`, status: 409 });
+    const held = await t.pool.query("SELECT id FROM orders WHERE pet_id = $1 AND status = 'placed'", [twice]);
+    expect(held.rowCount).toBe(1);
+  });
+
+  it('closes of every outcome: each gets its own answer, and they are one statement', async () => {
+    const order = async () => (await place(await newPet())).json() as { id: number; petId: number };
+    const [completing, cancelling, closed, lapsed, theirs] = [await order(), await order(), await order(), await order(), await order()];
+    expect((await action(closed.id, 'complete')).statusCode).toBe(200);
+    await t.pool.query("UPDATE orders SET placed_at = now() - interval '2 hours', expires_at = now() - interval '1 hour' WHERE id = $1", [lapsed.id]);
+    const { answers, statements } = await together([
+      () => action(completing.id, 'complete'),
+      () => action(closed.id, 'cancel'),
+      () => action(cancelling.id, 'cancel'),
+      () => action(lapsed.id, 'complete'),
+      () => action(theirs.id, 'cancel', other),
+      () => action(999_999_999, 'complete'),
+    ]);
+    expect(statements).toEqual(['orders-close-many']);
+    const closedAs = (o: { id: number; petId: number }, status: string) => ({ status: 200, body: expect.objectContaining({ id: o.id, petId: o.petId, status, closedAt: expect.any(String) }) });
+    const refused = (status: number, code: string, message: string) => ({ status, body: { code, message, status } });
+    expect(answers.map(answer)).toEqual([
+      closedAs(completing, 'completed'),
+      refused(409, 'order_closed', `Order ${closed.id} is completed, not placed`),
+      closedAs(cancelling, 'cancelled'),
+      refused(409, 'order_closed', `Order ${lapsed.id} is expired, not placed`),
+      refused(404, 'not_found', `Order ${theirs.id} does not exist`),
+      refused(404, 'not_found', 'Order 999999999 does not exist'),
+    ]);
+    const statuses = async (o: { id: number; petId: number }) => [(await getOrder(o.id)).json().status, await petStatus(o.petId)];
+    expect(await Promise.all([completing, cancelling, closed, lapsed, theirs].map(statuses))).toEqual([
+      ['completed', 'sold'],
+      ['cancelled', 'available'],
+      ['completed', 'sold'],
+      ['expired', 'available'],
+      ['placed', 'pending'],
+    ]);
+  });
+
+  it('orders each completed and cancelled at once: one action closes each, the other is 409 naming what it became', async () => {
+    const orders = await Promise.all(Array.from({ length: 5 }, async () => (await place(await newPet())).json() as { id: number; petId: number }));
+    const { answers } = await together(orders.flatMap((o) => [() => action(o.id, 'complete'), () => action(o.id, 'cancel')]));
+    for (const [i, o] of orders.entries()) {
+      const [complete, cancel] = [answers[2 * i], answers[2 * i + 1]].map((r) => answer(r as NonNullable<typeof r>));
+      const won = complete?.status === 200 ? 'completed' : 'cancelled';
+      expect([complete?.status, cancel?.status].sort()).toEqual([200, 409]);
+      expect((won === 'completed' ? cancel : complete)?.body).toEqual({ code: 'order_closed', message: `Order ${o.id} is ${won}, not placed`, status: 409 });
+      expect(await petStatus(o.petId)).toBe(won === 'completed' ? 'sold' : 'available');
+    }
   });
 });
 

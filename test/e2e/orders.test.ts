@@ -1,7 +1,8 @@
 // The store's promises, tried as clients meet them: two service processes on one database,
 // requests spread over both, over real sockets, judged by what the clients were answered
 // (and what the database holds afterwards), never by timing.
-// - No double sale: of concurrent orders for one pet, exactly one is placed.
+// - No double sale: of concurrent orders for one pet, exactly one is placed; also when each
+//   instance places many pets in one statement.
 // - Cancel racing complete: exactly one wins, and the pet follows the winner.
 // - Expiry racing complete: completed and sold, or 409 expired and available.
 // - Expiry with no request: within 2 s, once, whatever instance does it.
@@ -89,6 +90,23 @@ describe('two instances on one database', () => {
       expect(await petStatus(petId)).toBe('pending');
       const orders = (await db.query<{ id: string; status: string }>('SELECT id, status FROM orders WHERE pet_id = $1', [petId])).rows;
       expect(orders).toEqual([{ id: String(placed[0]?.body.id), status: 'placed' }]);
+    }
+  });
+
+  it('the same 30 pets ordered on both instances at once, in opposite orders: each placed once, every other answer 409', async () => {
+    // Each instance gathers what arrives together into one statement (src/db/orders.ts,
+    // placeMany): two such batches over the same pets must neither sell one twice nor
+    // wait on each other in a circle (a deadlock would cost a batch its statement).
+    const pets = await newPets(30);
+    const answers = await Promise.all([...pets.map((petId) => call(0, 'POST', '/v1/store/orders', { body: { petId } })), ...[...pets].reverse().map((petId) => call(1, 'POST', '/v1/store/orders', { body: { petId } }))]);
+    for (const [i, petId] of pets.entries()) {
+      const pair = [answers[i], answers[2 * pets.length - 1 - i]] as Answer[];
+      expect(pair.map((a) => a.status).sort(), JSON.stringify(pair.map((a) => a.body))).toEqual([201, 409]);
+      const placed = pair.find((a) => a.status === 201) as Answer;
+      expect(pair.find((a) => a.status === 409)?.body).toEqual({ code: 'pet_not_available', message: `Pet ${petId} is pending, not available`, status: 409 });
+      const orders = (await db.query<{ id: string; status: string }>('SELECT id, status FROM orders WHERE pet_id = $1', [petId])).rows;
+      expect(orders).toEqual([{ id: String(placed.body.id), status: 'placed' }]);
+      expect(await petStatus(petId)).toBe('pending');
     }
   });
 
