@@ -5,7 +5,8 @@
 // creates keep one statement in flight and gather the next batch meanwhile (`serial`).
 // For getPet, one `id = ANY(...)` lookup instead of one round trip each (the DataLoader
 // pattern); for listPets, one LATERAL query over the batch's pages, and calls asking for
-// the same page (same `key`) share one slot of it. Alone, a call waits no longer than a
+// the same page (same `key`) share one slot of it. Placements and closes of orders share
+// a commit as creates do, without `serial` (src/db/orders.ts). Alone, a call waits no longer than a
 // setImmediate. The statement is sent after every call of the batch has arrived, so each
 // still sees everything committed before it was made.
 //
