@@ -98,10 +98,10 @@ async function main(): Promise<void> {
           ).rows[0]?.id ?? 0,
         ) - 1;
         const queries: { query: string; url: () => string; sql: string; params: unknown[] }[] = [
-          { query: 'listPets limit=20, page 1', url: () => '/v1/pets?limit=20', sql: PET_STATEMENTS.list, params: [0, 21] },
-          { query: 'listPets limit=20, deep page (90%)', url: () => `/v1/pets?limit=20&cursor=${cursors.encode({ after: deep })}`, sql: PET_STATEMENTS.list, params: [deep, 21] },
-          { query: `listPets limit=20 status=${rare}, page 1`, url: () => `/v1/pets?limit=20&status=${rare}`, sql: PET_STATEMENTS.listByStatus, params: [rare, 0, 21] },
-          { query: `listPets limit=20 status=${rare}, deep page (90%)`, url: () => `/v1/pets?limit=20&status=${rare}&cursor=${cursors.encode({ after: deepStatus, filter: rare })}`, sql: PET_STATEMENTS.listByStatus, params: [rare, deepStatus, 21] },
+          { query: 'listPets limit=20, page 1', url: () => '/v1/pets?limit=20', sql: PET_STATEMENTS.list, params: [0, 20] },
+          { query: 'listPets limit=20, deep page (90%)', url: () => `/v1/pets?limit=20&cursor=${cursors.encode({ after: deep })}`, sql: PET_STATEMENTS.list, params: [deep, 20] },
+          { query: `listPets limit=20 status=${rare}, page 1`, url: () => `/v1/pets?limit=20&status=${rare}`, sql: PET_STATEMENTS.listByStatus, params: [rare, 0, 20] },
+          { query: `listPets limit=20 status=${rare}, deep page (90%)`, url: () => `/v1/pets?limit=20&status=${rare}&cursor=${cursors.encode({ after: deepStatus, filter: rare })}`, sql: PET_STATEMENTS.listByStatus, params: [rare, deepStatus, 20] },
           { query: 'getPet (random ids)', url: () => `/v1/pets/${1 + Math.floor(Math.random() * size)}`, sql: PET_STATEMENTS.get, params: [Math.floor(size / 2)] },
           { query: 'getInventory', url: () => '/v1/store/inventory', sql: ORDER_STATEMENTS.inventory, params: [] },
         ];

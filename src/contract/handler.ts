@@ -6,6 +6,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { operations } from '../../generated/v1.js';
 import type { ReadFrom } from '../db/consistency.js';
 import type { Transaction } from '../db/transaction.js';
+import type { Serialized } from './serialized.js';
 
 export type OperationId = keyof operations;
 type Operation<K extends OperationId> = operations[K];
@@ -32,11 +33,14 @@ export type RequestBody<K extends OperationId> = Operation<K> extends { requestB
 export type Responses<K extends OperationId> = Operation<K>['responses'];
 export type DeclaredStatus<K extends OperationId> = keyof Responses<K> & number;
 
+/** A declared body, as a value to serialize or as its JSON already written (src/contract/serialized.ts). */
+type AnswerBody<R> = [JsonOf<R>] extends [undefined] ? undefined : JsonOf<R> | Serialized<JsonOf<R>>;
+
 /** One answer: a status the operation declares, with the body and headers declared for it. */
 export type HandlerResult<K extends OperationId> = {
   [S in DeclaredStatus<K>]: keyof HandlerHeaders<Responses<K>[S]> extends never
-    ? { status: S; body: JsonOf<Responses<K>[S]>; headers?: Record<string, string> }
-    : { status: S; body: JsonOf<Responses<K>[S]>; headers: HandlerHeaders<Responses<K>[S]> & Record<string, string> };
+    ? { status: S; body: AnswerBody<Responses<K>[S]>; headers?: Record<string, string> }
+    : { status: S; body: AnswerBody<Responses<K>[S]>; headers: HandlerHeaders<Responses<K>[S]> & Record<string, string> };
 }[DeclaredStatus<K>];
 
 /** Facts about the request that middleware establishes before the handler runs. */

@@ -12,7 +12,11 @@
 // sees the request first.
 import type { FastifyReply, FastifyRequest, onRequestHookHandler, onResponseHookHandler, preValidationHookHandler } from 'fastify';
 import type { HandlerInput, HandlerResult, OperationId, RequestContext } from './handler.js';
+import { Serialized } from './serialized.js';
 import { headerParameters, type OperationInfo } from './spec.js';
+
+// What Fastify writes for a body it serializes as JSON; a serialized one gets the same.
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** What any operation's handler receives, seen by middleware (untyped by operation). */
 export interface OperationInput {
@@ -73,8 +77,8 @@ export function composeRoute(operation: OperationInfo, handler: OperationHandler
 
 /**
  * The (request, reply) function Fastify calls: the handler's input from the validated
- * request, its answer written to the reply. Header parameters are passed by the names the
- * contract gives them (Node's are lower case).
+ * request, its answer written to the reply (a serialized body as its text). Header
+ * parameters are passed by the names the contract gives them (Node's are lower case).
  */
 function adapt(handler: OperationHandler, headerNames: readonly string[]) {
   const lowerCase = headerNames.map((name) => [name, name.toLowerCase()] as const);
@@ -90,6 +94,11 @@ function adapt(handler: OperationHandler, headerNames: readonly string[]) {
     const answer = await handler(input);
     reply.code(answer.status);
     if (answer.headers) reply.headers(answer.headers);
+    // A string with a JSON content type is sent as it is (Fastify serializes only objects).
+    if (answer.body instanceof Serialized) {
+      reply.type(JSON_TYPE);
+      return answer.body.json;
+    }
     return answer.body;
   };
 }

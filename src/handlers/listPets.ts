@@ -19,9 +19,8 @@ function filterOf(status: string | undefined, ids: readonly number[] | undefined
   return `${status ?? ''}|id:${digest}`;
 }
 
-// Keyset pagination: one row more than asked tells whether a next page exists, and the
-// next page starts after the last id returned, so concurrent inserts (which get higher
-// ids) never shift or repeat what a client has already seen.
+// Keyset pagination (src/db/pets.ts): the next page starts after the last id returned, so
+// concurrent inserts (which get higher ids) never shift or repeat what a client has seen.
 export const listPets: Handler<'listPets', Services> = async ({ query, context }, { pets, cursors }) => {
   const limit = query.limit ?? defaultLimit;
   const filter = filterOf(query.status, query.id);
@@ -35,16 +34,14 @@ export const listPets: Handler<'listPets', Services> = async ({ query, context }
       return errorAnswer('bad_request', message, [{ location: 'query', field: 'cursor', rule: 'cursor', message: error.message }]);
     }
   }
-  const page = { limit: limit + 1, status: query.status, after };
-  const rows = query.id ? await pets.listByIds(query.id, page, context.readFrom) : await pets.list(page, context.readFrom);
-  const answer = rows.slice(0, limit);
-  const last = answer[answer.length - 1];
-  if (rows.length <= limit || !last) return { status: 200, body: answer };
+  const request = { limit, status: query.status, after };
+  const page = query.id ? await pets.listByIds(query.id, request, context.readFrom) : await pets.list(request, context.readFrom);
+  if (page.next === undefined) return { status: 200, body: page.pets };
 
   // Nothing here needs percent-encoding (numbers, a status from the enum, a cursor in
   // base64url and '.'), so the query is written as it is, not built through URLSearchParams.
-  const cursor = await cursors.encode({ after: last.id, filter });
+  const cursor = await cursors.encode({ after: page.next, filter });
   const ids = query.id ? query.id.map((id) => `&id=${id}`).join('') : '';
   const next = `${listPath}?limit=${limit}${query.status ? `&status=${query.status}` : ''}${ids}&cursor=${cursor}`;
-  return { status: 200, body: answer, headers: { Link: `<${next}>; rel="next"` } };
+  return { status: 200, body: page.pets, headers: { Link: `<${next}>; rel="next"` } };
 };

@@ -8,6 +8,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ORDER_STATEMENTS } from '../../src/db/orders.js';
+import { PET_STATEMENTS } from '../../src/db/pets.js';
 import { PLAN_CACHE_MODE } from '../../src/db/pool.js';
 import { createTestDatabase } from '../helper.js';
 
@@ -82,6 +83,14 @@ describe("statements on some pets read those pets' rows only, with statistics fr
       { given: () => [ORDER_STATEMENTS.closeMany, [`{${orderIds[10]},${orderIds[500]},${orderIds[999]}}`, `{${keyId},${keyId},${keyId}}`, '{completed,cancelled,completed}']] as const, want: 3 },
     ],
     ['placing three orders together, one for a pending pet (coalesced)', { given: () => [ORDER_STATEMENTS.placeMany, [`{${keyId},${keyId},${keyId}}`, `{${PENDING + 1},${PENDING + 2},7}`, '{900,900,900}']] as const, want: 3 }],
+    // A page reads its pets and one more (whether a next page exists); pages are built as
+    // JSON around the scan (src/db/pets.ts, pageOf), which must not change what it reads.
+    ['a page of 20 pets, deep in the table', { given: () => [PET_STATEMENTS.list, [2500, 20]] as const, want: 21 }],
+    ['a page of 20 pending pets, a status that was rare', { given: () => [PET_STATEMENTS.listByStatus, ['pending', 300, 20]] as const, want: 21 }],
+    [
+      'a lookup and two pages together (coalesced, every kind)',
+      { given: () => [PET_STATEMENTS.readMany, [`{${PENDING + 5}}`, '{1}', '{2000}', '{20}', '{2}', '{pending}', '{600}', '{20}']] as const, want: 21 },
+    ],
   ])('%s', async (_title, { given, want }) => {
     const [sql, values] = given();
     const scans = scansOf(await generic(sql, [...values]), 'pets');

@@ -1,0 +1,91 @@
+// getPet and listPets answer with each pet's JSON as the pets table keeps it (`as_json`,
+// migrations/1763700000007_pets-as-json.sql), joined by PostgreSQL and sent as it is
+// (src/contract/serialized.ts); createPet's answer is serialized by Fastify from the
+// contract's schema. Over a real socket, these hold the two against each other byte for
+// byte, and against JSON.stringify, for names that need escaping, pets written around the
+// service, and pets whose status an order changes.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, listen, type ListeningApp, type RawAnswer } from '../support/wire.js';
+
+let t: ListeningApp;
+beforeAll(async () => {
+  t = await listen();
+});
+afterAll(async () => t.close());
+
+const get = (target: string) => call(t.port, { method: 'GET', target, headers: t.auth });
+const post = (target: string, body?: unknown) =>
+  call(t.port, { method: 'POST', target, headers: { ...t.auth, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+
+/** What every JSON answer of the contract carries, whoever wrote its body. */
+function expectJsonAnswer(answer: RawAnswer, status: number, body: string): void {
+  expect(answer.status, answer.text).toBe(status);
+  expect(answer.headers['content-type']).toBe('application/json; charset=utf-8');
+  expect(answer.headers['content-length']).toBe(String(Buffer.byteLength(answer.body)));
+  expect(answer.body).toBe(body);
+}
+
+interface NewPet {
+  name: string;
+  categoryId: number;
+  status?: 'available' | 'pending' | 'sold';
+}
+
+describe("a pet's JSON, as the database keeps it, is the JSON the contract's serializer writes", () => {
+  it.each([
+    ['a plain name', { given: { name: 'Rex', categoryId: 2, status: 'available' } }],
+    ['no status (left out, not null)', { given: { name: 'Nameless', categoryId: 1 } }],
+    ['quotes and backslashes', { given: { name: 'Say "hi" \\ back\\slash \\"', categoryId: 3, status: 'sold' } }],
+    ['non-ASCII: accents, CJK, an emoji (a surrogate pair in JavaScript), C1 controls', { given: { name: 'Ça 日本 🐕 \u0080\u009f ok', categoryId: 5, status: 'pending' } }],
+    ['line and paragraph separators, a slash, markup', { given: { name: '\u2028\u2029 </script><b>&amp;</b> a/b', categoryId: 6, status: 'available' } }],
+    ['the longest name (100 characters) and the largest category', { given: { name: 'é'.repeat(100), categoryId: Number.MAX_SAFE_INTEGER, status: 'sold' } }],
+  ] as [string, { given: NewPet }][])('%s', async (_title, { given }) => {
+    const created = await post('/v1/pets', given);
+    expect(created.status, created.text).toBe(201);
+    const id = (created.json as { id: number }).id;
+    // Written by Fastify from the contract's schema; JSON.stringify writes the same bytes.
+    const want = JSON.stringify({ id, ...given });
+    expect(created.body).toBe(want);
+
+    expectJsonAnswer(await get(`/v1/pets/${id}`), 200, want);
+    expectJsonAnswer(await get(`/v1/pets?id=${id}`), 200, `[${want}]`);
+    if (given.status) expectJsonAnswer(await get(`/v1/pets?id=${id}&status=${given.status}`), 200, `[${want}]`);
+  });
+
+  // The contract keeps control characters out of names that createPet takes; the table does
+  // not, so a row written around the service may hold them, and its JSON still escapes them
+  // (short escapes, and \u00XX for the others) as JSON.stringify does.
+  it('a pet inserted around the service (psql, a data load), control characters and all, reads back as JSON.stringify writes it', async () => {
+    const pet = { name: 'Loaded "by hand": tab\there\nline\rret\bbs\fff\u0001\u001f\u007f end', categoryId: 9, status: 'pending' as const };
+    const id = Number((await t.pool.query<{ id: string }>('INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING id', [pet.name, pet.categoryId, pet.status])).rows[0]?.id);
+    expectJsonAnswer(await get(`/v1/pets/${id}`), 200, JSON.stringify({ id, ...pet }));
+  });
+
+  it('pages are arrays of the same JSON, joined with commas, and an empty page is []', async () => {
+    const pets = [];
+    for (const name of ['One', 'Two "2"', 'Three']) pets.push((await post('/v1/pets', { name, categoryId: 8, status: 'sold' })).body);
+    const ids = pets.map((body) => (JSON.parse(body) as { id: number }).id);
+    const first = await get(`/v1/pets?limit=2&id=${ids.join('&id=')}`);
+    expectJsonAnswer(first, 200, `[${pets[0]},${pets[1]}]`);
+    const next = /<([^>]+)>; rel="next"/.exec(first.headers.link ?? '')?.[1];
+    expect(next).toBeDefined();
+    const last = await get(next as string);
+    expectJsonAnswer(last, 200, `[${pets[2]}]`);
+    expect(last.headers.link).toBeUndefined();
+    expectJsonAnswer(await get(`/v1/pets?id=${ids[2]}&status=available`), 200, '[]');
+  });
+
+  it.each([
+    ['placed', { then: undefined, want: 'pending' }],
+    ['placed, then completed', { then: 'complete', want: 'sold' }],
+    ['placed, then cancelled', { then: 'cancel', want: 'available' }],
+  ] as const)('an order %s: getPet and listPets show the status it left', async (_title, { then, want }) => {
+    const id = ((await post('/v1/pets', { name: 'For sale', categoryId: 10, status: 'available' })).json as { id: number }).id;
+    const placed = await post('/v1/store/orders', { petId: id });
+    expect(placed.status, placed.text).toBe(201);
+    if (then) expect((await post(`/v1/store/orders/${(placed.json as { id: number }).id}/${then}`)).status).toBe(200);
+    const body = JSON.stringify({ id, name: 'For sale', categoryId: 10, status: want });
+    expectJsonAnswer(await get(`/v1/pets/${id}`), 200, body);
+    expectJsonAnswer(await get(`/v1/pets?id=${id}&status=${want}`), 200, `[${body}]`);
+  });
+});
