@@ -2,6 +2,8 @@
 // fails the build if the line after it stops being a compile error, i.e. if the handler
 // types stop enforcing the contract.
 import type { Handler } from '../../src/contract/handler.js';
+import { Serialized } from '../../src/contract/serialized.js';
+import type { Pet } from '../../src/db/pets.js';
 
 const pet = { id: 1, name: 'Rex', categoryId: 2, status: 'available' as const };
 const error = { code: 'not_found', message: 'Pet 1 does not exist', status: 404 };
@@ -38,3 +40,17 @@ export const wrongParam: Handler<'getPet'> = async ({ params }) => {
   const id: number = params.id;
   return { status: 200, body: { ...pet, id } };
 };
+
+// A body the database wrote as JSON (src/contract/serialized.ts) is typed by the body it
+// stands for: it answers where that body is declared, and nowhere else.
+const petJson = new Serialized<Pet>(JSON.stringify(pet));
+export const foundJson: Handler<'getPet'> = async () => ({ status: 200, body: petJson });
+export const listedJson: Handler<'listPets'> = async () => ({ status: 200, body: new Serialized<Pet[]>(`[${petJson.json}]`) });
+
+// A pet's JSON is not the Error body of a 404.
+// @ts-expect-error Type 'Pet' is missing the properties of the Error body
+export const errorJson: Handler<'getPet'> = async () => ({ status: 404, body: petJson });
+
+// One pet's JSON is not a page.
+// @ts-expect-error Type 'Pet' is not an array
+export const pageJson: Handler<'listPets'> = async () => ({ status: 200, body: petJson });
