@@ -9,8 +9,9 @@
 --
 -- The keys and their order are the Pet schema's in openapi/v1.yaml, `status` left out
 -- when it is null (the schema's optional property). test/wire/pet-json.test.ts holds
--- this against the contract's own serializer for names that need escaping; a change to
--- the Pet schema changes this function in a new migration.
+-- this against the contract's own serializer for names that need escaping. A change to
+-- the Pet schema rebuilds the column in a new migration (drop it, add it from a new
+-- function): replacing the function would not recompute the values already stored.
 --
 -- IMMUTABLE is true of these arguments: for text, to_json only escapes (quotes,
 -- backslashes, control characters), and bigint's text form reads no setting. PostgreSQL
