@@ -6,9 +6,9 @@
 // For getPet, one `id = ANY(...)` lookup instead of one round trip each (the DataLoader
 // pattern); for listPets, one LATERAL query over the batch's pages, and calls asking for
 // the same page (same `key`) share one slot of it. Placements and closes of orders share
-// a commit as creates do, without `serial` (src/db/orders.ts). Alone, a call waits no longer than a
-// setImmediate. The statement is sent after every call of the batch has arrived, so each
-// still sees everything committed before it was made.
+// a commit as creates do, without `serial` (src/db/orders.ts). Alone, a call waits no
+// longer than a setImmediate. The statement is sent after every call of the batch has
+// arrived, so each still sees everything committed before it was made.
 //
 // If the combined statement fails for a reason other than the database being unreachable,
 // each call is retried on its own, so one bad row fails only its own request.

@@ -12,8 +12,9 @@ export type Pet = components['schemas']['Pet'];
 export type NewPet = components['schemas']['NewPet'];
 export type PetStatus = components['schemas']['PetStatus'];
 
-// Pet rows come back as arrays in this column order (rowMode 'array'): no object with
-// field names is built per row only to be read once.
+// Created pets come back as arrays in this column order (rowMode 'array'): no object with
+// field names is built per row only to be read once. Reads return each pet's JSON instead
+// (below).
 export const PET_COLUMNS = columns(['id', 'name', 'category_id', 'status']);
 type PetRow = [id: number, name: string, categoryId: number, status: PetStatus | null];
 
