@@ -20,7 +20,7 @@ import { loadConfig } from '../src/config.js';
 import { ensureDatabase, openEmbeddedPostgres } from '../src/db/embedded.js';
 import { migrate } from '../src/db/migrate.js';
 import { createPool, PLAN_CACHE_MODE } from '../src/db/pool.js';
-import { ORDER_STATEMENTS } from '../src/db/orders.js';
+import { INVENTORY_STATEMENTS } from '../src/db/inventory.js';
 import { PET_STATEMENTS } from '../src/db/pets.js';
 import { createCursorCodec } from '../src/pagination/cursor.js';
 import { quantile } from './stats.js';
@@ -98,12 +98,12 @@ async function main(): Promise<void> {
           ).rows[0]?.id ?? 0,
         ) - 1;
         const queries: { query: string; url: () => string; sql: string; params: unknown[] }[] = [
-          { query: 'listPets limit=20, page 1', url: () => '/v1/pets?limit=20', sql: PET_STATEMENTS.list, params: [0, 20] },
-          { query: 'listPets limit=20, deep page (90%)', url: () => `/v1/pets?limit=20&cursor=${cursors.encode({ after: deep })}`, sql: PET_STATEMENTS.list, params: [deep, 20] },
-          { query: `listPets limit=20 status=${rare}, page 1`, url: () => `/v1/pets?limit=20&status=${rare}`, sql: PET_STATEMENTS.listByStatus, params: [rare, 0, 20] },
-          { query: `listPets limit=20 status=${rare}, deep page (90%)`, url: () => `/v1/pets?limit=20&status=${rare}&cursor=${cursors.encode({ after: deepStatus, filter: rare })}`, sql: PET_STATEMENTS.listByStatus, params: [rare, deepStatus, 20] },
-          { query: 'getPet (random ids)', url: () => `/v1/pets/${1 + Math.floor(Math.random() * size)}`, sql: PET_STATEMENTS.get, params: [Math.floor(size / 2)] },
-          { query: 'getInventory', url: () => '/v1/store/inventory', sql: ORDER_STATEMENTS.inventory, params: [] },
+          { query: 'listPets limit=20, page 1', url: () => '/v1/pets?limit=20', sql: PET_STATEMENTS.read.text, params: ['{}', '{1}', '{0}', '{20}', '{}', '{}', '{}', '{}'] },
+          { query: 'listPets limit=20, deep page (90%)', url: () => `/v1/pets?limit=20&cursor=${cursors.encode({ after: deep, operation: 'listPets' })}`, sql: PET_STATEMENTS.read.text, params: ['{}', '{1}', `{${deep}}`, '{20}', '{}', '{}', '{}', '{}'] },
+          { query: `listPets limit=20 status=${rare}, page 1`, url: () => `/v1/pets?limit=20&status=${rare}`, sql: PET_STATEMENTS.read.text, params: ['{}', '{}', '{}', '{}', '{1}', `{${rare}}`, '{0}', '{20}'] },
+          { query: `listPets limit=20 status=${rare}, deep page (90%)`, url: () => `/v1/pets?limit=20&status=${rare}&cursor=${cursors.encode({ after: deepStatus, operation: 'listPets', filter: `status=${rare}` })}`, sql: PET_STATEMENTS.read.text, params: ['{}', '{}', '{}', '{}', '{1}', `{${rare}}`, `{${deepStatus}}`, '{20}'] },
+          { query: 'getPet (random ids)', url: () => `/v1/pets/${1 + Math.floor(Math.random() * size)}`, sql: PET_STATEMENTS.read.text, params: [`{${Math.floor(size / 2)}}`, '{}', '{}', '{}', '{}', '{}', '{}', '{}'] },
+          { query: 'getInventory', url: () => '/v1/store/inventory', sql: INVENTORY_STATEMENTS.counts.text, params: [] },
         ];
         // What the inventory would cost counted from the table, for comparison (its plan only).
         const counted = await db.query("EXPLAIN (ANALYZE, BUFFERS) SELECT coalesce(status, 'none'), count(*) FROM pets GROUP BY 1");

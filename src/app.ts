@@ -15,6 +15,7 @@ import { validatorCompiler } from './contract/validation.js';
 import { createApiKeysRepository } from './db/api-keys.js';
 import { createRecentWriters } from './db/consistency.js';
 import { createIdempotencyKeysRepository } from './db/idempotency-keys.js';
+import { createInventoryRepository } from './db/inventory.js';
 import { createOrdersRepository } from './db/orders.js';
 import { createPetsRepository } from './db/pets.js';
 import { createServiceSecretsRepository } from './db/service-secrets.js';
@@ -139,6 +140,7 @@ export const app = fp(
     const pools = { primary: deps.pool, ...(deps.readPool ? { replica: deps.readPool } : {}) };
     const pets = createPetsRepository(pools);
     const orders = createOrdersRepository(deps.pool);
+    const inventory = createInventoryRepository(deps.pool);
     const idempotencyKeys = createIdempotencyKeysRepository(deps.pool);
     const secrets = createServiceSecretsRepository(deps.pool);
     const metrics = createMetrics(deps.config.METRICS);
@@ -176,14 +178,14 @@ export const app = fp(
     await fastify.register(jobs, {
       jobs: [
         { name: 'orders expiry', everyMs: 500, run: async () => counted('expired placed orders')(await orders.expireDue()) },
-        { name: 'inventory fold', everyMs: 1000, run: async () => void (await orders.foldInventory()) },
+        { name: 'inventory fold', everyMs: 1000, run: async () => void (await inventory.fold()) },
         { name: 'idempotency keys purge', everyMs: 60 * 60 * 1000, run: async () => counted('purged expired idempotency keys')(await idempotencyKeys.purge()) },
       ],
     });
     // Every operation of the contract, its handler wrapped in its middleware, outermost
     // first: each middleware applies to the operations the contract says it does.
     await fastify.register(contract, {
-      handlers: bindHandlers({ pets, orders, cursors: lazyCursorCodec(() => secrets.get('cursor')), orderHoldSeconds: deps.config.ORDER_HOLD_SECONDS }),
+      handlers: bindHandlers({ pets, orders, inventory, cursors: lazyCursorCodec(() => secrets.get('cursor')), orderHoldSeconds: deps.config.ORDER_HOLD_SECONDS }),
       middleware: [
         deprecation({ onCall: metrics.recorder.deprecatedCall }),
         rateLimit(fastify.rateLimit()),

@@ -1,17 +1,12 @@
 // Coalescing: calls that arrive in the same turn of the event loop are served by one
-// statement. For creates, that is one INSERT in one transaction: they share one commit
-// (one WAL flush) instead of paying one each, which under load is most of what a create
-// costs PostgreSQL. Inserts into pets run one at a time anyway (the id-order lock), so
-// creates keep one statement in flight and gather the next batch meanwhile (`serial`).
-// For getPet, one `id = ANY(...)` lookup instead of one round trip each (the DataLoader
-// pattern); for listPets, one LATERAL query over the batch's pages, and calls asking for
-// the same page (same `key`) share one slot of it. Placements and closes of orders share
-// a commit as creates do, without `serial` (src/db/orders.ts). Alone, a call waits no
-// longer than a setImmediate. The statement is sent after every call of the batch has
-// arrived, so each still sees everything committed before it was made.
-//
-// If the combined statement fails for a reason other than the database being unreachable,
-// each call is retried on its own, so one bad row fails only its own request.
+// statement (docs/decisions/0002-request-coalescing.md says why, and what it was measured
+// against). Invariants a change must keep:
+// - the statement is sent after every call of its batch has arrived, so each call still sees
+//   everything committed before it was made; alone, a call waits no longer than a setImmediate;
+// - answers are matched to calls by position (`many` answers in the order given);
+// - one bad row fails only its own request: a failed batch is retried one call at a time,
+//   unless the database is unreachable;
+// - with `key`, calls asking the same question in one batch share one answer (reads only).
 import { isDatabaseUnavailable } from './unavailable.js';
 
 interface Waiting<In, Out> {
@@ -33,35 +28,15 @@ export interface CoalesceOptions<In, Out> {
    * is no older than any of them. Never for writes (each create is its own row).
    */
   key?: (input: In) => string;
-  /**
-   * Writes the database runs one at a time anyway (inserts into pets hold one lock until
-   * they commit): at most one statement in flight; calls arriving meanwhile wait for it and
-   * go together in the next. A second statement sent now would only queue on the lock and
-   * pay a commit of its own, where joining the next one shares its commit.
-   */
-  serial?: boolean;
 }
 
-export function coalesce<In, Out>({ one, many, max, key, serial = false }: CoalesceOptions<In, Out>): (input: In) => Promise<Out> {
+export function coalesce<In, Out>({ one, many, max, key }: CoalesceOptions<In, Out>): (input: In) => Promise<Out> {
   let queue: Waiting<In, Out>[] = [];
-  // serial: a statement is in flight, and whatever arrives waits for it.
-  let busy = false;
 
   function flush(): void {
     const batch = key ? shared(queue, key) : queue;
     queue = [];
-    const chunks: Waiting<In, Out>[][] = [];
-    for (let start = 0; start < batch.length; start += max) chunks.push(batch.slice(start, start + max));
-    if (!serial) {
-      for (const chunk of chunks) void write(chunk);
-      return;
-    }
-    busy = true;
-    void (async () => {
-      for (const chunk of chunks) await write(chunk);
-      busy = false;
-      if (queue.length > 0) flush();
-    })();
+    for (let start = 0; start < batch.length; start += max) void write(batch.slice(start, start + max));
   }
 
   /** Settles every call of the batch; resolves once they all are (it never rejects). */
@@ -81,7 +56,7 @@ export function coalesce<In, Out>({ one, many, max, key, serial = false }: Coale
 
   return (input) =>
     new Promise<Out>((resolve, reject) => {
-      if (queue.length === 0 && !busy) setImmediate(flush);
+      if (queue.length === 0) setImmediate(flush);
       queue.push({ input, resolve, reject });
     });
 }

@@ -7,6 +7,7 @@
 // - a replica that cannot answer (down, or a query cancelled by recovery) is skipped: the
 //   primary answers instead.
 import type pg from 'pg';
+import { query, type Statement } from './query.js';
 import { isDatabaseUnavailable } from './unavailable.js';
 
 export type ReadFrom = 'primary' | 'replica';
@@ -21,12 +22,12 @@ export interface Pools {
 
 export function createReader(pools: Pools) {
   const { primary, replica } = pools;
-  return async function read<R extends pg.QueryResultRow | unknown[]>(from: ReadFrom, query: pg.QueryConfig | pg.QueryArrayConfig): Promise<pg.QueryResult<R>> {
-    if (from === 'primary' || !replica) return primary.query<R>(query as pg.QueryConfig);
+  return async function read<Row extends object>(from: ReadFrom, statement: Statement<Row>, values: readonly unknown[]): Promise<Row[]> {
+    if (from === 'primary' || !replica) return query(primary, statement, values);
     try {
-      return await replica.query<R>(query as pg.QueryConfig);
+      return await query(replica, statement, values);
     } catch (error) {
-      if (isDatabaseUnavailable(error) || (error as { code?: unknown }).code === REPLICA_CONFLICT) return primary.query<R>(query as pg.QueryConfig);
+      if (isDatabaseUnavailable(error) || (error as { code?: unknown }).code === REPLICA_CONFLICT) return query(primary, statement, values);
       throw error;
     }
   };

@@ -2,8 +2,7 @@
 // before its request is processed, completed with the answer in the transaction that makes
 // the request's writes (src/middleware/idempotency.ts), or given back when the request
 // failed. Keys are scoped to (API key, operation, key) and kept 24 hours.
-import type pg from 'pg';
-import { columns } from './table.js';
+import { columns, execute, query, statement, type Queryable } from './query.js';
 import type { Transaction } from './transaction.js';
 
 /** How long keys are kept (the contract documents 24 hours). */
@@ -25,10 +24,39 @@ export interface StoredAnswer {
 export type IdempotencyClaim = { outcome: 'claimed' } | { outcome: 'in-flight' } | { outcome: 'reused' } | { outcome: 'replay'; answer: StoredAnswer };
 
 const ANSWER_COLUMNS = columns(['request_hash', 'status_code', 'response_body', 'response_headers']);
-type AnswerRow = { request_hash: Buffer; status_code: number | null; response_body: unknown; response_headers: Record<string, string> | null };
+interface AnswerRow {
+  request_hash: Buffer;
+  status_code: number | null;
+  response_body: unknown;
+  response_headers: Record<string, string> | null;
+}
 const SCOPE = 'api_key_id = $1 AND operation = $2 AND key = $3';
+const RETAINED = `created_at >= now() - interval '${IDEMPOTENCY_RETENTION_HOURS} hours'`;
 
-export function createIdempotencyKeysRepository(pool: pg.Pool) {
+export const IDEMPOTENCY_STATEMENTS = {
+  // A claim: a new key, or one past the retention (starts over), or one whose request died
+  // (lease over, same fingerprint: taken over). No row: someone else holds or answered it.
+  claim: statement<{ claimed: number }>(
+    'idempotency-claim',
+    `INSERT INTO idempotency_keys AS k (api_key_id, operation, key, request_hash, locked_until)
+     VALUES ($1, $2, $3, $4, now() + $5 * interval '1 millisecond')
+     ON CONFLICT (api_key_id, operation, key) DO UPDATE
+       SET request_hash = EXCLUDED.request_hash, locked_until = EXCLUDED.locked_until, created_at = now(),
+           status_code = NULL, response_body = NULL, response_headers = NULL
+       WHERE NOT (k.${RETAINED})
+          OR (k.status_code IS NULL AND k.locked_until < now() AND k.request_hash = EXCLUDED.request_hash)
+     RETURNING 1 AS claimed`,
+  ),
+  read: statement<AnswerRow>('idempotency-read', `SELECT ${ANSWER_COLUMNS.list} FROM idempotency_keys WHERE ${SCOPE}`),
+  complete: statement<Record<string, never>>(
+    'idempotency-complete',
+    `UPDATE idempotency_keys SET status_code = $4, response_body = $5, response_headers = $6 WHERE ${SCOPE} AND status_code IS NULL`,
+  ),
+  release: statement<Record<string, never>>('idempotency-release', `DELETE FROM idempotency_keys WHERE ${SCOPE} AND status_code IS NULL`),
+  purge: statement<Record<string, never>>('idempotency-purge', `DELETE FROM idempotency_keys WHERE NOT (${RETAINED})`),
+};
+
+export function createIdempotencyKeysRepository(primary: Queryable) {
   const scoped = (scope: IdempotencyScope) => [scope.apiKeyId, scope.operation, scope.key];
   return {
     /**
@@ -37,21 +65,9 @@ export function createIdempotencyKeysRepository(pool: pg.Pool) {
      * fingerprint) is taken over.
      */
     async claim(scope: IdempotencyScope, hash: Buffer, leaseMs: number): Promise<IdempotencyClaim> {
-      const claimed = await pool.query({
-        name: 'idempotency-claim',
-        text: `INSERT INTO idempotency_keys AS k (api_key_id, operation, key, request_hash, locked_until)
-               VALUES ($1, $2, $3, $4, now() + $5 * interval '1 millisecond')
-               ON CONFLICT (api_key_id, operation, key) DO UPDATE
-                 SET request_hash = EXCLUDED.request_hash, locked_until = EXCLUDED.locked_until, created_at = now(),
-                     status_code = NULL, response_body = NULL, response_headers = NULL
-                 WHERE k.created_at < now() - interval '${IDEMPOTENCY_RETENTION_HOURS} hours'
-                    OR (k.status_code IS NULL AND k.locked_until < now() AND k.request_hash = EXCLUDED.request_hash)
-               RETURNING 1`,
-        values: [...scoped(scope), hash, leaseMs],
-      });
-      if (claimed.rowCount === 1) return { outcome: 'claimed' };
-      const existing = await pool.query<AnswerRow>({ name: 'idempotency-read', text: `SELECT ${ANSWER_COLUMNS.list} FROM idempotency_keys WHERE ${SCOPE}`, values: scoped(scope) });
-      const row = existing.rows[0];
+      const claimed = await query(primary, IDEMPOTENCY_STATEMENTS.claim, [...scoped(scope), hash, leaseMs]);
+      if (claimed.length === 1) return { outcome: 'claimed' };
+      const [row] = await query(primary, IDEMPOTENCY_STATEMENTS.read, scoped(scope));
       if (!row) return this.claim(scope, hash, leaseMs); // purged in between
       if (!row.request_hash.equals(hash)) return { outcome: 'reused' };
       if (row.status_code === null) return { outcome: 'in-flight' };
@@ -60,25 +76,20 @@ export function createIdempotencyKeysRepository(pool: pg.Pool) {
 
     /** Stores the answer under the claimed key, in the transaction of the request's writes. */
     async complete(tx: Transaction, scope: IdempotencyScope, answer: StoredAnswer): Promise<void> {
-      const result = await tx.query({
-        name: 'idempotency-complete',
-        text: `UPDATE idempotency_keys SET status_code = $4, response_body = $5, response_headers = $6 WHERE ${SCOPE} AND status_code IS NULL`,
-        values: [...scoped(scope), answer.status, JSON.stringify(answer.body), JSON.stringify(answer.headers)],
-      });
+      const completed = await execute(tx, IDEMPOTENCY_STATEMENTS.complete, [...scoped(scope), answer.status, JSON.stringify(answer.body), JSON.stringify(answer.headers)]);
       // The claim is gone (purged, or taken over after its lease ran out): storing the
       // writes without their answer would let a retry repeat them.
-      if (result.rowCount !== 1) throw new Error(`idempotency key of ${scope.operation} was no longer claimed when its request completed`);
+      if (completed !== 1) throw new Error(`idempotency key of ${scope.operation} was no longer claimed when its request completed`);
     },
 
     /** Gives a claim back when its request failed, so that a retry is processed afresh. */
     async release(scope: IdempotencyScope): Promise<void> {
-      await pool.query(`DELETE FROM idempotency_keys WHERE ${SCOPE} AND status_code IS NULL`, scoped(scope));
+      await execute(primary, IDEMPOTENCY_STATEMENTS.release, scoped(scope));
     },
 
     /** Deletes keys past the retention; returns how many. */
-    async purge(): Promise<number> {
-      const result = await pool.query(`DELETE FROM idempotency_keys WHERE created_at < now() - interval '${IDEMPOTENCY_RETENTION_HOURS} hours'`);
-      return result.rowCount ?? 0;
+    purge(): Promise<number> {
+      return execute(primary, IDEMPOTENCY_STATEMENTS.purge);
     },
   };
 }

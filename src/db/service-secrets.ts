@@ -1,11 +1,12 @@
 // The service_secrets table: secrets every instance shares, made once by a migration.
-import type pg from 'pg';
+import { query, statement, type Queryable } from './query.js';
 
-export function createServiceSecretsRepository(pool: pg.Pool) {
+const GET = statement<{ value: Buffer }>('service-secrets-get', 'SELECT value FROM service_secrets WHERE name = $1');
+
+export function createServiceSecretsRepository(primary: Queryable) {
   return {
     async get(name: string): Promise<Buffer> {
-      const result = await pool.query<{ value: Buffer }>('SELECT value FROM service_secrets WHERE name = $1', [name]);
-      const row = result.rows[0];
+      const [row] = await query(primary, GET, [name]);
       if (!row) throw new Error(`service secret ${name} is missing: run the migrations`);
       return row.value;
     },

@@ -1,9 +1,9 @@
 // Transactions on the primary: what a handler writes in one, commits or rolls back together
 // (an order and its pet's status; a write and its stored idempotent answer).
 import type pg from 'pg';
+import type { Queryable } from './query.js';
 
-/** What runs statements: the pool (each statement its own transaction) or a transaction. */
-export type Queryable = Pick<pg.PoolClient, 'query'>;
+export type { Queryable };
 
 /** A connection inside BEGIN ... COMMIT; only `inTransaction` makes one. */
 export interface Transaction extends Queryable {

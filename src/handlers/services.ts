@@ -1,3 +1,4 @@
+import type { InventoryRepository } from '../db/inventory.js';
 import type { OrdersRepository } from '../db/orders.js';
 import type { PetsRepository } from '../db/pets.js';
 import type { LazyCursorCodec } from '../pagination/cursor.js';
@@ -6,6 +7,7 @@ import type { LazyCursorCodec } from '../pagination/cursor.js';
 export interface Services {
   pets: PetsRepository;
   orders: OrdersRepository;
+  inventory: InventoryRepository;
   cursors: LazyCursorCodec;
   /** How long a placed order holds its pet (ORDER_HOLD_SECONDS). */
   orderHoldSeconds: number;

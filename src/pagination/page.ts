@@ -1,0 +1,77 @@
+// The one way a list operation pages: keyset pages in id order, an opaque cursor bound to
+// the operation and its filters, and `Link: <...>; rel="next"` while more follow. A list
+// handler names its operation; the filters are the query parameters the contract declares
+// for it besides `limit` and `cursor`, read from the operation table. A cursor is refused
+// (400, saying why) with another operation or other filters, whatever they are.
+import { createHash } from 'node:crypto';
+import type { OperationId, QueryParams } from '../contract/handler.js';
+import { operationInfo, operationPath, parameterDefault } from '../contract/spec.js';
+import { errorAnswer } from '../errors.js';
+import { InvalidCursorError, type LazyCursorCodec } from './cursor.js';
+
+/** A filter's value as a query holds it: a scalar, or the values of a repeated parameter. */
+type FilterValue = string | number | readonly (string | number)[];
+
+/** The query of a list operation: `limit`, `cursor` and its filters. */
+type ListQuery = { limit?: number; cursor?: string } & Record<string, unknown>;
+
+/** A list of values, in the cursor by a digest: one list of ids is refused with another. */
+const digest = (values: readonly (string | number)[]): string =>
+  createHash('sha256')
+    .update([...new Set(values.map(Number))].sort((a, b) => a - b).join(','))
+    .digest('base64url')
+    .slice(0, 16);
+
+export interface Paging {
+  /** The page's size. */
+  limit: number;
+  /** The id the page starts after (0: from the first). */
+  after: number;
+}
+
+/** Paging for `operationId`, composed once: its path, its filters, its default size. */
+export function listPaging<K extends OperationId>(operationId: K) {
+  const path = operationPath(operationId);
+  const filters = operationInfo(operationId)
+    .parameters.filter((p) => p.in === 'query' && p.name !== 'limit' && p.name !== 'cursor')
+    .map((p) => p.name);
+  const defaultLimit = Number(parameterDefault(operationId, 'limit'));
+  const others = `${filters.map((name) => `${name} filter`).join(' or ')}`;
+  const given = (query: ListQuery): [string, FilterValue][] =>
+    filters.flatMap((name) => (query[name] === undefined ? [] : [[name, query[name] as FilterValue] as [string, FilterValue]]));
+  /** The filters as the cursor holds them: `status=sold&id=<digest>`. */
+  const canonical = (query: ListQuery): string => given(query).map(([name, value]) => `${name}=${Array.isArray(value) ? digest(value) : String(value)}`).join('&');
+  const refuse = (message: string) =>
+    errorAnswer('bad_request', `query parameter cursor: ${message}`, [{ location: 'query', field: 'cursor', rule: 'cursor', message }]);
+
+  return {
+    /** Where the page starts and its size; a 400 answer when the cursor is not for this request. */
+    async start(query: QueryParams<K> & ListQuery, cursors: LazyCursorCodec): Promise<Paging | ReturnType<typeof refuse>> {
+      const limit = query.limit ?? defaultLimit;
+      if (query.cursor === undefined) return { limit, after: 0 };
+      try {
+        const position = await cursors.decode(query.cursor);
+        if (position.operation !== operationId) return refuse(`belongs to ${position.operation}, not ${operationId}; start again without cursor`);
+        if (position.filter !== canonical(query)) return refuse(`belongs to another ${others}; start again without cursor`);
+        return { limit, after: position.after };
+      } catch (error) {
+        if (!(error instanceof InvalidCursorError)) throw error;
+        return refuse(error.message);
+      }
+    },
+
+    /**
+     * The 200 answer with `body`, and with `Link: rel="next"` when the next page starts
+     * after `next` (undefined: this page is the last).
+     */
+    async answer<B>(query: QueryParams<K> & ListQuery, paging: Paging, body: B, next: number | undefined, cursors: LazyCursorCodec) {
+      if (next === undefined) return { status: 200 as const, body };
+      const cursor = await cursors.encode({ after: next, operation: operationId, filter: canonical(query) });
+      const parameters = given(query).flatMap(([name, value]) => (Array.isArray(value) ? value : [value]).map((v) => `&${name}=${encodeURIComponent(String(v))}`));
+      return { status: 200 as const, body, headers: { Link: `<${path}?limit=${paging.limit}${parameters.join('')}&cursor=${cursor}>; rel="next"` } };
+    },
+  };
+}
+
+/** Whether `start` refused the cursor (its answer) rather than giving a page. */
+export const refused = <P extends Paging, R extends { status: number }>(started: P | R): started is R => 'status' in started;
