@@ -459,12 +459,13 @@ export async function seededDatabase(rows: number, ours: Build = workingTree, ba
     await db.query("INSERT INTO pets (name, category_id, status) SELECT 'for-sale-' || i, 1 + i % 50, 'available' FROM generate_series(1, $1) AS i", [SALE_PETS]);
     await db.query('ANALYZE pets');
     await db.query('INSERT INTO api_keys (name, key_hash) VALUES ($1, $2)', ['bench', hashApiKey(key)]);
-    // The reference is what a user would write without our guarantees: its pet inserts do
-    // not take the id-order lock (migrations/1763700000004_…), no statement triggers keep
+    // The reference is what a user would write without our guarantees: its pet ids are a
+    // plain default, without the append order (migrations/1763700000008_…), no statement triggers keep
     // the inventory's totals (…0006), and its orders are a plain table with a serial id
     // (no id section for listOrders' completeness, no key, no one-placed-order-per-pet index).
     if (database === `${name}_reference`) {
-      await db.query('DROP TRIGGER IF EXISTS pets_insert_in_id_order ON pets');
+      await db.query('DROP TRIGGER IF EXISTS pets_append_order ON pets');
+      await db.query("ALTER TABLE pets ALTER COLUMN id SET DEFAULT nextval('pets_id_seq'), ALTER COLUMN visible_after SET DEFAULT '0'");
       for (const trigger of ['pets_count_inserts', 'pets_count_updates', 'pets_count_deletes', 'pets_count_truncate']) await db.query(`DROP TRIGGER IF EXISTS ${trigger} ON pets`);
       await db.query('DROP TABLE IF EXISTS orders CASCADE');
       await db.query(
