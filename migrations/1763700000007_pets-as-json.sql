@@ -1,3 +1,9 @@
+-- pet_json() below is also written by the generator: `npm run generate` (scripts/generate.ts)
+-- writes it from the Pet schema of openapi/v1.yaml into generated/pet-json.sql, and
+-- test/db/pet-json-contract.test.ts fails when the function this database has installed
+-- differs from that file. A change to the Pet schema therefore needs a new migration that
+-- creates the function from generated/pet-json.sql and rebuilds as_json; this file's SQL
+-- stays as it was applied.
 -- Up Migration
 -- Each pet's JSON, as the contract's Pet writes it, kept beside its columns: listPets'
 -- pages and getPet's answer are these strings joined by PostgreSQL, sent as they are

@@ -1,11 +1,15 @@
 // Checks any response against openapi/v1.yaml: the status must be one the operation
 // declares, the body must match the schema declared for it, and the declared required
-// headers must be present and valid. The schemas come from the spec file, never from
-// shapes written in tests, so the whole suite doubles as a conformance check.
+// headers must be present and valid. The schemas come from the contract, never from
+// shapes written in tests, so the whole suite doubles as a conformance check: what each
+// operation declares from the operation table that `npm run generate` wrote
+// (generated/operations.ts, every `$ref` of a response or header resolved), the schemas
+// those name from the spec file.
 import { readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { parse } from 'yaml';
+import { basePath, operationTable, type HeaderEntry, type JsonSchema, type OperationEntry } from '../generated/operations.js';
 
 type Json = Record<string, any>;
 export const specDocument: Json = parse(readFileSync(new URL('../openapi/v1.yaml', import.meta.url), 'utf8'));
@@ -15,7 +19,7 @@ addFormats.default(ajv);
 ajv.addSchema({ $id: 'spec', components: specDocument.components });
 const compiled = new Map<string, ValidateFunction>();
 
-function validator(pointer: string, schema: Json): ValidateFunction {
+function validator(pointer: string, schema: JsonSchema): ValidateFunction {
   let fn = compiled.get(pointer);
   if (!fn) {
     fn = ajv.compile(rebase(schema));
@@ -25,23 +29,17 @@ function validator(pointer: string, schema: Json): ValidateFunction {
 }
 
 /** Inline schemas refer to `#/components/...`; point them at the registered spec. */
-function rebase(schema: Json): Json {
+function rebase(schema: JsonSchema): Json {
   return JSON.parse(JSON.stringify(schema).replace(/"\$ref":"#\//g, '"$ref":"spec#/'));
 }
 
-function deref(node: Json): Json {
-  let current = node;
-  while (current && typeof current.$ref === 'string') {
-    current = current.$ref.slice(2).split('/').reduce((at: Json, key: string) => at[key.replace(/~1/g, '/')], specDocument);
-  }
-  return current;
-}
-
-const basePath = new URL(specDocument.servers[0].url.replace('{host}', 'h')).pathname;
+const tableOperations: readonly OperationEntry[] = Object.values(operationTable);
+// Each operation's path as a pattern, a `{parameter}` standing for one segment.
+const patterns = new Map(tableOperations.map((o) => [o, new RegExp(`^${o.path.replace(/\{[^}]+\}/g, '[^/]*')}$`)] as const));
 
 export interface MatchedOperation {
   operationId: string;
-  operation: Json;
+  operation: OperationEntry;
 }
 
 /** The operation of the contract that a method and URL address, if any. */
@@ -54,12 +52,8 @@ export function findOperation(method: string, url: string): MatchedOperation | u
   } catch {
     return undefined; // a path that cannot be decoded names no operation
   }
-  for (const [template, item] of Object.entries(specDocument.paths as Json)) {
-    const pattern = new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]*')}$`);
-    const operation = item[method.toLowerCase()];
-    if (pattern.test(rest) && operation) return { operationId: operation.operationId, operation };
-  }
-  return undefined;
+  const operation = tableOperations.find((o) => o.method === method.toUpperCase() && patterns.get(o)?.test(rest));
+  return operation && { operationId: operation.operationId, operation };
 }
 
 export interface ResponseLike {
@@ -73,12 +67,11 @@ export function contractViolations(method: string, url: string, response: Respon
   const problems: string[] = [];
   const matched = findOperation(method, url);
   const status = String(response.statusCode);
-  let declared: Json | undefined;
+  let declared: { headers: readonly HeaderEntry[]; json?: JsonSchema } | undefined;
   let where: string;
   if (matched) {
     where = `${matched.operationId} ${status}`;
-    const responses = matched.operation.responses as Json;
-    declared = responses[status] ? deref(responses[status]) : undefined;
+    declared = matched.operation.responses[status];
     if (!declared) return [`${matched.operationId} does not declare status ${status}`];
   } else if (/^\/(v1\/openapi\.(json|yaml)|healthz|readyz|docs(\/.*)?)?$/.test(url.split(/[?#]/)[0] ?? '') && method === 'GET') {
     // Beside the operations: the root, the contract itself, the probes and the docs (tested
@@ -90,26 +83,24 @@ export function contractViolations(method: string, url: string, response: Respon
     where = `${method} ${url} ${status}`;
     if (response.statusCode !== 404 && response.statusCode !== 405) return [`${method} ${url} is not in the contract but answered ${status}`];
     declared = {
-      ...(response.statusCode === 405 ? { headers: { Allow: { required: true, schema: { type: 'string', pattern: '^[A-Z]+(, [A-Z]+)*$' } } } } : {}),
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      headers: response.statusCode === 405 ? [{ name: 'Allow', required: true, type: 'string', schema: { type: 'string', pattern: '^[A-Z]+(, [A-Z]+)*$' } }] : [],
+      json: { $ref: '#/components/schemas/Error' },
     };
   }
 
-  for (const [name, header] of Object.entries((declared.headers ?? {}) as Json)) {
-    const spec = deref(header);
+  for (const { name, required, type, schema } of declared.headers) {
     const value = response.headers[name.toLowerCase()];
     if (value === undefined) {
-      if (spec.required) problems.push(`${where}: missing header ${name}`);
+      if (required) problems.push(`${where}: missing header ${name}`);
       continue;
     }
-    const schema = spec.schema ? deref(spec.schema) : {};
-    const typed = schema.type === 'integer' ? Number(value) : value;
+    const typed = type === 'integer' ? Number(value) : value;
     const check = validator(`header:${matched?.operationId}:${status}:${name}`, schema);
     if (!check(typed)) problems.push(`${where}: header ${name}=${String(value)} ${ajv.errorsText(check.errors)}`);
   }
 
-  const media = declared.content?.['application/json'];
-  if (media) {
+  const schema = declared.json;
+  if (schema) {
     const type = String(response.headers['content-type'] ?? '');
     if (!type.startsWith('application/json')) problems.push(`${where}: content-type ${type}, not application/json`);
     let body: unknown;
@@ -118,7 +109,7 @@ export function contractViolations(method: string, url: string, response: Respon
     } catch {
       return [...problems, `${where}: body is not JSON: ${response.body.slice(0, 100)}`];
     }
-    const check = validator(`body:${matched?.operationId}:${status}`, media.schema);
+    const check = validator(`body:${matched?.operationId}:${status}`, schema);
     if (!check(body)) problems.push(`${where}: body ${ajv.errorsText(check.errors)}: ${response.body.slice(0, 200)}`);
     if (response.statusCode >= 400 && (body as Json).status !== response.statusCode) {
       problems.push(`${where}: Error.status ${(body as Json).status} differs from the HTTP status`);

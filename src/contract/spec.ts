@@ -1,33 +1,24 @@
-// Facts the server reads from the contract at start-up. The spec is the only place they
-// are written: the base path comes from `servers`, each operation's middleware from its
-// parameters, security, request body and `deprecated` / `x-sunset` / `x-deprecated-since`
-// / `x-successor` (src/contract/operations.ts composes them).
+// Facts the server needs from the contract, from the operation table that `npm run
+// generate` wrote into generated/operations.ts (scripts/generate.ts): the contract is read,
+// and its `$ref`s resolved, once, by the generator, never here at run time. The base path
+// comes from `servers`; each operation's middleware (src/contract/middleware.ts composes
+// it, src/app.ts lists it) from its parameters, security, request body and `deprecated` /
+// `x-sunset` / `x-deprecated-since` / `x-successor`. `spec` is the document itself, for
+// what needs the whole of it: fastify-openapi-glue's routes, Swagger UI, the served copy.
 import type { FastifyRequest } from 'fastify';
 import openapi from '../../generated/openapi.js';
+import {
+  basePath as generatedBasePath,
+  operationTable,
+  type JsonValue,
+  type OperationEntry,
+  type OperationTable,
+  type ParameterEntry,
+  type ResponseEntry,
+} from '../../generated/operations.js';
 import type { OperationId } from './handler.js';
 
 export const spec = openapi;
-
-interface Parameter {
-  $ref?: string;
-  name?: string;
-  in?: string;
-  required?: boolean;
-  schema?: { type?: string; $ref?: string };
-}
-
-interface Operation {
-  operationId?: string;
-  parameters?: Parameter[];
-  requestBody?: { required?: boolean; $ref?: string };
-  responses?: Record<string, { $ref?: string; headers?: Record<string, unknown> }>;
-  security?: Record<string, string[]>[];
-  deprecated?: boolean;
-  'x-sunset'?: string;
-  'x-deprecated-since'?: string;
-  'x-successor'?: string;
-  'x-successor-query'?: string;
-}
 
 export interface OperationInfo {
   operationId: OperationId;
@@ -35,40 +26,37 @@ export interface OperationInfo {
   method: string;
   /** The contract's path, under the base path: `/pets/{petId}`. */
   path: string;
-  operation: Operation;
-  /** Every parameter it declares, `$ref`s resolved; `list` when it takes several values. */
-  parameters: { name: string; in: string; required: boolean; list: boolean }[];
-  /** The security schemes it requires (all of one alternative); empty for a public one. */
-  security: { schemes: string[] }[];
+  /** Every parameter it declares (the path item's too); `list` when it takes several values. */
+  parameters: { name: string; in: string; required: boolean; list: boolean; type?: string; default?: JsonValue }[];
+  /** The security schemes it requires (all of one alternative), with their scopes; empty for a public one. */
+  security: { schemes: string[]; scopes: Readonly<Record<string, readonly string[]>> }[];
+  /** Whether it takes an Idempotency-Key header. */
+  idempotencyKey: boolean;
+  /** Absent when it takes no body. */
+  requestBody?: { required: boolean };
+  deprecated: boolean;
+  /** `x-sunset`, `x-deprecated-since`, `x-successor`, `x-successor-query`. */
+  sunset?: string;
+  deprecatedSince?: string;
+  successor?: string;
+  successorQuery?: string;
+  /** By status: the headers declared and the JSON body's schema. */
+  responses: Readonly<Record<string, ResponseEntry>>;
 }
 
-const methods = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const;
-
-function resolveParameter(parameter: Parameter): OperationInfo['parameters'][number] {
-  const resolved = parameter.$ref ? (spec.components.parameters as Record<string, Parameter>)[parameter.$ref.split('/').pop() ?? ''] : parameter;
-  if (!resolved?.name || !resolved.in) throw new Error(`The contract has a parameter without name or location: ${JSON.stringify(parameter)}`);
-  const schema = resolved.schema?.$ref ? (spec.components.schemas as Record<string, { type?: string }>)[resolved.schema.$ref.split('/').pop() ?? ''] : resolved.schema;
-  return { name: resolved.name, in: resolved.in, required: resolved.required === true, list: schema?.type === 'array' };
+function infoOf(entry: OperationEntry & { operationId: OperationId }): OperationInfo {
+  return {
+    ...entry,
+    parameters: entry.parameters.map((p) => ({ ...p })),
+    security: entry.security.map((s) => ({ schemes: [...s.schemes], scopes: s.scopes })),
+    ...(entry.requestBody ? { requestBody: { required: entry.requestBody.required } } : {}),
+  };
 }
 
-const globalSecurity = (spec as { security?: Record<string, string[]>[] }).security ?? [];
+const entries: readonly (OperationEntry & { operationId: OperationId })[] = Object.values(operationTable);
 
-export const operations: OperationInfo[] = Object.entries(spec.paths as Record<string, Record<string, Operation | undefined>>).flatMap(([path, item]) =>
-  methods.flatMap((method) => {
-    const operation = item[method];
-    if (!operation?.operationId) return [];
-    return [
-      {
-        operationId: operation.operationId as OperationId,
-        method: method.toUpperCase(),
-        path,
-        operation,
-        parameters: (operation.parameters ?? []).map(resolveParameter),
-        security: (operation.security ?? globalSecurity).map((requirement) => ({ schemes: Object.keys(requirement) })),
-      },
-    ];
-  }),
-);
+/** Every operation of the contract, in its order. */
+export const operations: OperationInfo[] = entries.map(infoOf);
 
 /** The operation of this id; throws when the contract has none. */
 export function operationInfo(operationId: string): OperationInfo {
@@ -78,11 +66,7 @@ export function operationInfo(operationId: string): OperationInfo {
 }
 
 /** `/v1`: the path of the first server URL, with its variables at their defaults. */
-export const basePath: string = (() => {
-  const server = spec.servers[0] as { url: string; variables?: Record<string, { default: string }> };
-  const url = server.url.replace(/\{(\w+)\}/g, (_, name: string) => server.variables?.[name]?.default ?? name);
-  return new URL(url).pathname.replace(/\/$/, '');
-})();
+export const basePath: string = generatedBasePath;
 
 /** The path under `basePath` of an operation, with its `{parameters}` as written. */
 export function operationPath(operationId: string): string {
@@ -94,17 +78,28 @@ export function headerParameters(operation: OperationInfo): string[] {
   return operation.parameters.filter((p) => p.in === 'header').map((p) => p.name);
 }
 
-/** Whether the operation accepts an Idempotency-Key header (directly or through a $ref). */
+/** Whether the operation accepts an Idempotency-Key header (declared directly or through a `$ref`). */
 export function isIdempotent(operation: OperationInfo): boolean {
-  return headerParameters(operation).includes('Idempotency-Key');
+  return operation.idempotencyKey;
 }
 
-/** Whether the operation takes a body, and whether the contract requires it (`$ref`s resolved). */
+/** Whether the operation takes a body, and whether the contract requires it. */
 export function requestBodyOf(info: OperationInfo): { required: boolean } | undefined {
-  const body = info.operation.requestBody;
-  if (!body) return undefined;
-  const resolved = body.$ref ? (spec.components as { requestBodies?: Record<string, { required?: boolean }> }).requestBodies?.[body.$ref.split('/').pop() ?? ''] : body;
-  return { required: resolved?.required === true };
+  return info.requestBody;
+}
+
+type ParameterOf<K extends OperationId> = OperationTable[K]['parameters'][number];
+/** The names of an operation's parameters whose schema has a default. */
+export type DefaultedParameter<K extends OperationId> = Extract<ParameterOf<K>, { readonly default: unknown }>['name'];
+/** The default of that parameter, typed as the contract writes it (`20` for listPets' limit). */
+export type ParameterDefault<K extends OperationId, N extends DefaultedParameter<K>> = Extract<ParameterOf<K>, { readonly name: N; readonly default: unknown }>['default'];
+
+/** The contract's default of a parameter: `parameterDefault('listPets', 'limit')` is 20. */
+export function parameterDefault<K extends OperationId, N extends DefaultedParameter<K>>(operationId: K, name: N): ParameterDefault<K, N> {
+  const parameters: readonly ParameterEntry[] = operationTable[operationId].parameters;
+  const found = parameters.find((p) => p.name === name && p.default !== undefined);
+  if (found?.default === undefined) throw new Error(`${operationId} has no parameter ${name} with a default`);
+  return found.default as ParameterDefault<K, N>;
 }
 
 /** The operations whose request body the contract marks optional (cancelOrder: nothing, or `{}`). */
@@ -141,27 +136,22 @@ export interface Deprecation {
 const TOKEN = /^[A-Za-z0-9._~-]{1,64}$/;
 const POSITIVE = /^[1-9][0-9]{0,15}$/;
 function plainValue(info: OperationInfo, name: string): (value: string) => boolean {
-  type Declared = Parameter & { schema?: { $ref?: string; type?: string } };
-  const resolve = <T>(ref: string | undefined, from: Record<string, T>): T | undefined => (ref ? from[ref.split('/').pop() ?? ''] : undefined);
-  const parameter = (info.operation.parameters ?? [])
-    .map((p) => resolve(p.$ref, spec.components.parameters as Record<string, Declared>) ?? (p as Declared))
-    .find((p) => p.name === name && p.in === 'path');
-  const schema = resolve(parameter?.schema?.$ref, spec.components.schemas as Record<string, { type?: string }>) ?? parameter?.schema;
-  return schema?.type === 'integer' ? (value) => POSITIVE.test(value) && Number.isSafeInteger(Number(value)) : (value) => TOKEN.test(value);
+  const parameter = info.parameters.find((p) => p.name === name && p.in === 'path');
+  return parameter?.type === 'integer' ? (value) => POSITIVE.test(value) && Number.isSafeInteger(Number(value)) : (value) => TOKEN.test(value);
 }
 
 /** For a deprecated operation, what its answers announce; undefined for any other. */
 export function deprecationOf(info: OperationInfo): Deprecation | undefined {
-  const { operationId, operation } = info;
-  if (operation.deprecated !== true) return undefined;
-  const sunset = parseDate(operation['x-sunset'] ?? '', `${operationId} x-sunset`);
-  const since = parseDate(operation['x-deprecated-since'] ?? '', `${operationId} x-deprecated-since`);
+  const { operationId } = info;
+  if (!info.deprecated) return undefined;
+  const sunset = parseDate(info.sunset ?? '', `${operationId} x-sunset`);
+  const since = parseDate(info.deprecatedSince ?? '', `${operationId} x-deprecated-since`);
   const headers = { deprecation: `@${Math.floor(since.getTime() / 1000)}`, sunset: sunset.toUTCString() };
-  const successor = operation['x-successor'];
+  const successor = info.successor;
   if (!successor) return { headers };
   const path = operationPath(successor);
   const plain = `<${path}>; rel="successor-version"`;
-  const query = operation['x-successor-query'];
+  const query = info.successorQuery;
   if (!query) return { headers, link: () => plain };
   // `id={petId}` → the parts between the parameters, and the parameters' names.
   const parts = query.split(/\{(\w+)\}/);
