@@ -184,11 +184,3 @@ export function operationOf(request: FastifyRequest): string {
   return operationIdOf(request) ?? request.routeOptions.url ?? 'unmatched';
 }
 
-/** The default the contract gives a parameter of an operation (undefined: none). */
-export function parameterDefault(operationId: string, name: string): unknown {
-  type WithDefault = Parameter & { schema?: { default?: unknown } };
-  const declared = (operationInfo(operationId).operation.parameters ?? [])
-    .map((p) => (p.$ref ? (spec.components.parameters as Record<string, WithDefault>)[p.$ref.split('/').pop() ?? ''] : (p as WithDefault)))
-    .find((p) => p?.name === name);
-  return declared?.schema?.default;
-}

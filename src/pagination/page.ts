@@ -35,7 +35,7 @@ export function listPaging<K extends OperationId>(operationId: K) {
   const filters = operationInfo(operationId)
     .parameters.filter((p) => p.in === 'query' && p.name !== 'limit' && p.name !== 'cursor')
     .map((p) => p.name);
-  const defaultLimit = Number(parameterDefault(operationId, 'limit'));
+  const defaultLimit: number = parameterDefault(operationId, 'limit');
   const others = `${filters.map((name) => `${name} filter`).join(' or ')}`;
   const given = (query: ListQuery): [string, FilterValue][] =>
     filters.flatMap((name) => (query[name] === undefined ? [] : [[name, query[name] as FilterValue] as [string, FilterValue]]));
