@@ -104,3 +104,42 @@ describe('pagination', () => {
     });
   });
 });
+
+describe('a cursor is bound to the operation that made it', () => {
+  const cursorOf = (link: unknown): string => new URL(`http://x${nextOf(link)}`).searchParams.get('cursor') as string;
+  let ordersCursor: string;
+  beforeAll(async () => {
+    const available = (await get('/v1/pets?status=available&limit=2')).json() as { id: number }[];
+    for (const pet of available) {
+      const placed = await t.api({ method: 'POST', url: '/v1/store/orders', headers: { ...t.auth, 'content-type': 'application/json' }, payload: { petId: pet.id } });
+      expect(placed.statusCode).toBe(201);
+    }
+    ordersCursor = cursorOf((await get('/v1/store/orders?limit=1')).headers.link);
+  });
+
+  it.each(['', '&status=sold', '&id=1&id=2', '&status=available&id=3'])('a listOrders cursor given to listPets%s is 400, naming both', async (filters) => {
+    const response = await get(`/v1/pets?limit=5${filters}&cursor=${ordersCursor}`);
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toMatchObject({ code: 'bad_request', details: [{ location: 'query', field: 'cursor' }] });
+    expect(response.json().message).toBe('query parameter cursor: belongs to listOrders, not listPets; start again without cursor');
+  });
+
+  it('a listPets cursor given to listOrders is 400, naming both', async () => {
+    const petsCursor = cursorOf((await get('/v1/pets?limit=1')).headers.link);
+    const response = await get(`/v1/store/orders?limit=1&cursor=${petsCursor}`);
+    expect(response.statusCode).toBe(400);
+    expect(response.json().message).toBe('query parameter cursor: belongs to listPets, not listOrders; start again without cursor');
+  });
+
+  it('a cursor made before cursors named their operation (contract 1.2.0) still pages', async () => {
+    const secret = (await t.pool.query<{ value: Buffer }>("SELECT value FROM service_secrets WHERE name = 'cursor'")).rows[0]?.value as Buffer;
+    // The 1.2.0 payload: {"a": after, "s": the status}, no operation.
+    const legacy = createCursorCodec(secret).encode({ after: 20, filter: 'sold' });
+    expect(JSON.parse(Buffer.from(legacy.split('.')[0] as string, 'base64url').toString())).toEqual({ a: 20, s: 'sold' });
+    const response = await get(`/v1/pets?limit=100&status=sold&cursor=${legacy}`);
+    expect(response.statusCode).toBe(200);
+    const expected = (await t.pool.query<{ id: string }>("SELECT id FROM pets WHERE status = 'sold' AND id > 20 ORDER BY id")).rows.map((r) => Number(r.id));
+    expect(response.json().map((p: { id: number }) => p.id)).toEqual(expected);
+    expect((await get(`/v1/pets?limit=100&status=pending&cursor=${legacy}`)).statusCode).toBe(400);
+  });
+});
