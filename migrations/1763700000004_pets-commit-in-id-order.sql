@@ -11,8 +11,8 @@
 -- produces its first row), and holds it until its transaction ends. Inserts into pets
 -- therefore run one transaction at a time, and ids become visible in the order they were
 -- drawn, from this service or any other writer (psql, a second service, a data load).
--- The service keeps such transactions one statement long (src/db/store.ts), so the lock is
--- held for one statement and its commit. docs/operations.md explains what this assumes.
+-- Replaced by 1763700000008 (docs/decisions/0001-append-order.md): this lock made every
+-- writer wait for the slowest transaction that had inserted a pet.
 CREATE FUNCTION pets_insert_in_id_order() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   -- 0x70657473 is 'pets'; the one lock key of this table's writers.

@@ -28,6 +28,9 @@ CREATE INDEX orders_key_pet_id_idx ON orders (api_key_id, pet_id, id);
 -- The expiry job: placed orders, by when they expire.
 CREATE INDEX orders_placed_expiry_idx ON orders (expires_at) WHERE status = 'placed';
 
+-- The id section below is replaced by 1763700000008, which serves every append-ordered
+-- table the same way: docs/decisions/0001-append-order.md.
+--
 -- listOrders pages by id and promises every order exactly once, while orders are placed
 -- in parallel on any instance. Ids are drawn when rows are inserted and rows become visible
 -- when their transactions commit, in any order: a reader whose page ended at id 12 never
@@ -103,7 +106,7 @@ BEGIN
 END;
 $$;
 
--- The inventory (getInventory): how many pets have each status, exact and cheap at any
+-- The inventory (getInventory, docs/decisions/0004-inventory-fold.md): how many pets have each status, exact and cheap at any
 -- size. A single counter row per status would make every placement wait for the one
 -- before it (its row lock is held until commit); instead each statement that changes pets
 -- appends what it changed, and a job folds those rows into the totals now and then.
