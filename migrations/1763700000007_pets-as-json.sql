@@ -7,11 +7,8 @@
 -- Up Migration
 -- Each pet's JSON, as the contract's Pet writes it, kept beside its columns: listPets'
 -- pages and getPet's answer are these strings joined by PostgreSQL, sent as they are
--- (src/db/pets.ts, src/contract/serialized.ts). Read as columns, every pet of a page was
--- parsed from the wire into strings, built into an object, then serialized back to the
--- same JSON on the service's one thread; that was most of what a page cost it (issue 27,
--- docs/performance.md). Built here per read instead, it cost PostgreSQL more than the
--- service saved; kept, it is built once per write of the row.
+-- (src/db/pets.ts, src/contract/serialized.ts). Why, and what the alternatives cost:
+-- docs/decisions/0003-postgresql-built-json.md.
 --
 -- The keys and their order are the Pet schema's in openapi/v1.yaml, `status` left out
 -- when it is null (the schema's optional property). test/wire/pet-json.test.ts holds

@@ -3,7 +3,7 @@
 // Only what opening the database needs is imported up front. The rest (the app, the
 // migrator, the pools: 0.3-0.6 s of module loading, by Node version) is imported while the
 // embedded PostgreSQL starts in its own process, which takes about as long, rather than
-// before it (issue 26: a restart must be ready in under 3 s; docs/performance.md).
+// before it: a restart is ready sooner (docs/performance.md, "npm start").
 import closeWithGrace from 'close-with-grace';
 import { generateApiKey, hashApiKey } from './auth/apiKeys.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
