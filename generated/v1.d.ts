@@ -21,7 +21,12 @@ export interface paths {
          *     `Link: <...>; rel="next"` (RFC 8288), the URL of the next page with the same
          *     `limit` and filters and an opaque `cursor`. Follow it until there is no
          *     `rel="next"`: every animal is returned exactly once, even while animals are being
-         *     added (new ones appear on later pages).
+         *     added (new ones appear on later pages). Animals added in parallel are never made to
+         *     wait for each other, so one can become visible after animals with higher ids: a
+         *     page stops before the first animal that a transaction still open could precede,
+         *     and carries `rel="next"` to resume from there. Such a page can be short, even
+         *     empty; follow its `rel="next"` (after a moment when it was empty). A cursor belongs
+         *     to the operation and filters that made it: given to another, it is `400`.
          *
          *     **A walk with `status`** returns each animal that has that status throughout the
          *     walk exactly once. Statuses change when orders are placed, completed, cancelled or
