@@ -17,8 +17,9 @@ CREATE FUNCTION append_order_key(tbl text, part bigint) RETURNS int
   LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT hashtext(tbl || ':' || part) $$;
 
 -- Invariants (the decision record proves them):
--- 1. A writer holds its mark (a shared advisory lock on its table/partition and its own
---    transaction id) from before it draws its first id until its transaction ends.
+-- 1. A writer holds its mark (an advisory lock on its table/partition and its own
+--    transaction id: no other writer ever takes it) from before it draws its first id until
+--    its transaction ends.
 -- 2. Before its first draw, the writer has made `<table>_newest_writer_seq` at least its own
 --    transaction id. setval is never rolled back, and the raise below only max-updates it.
 -- 3. `visible_after` of a row is that register read after the row's id was drawn, so it is
@@ -31,7 +32,7 @@ DECLARE
   part bigint := CASE WHEN TG_NARGS > 0 THEN (to_jsonb(NEW) ->> TG_ARGV[0])::bigint ELSE 0 END;
   registered text := 'append_order.' || TG_TABLE_NAME;
 BEGIN
-  PERFORM pg_advisory_xact_lock_shared(append_order_key(TG_TABLE_NAME, part), (me % 2147483648)::int);
+  PERFORM pg_advisory_xact_lock(append_order_key(TG_TABLE_NAME, part), (me % 2147483648)::int);
   IF current_setting(registered, true) IS DISTINCT FROM me::text THEN
     -- The register's max-update is a critical section of a few microseconds, once per
     -- transaction and table. Its lock is transaction-scoped and taken in a sub-block that
@@ -59,8 +60,9 @@ $$;
 -- `upto` is the largest `visible_after` the reader holds; transactions above it are not asked.
 -- - On the primary: the oldest transaction of the snapshot, up to `upto`, that holds its
 --   mark (it is writing this table), or that committed since the snapshot was taken (its rows
---   are committed and not seen). The mark is tried with pg_try_advisory_xact_lock, which never
---   waits; a writer that has not marked yet then waits for this statement before it draws.
+--   are committed and not seen). The mark is tried in shared mode, which never waits and
+--   never conflicts with another reader's try; a writer that has not marked yet then waits
+--   for this statement before it draws.
 --   Transactions at or above the snapshot's xmax are not listed in it: from there on, every
 --   row waits.
 -- - On a standby, where the primary's locks cannot be seen: the snapshot's xmin (every
@@ -77,7 +79,7 @@ BEGIN
     RETURN pg_snapshot_xmin(snap);
   END IF;
   FOR x IN SELECT t FROM pg_snapshot_xip(snap) AS t WHERE t <= upto ORDER BY t LOOP
-    IF NOT pg_try_advisory_xact_lock(k, (x::text::bigint % 2147483648)::int) THEN
+    IF NOT pg_try_advisory_xact_lock_shared(k, (x::text::bigint % 2147483648)::int) THEN
       RETURN x;
     END IF;
     IF pg_xact_status(x) = 'committed' THEN
