@@ -76,19 +76,22 @@ export default fp(
     const { metrics } = options;
     if (!metrics.on) return;
 
-    for (const [pool, client] of Object.entries(options.pools)) {
-      new Gauge({
-        name: `${PREFIX}db_pool_connections`,
-        help: 'Database pool: open connections (total), idle ones, and queries waiting for one',
-        labelNames: ['pool', 'state'] as const,
-        registers: [metrics.registry],
-        collect() {
+    // One gauge for every pool, told apart by the `pool` label (primary, replica): a name is
+    // registered once per registry, so a gauge per pool stopped the start with a replica.
+    const pools = Object.entries(options.pools);
+    new Gauge({
+      name: `${PREFIX}db_pool_connections`,
+      help: 'Database pool: open connections (total), idle ones, and queries waiting for one',
+      labelNames: ['pool', 'state'] as const,
+      registers: [metrics.registry],
+      collect() {
+        for (const [pool, client] of pools) {
           this.set({ pool, state: 'total' }, client.totalCount);
           this.set({ pool, state: 'idle' }, client.idleCount);
           this.set({ pool, state: 'waiting' }, client.waitingCount);
-        },
-      });
-    }
+        }
+      },
+    });
 
     fastify.addHook('onResponse', (request, reply, done) => {
       metrics.requests.observe({ operation: operationOf(request), method: request.method, status: reply.statusCode }, reply.elapsedTime / 1000);
