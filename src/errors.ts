@@ -49,10 +49,6 @@ export interface ErrorBody {
   details?: ErrorDetail[];
 }
 
-export function isErrorCode(value: unknown): value is ErrorCode {
-  return typeof value === 'string' && Object.hasOwn(ERROR_CATALOGUE, value);
-}
-
 /** The Error body of a code: its status comes from the catalogue. */
 export function errorBody(code: ErrorCode, message: string, details?: ErrorDetail[]): ErrorBody {
   const status = ERROR_CATALOGUE[code].status;
