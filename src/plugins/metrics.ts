@@ -11,6 +11,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { bearerOf, challenge, refusals } from '../auth/bearer.js';
 import { operationOf } from '../contract/spec.js';
 import { errorBody } from '../errors.js';
+import { sendError } from '../http/error-answer.js';
 
 export interface MetricsOptions {
   access: 'off' | 'open' | 'token';
@@ -106,10 +107,8 @@ export default fp(
         const given = Buffer.from(typeof token === 'string' ? token : '');
         if (!expected || given.length !== expected.length || !timingSafeEqual(given, expected)) {
           const repeated = token === refusals.repeated;
-          return reply
-            .code(401)
-            .header('www-authenticate', challenge('metrics', repeated ? token : undefined))
-            .send(errorBody('unauthorized', repeated ? token.message : 'Metrics need Authorization: Bearer <METRICS_TOKEN>'));
+          const body = errorBody('unauthorized', repeated ? token.message : 'Metrics need Authorization: Bearer <METRICS_TOKEN>');
+          return sendError(reply, body, { 'www-authenticate': challenge('metrics', repeated ? token : undefined) });
         }
       }
       return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
