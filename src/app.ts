@@ -30,7 +30,10 @@ import { readYourWrites } from './middleware/read-your-writes.js';
 import { requiredBody } from './middleware/required-body.js';
 import { lazyCursorCodec } from './pagination/cursor.js';
 import cors from './plugins/cors.js';
-import errors, { awaitTurn, handleClientError, handleFrameworkError, hostRequired } from './plugins/errors.js';
+import { nodeServer } from './http/node-server.js';
+import { awaitTurn } from './http/pipelining.js';
+import { handleClientError } from './http/raw-answers.js';
+import errors, { handleFrameworkError } from './plugins/errors.js';
 import health from './plugins/health.js';
 import jobs from './plugins/jobs.js';
 import metricsPlugin, { createMetrics } from './plugins/metrics.js';
@@ -78,25 +81,31 @@ export function createLogger(level: Config['LOG_LEVEL']): FastifyBaseLogger {
 }
 
 export function serverOptions(deps: AppDeps): FastifyHttpOptions<Server> {
+  const logger = deps.logger ?? createLogger(deps.config.LOG_LEVEL);
   return {
-    loggerInstance: deps.logger ?? createLogger(deps.config.LOG_LEVEL),
+    loggerInstance: logger,
     logController: new AccessLog(),
     bodyLimit: BODY_LIMIT,
-    requestTimeout: deps.config.REQUEST_TIMEOUT_MS,
-    // Node checks request timeouts every 30 s by default, so a slow client could hold a
-    // connection up to 30 s past REQUEST_TIMEOUT_MS before its 408; check four times per
-    // timeout instead (a walk over open connections).
-    // Node answers an HTTP/1.1 request without Host with a bare 400 of its own; the app
-    // answers it instead, with the Error body (hostRequired, src/plugins/errors.ts).
-    // headersTimeout here rather than in src/server.ts, so that tests run the server
-    // production runs: with Node 20's default (60 s), a body that stalls is not cut off at
-    // requestTimeout.
-    http: {
-      connectionsCheckingInterval: Math.min(30_000, Math.ceil(deps.config.REQUEST_TIMEOUT_MS / 4)),
-      headersTimeout: Math.min(deps.config.REQUEST_TIMEOUT_MS, 20_000),
-      requireHostHeader: false,
-    },
-    keepAliveTimeout: deps.config.KEEP_ALIVE_TIMEOUT_MS,
+    // The Node server, which answers a request without Host or with an Expect it does not
+    // meet before Fastify sees it (src/http/node-server.ts).
+    serverFactory: nodeServer({
+      log: logger,
+      requestTimeout: deps.config.REQUEST_TIMEOUT_MS,
+      // Node checks request timeouts every 30 s by default, so a slow client could hold a
+      // connection up to 30 s past REQUEST_TIMEOUT_MS before its 408; check four times per
+      // timeout instead (a walk over open connections).
+      // Node answers an HTTP/1.1 request without Host with a bare 400 of its own; the
+      // server answers it instead, with the Error body.
+      // headersTimeout here rather than in src/server.ts, so that tests run the server
+      // production runs: with Node 20's default (60 s), a body that stalls is not cut off at
+      // requestTimeout.
+      http: {
+        connectionsCheckingInterval: Math.min(30_000, Math.ceil(deps.config.REQUEST_TIMEOUT_MS / 4)),
+        headersTimeout: Math.min(deps.config.REQUEST_TIMEOUT_MS, 20_000),
+        requireHostHeader: false,
+      },
+      keepAliveTimeout: deps.config.KEEP_ALIVE_TIMEOUT_MS,
+    }),
     // HEAD is not in the contract: an undeclared method is a 404 like any other.
     exposeHeadRoutes: false,
     // While draining on SIGTERM, Fastify would answer requests that arrive on open
@@ -125,12 +134,11 @@ export const app = fp(
     fastify.removeContentTypeParser(['text/plain']);
     registerJsonBody(fastify);
 
-    // First on every request: its id on the answer, the Host rule, a pipelined request's turn
-    // (src/plugins/errors.ts). Synchronous (callback style): an async hook costs a promise
+    // First on every request: its id on the answer, a pipelined request's turn
+    // (src/http/pipelining.ts). Synchronous (callback style): an async hook costs a promise
     // and a microtask turn per request for no benefit here.
     fastify.addHook('onRequest', (request, reply, done) => {
       reply.header('x-request-id', request.id);
-      if (request.raw.headers.host === undefined) return done(hostRequired(request.raw));
       awaitTurn(request, reply, done);
     });
     // The access log's line for a request whose client left before its answer (src/access-log.ts).

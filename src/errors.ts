@@ -5,8 +5,9 @@
 // tolerate new ones.
 //
 // Errors are raised one way: `throw new ApiError(code, message)`, from a hook, a parser or
-// a plugin; the error handler (src/plugins/errors.ts) writes its body. A handler returns
-// its error answers instead (`errorAnswer`), typed by the contract like any other answer.
+// a plugin; the error handler (src/plugins/errors.ts) answers with its body. A handler
+// returns its error answers instead (`errorAnswer`), typed by the contract like any other
+// answer. Either way, one function writes the answer (src/http/error-answer.ts).
 
 export const ERROR_CATALOGUE = {
   bad_request: { status: 400 },
@@ -49,10 +50,6 @@ export interface ErrorBody {
   details?: ErrorDetail[];
 }
 
-export function isErrorCode(value: unknown): value is ErrorCode {
-  return typeof value === 'string' && Object.hasOwn(ERROR_CATALOGUE, value);
-}
-
 /** The Error body of a code: its status comes from the catalogue. */
 export function errorBody(code: ErrorCode, message: string, details?: ErrorDetail[]): ErrorBody {
   const status = ERROR_CATALOGUE[code].status;
@@ -69,8 +66,10 @@ export function errorAnswer<C extends ErrorCode>(code: C, message: string, detai
 
 /** Headers the contract declares with a code's answers (`Retry-After` with 409 and 503). */
 export function errorHeaders(code: ErrorCode): Readonly<Record<string, string>> {
-  const entry: { status: number; retryAfter?: number } = ERROR_CATALOGUE[code];
-  return entry.retryAfter === undefined ? NO_HEADERS : { 'retry-after': String(entry.retryAfter) };
+  // Undefined for a code this version does not have: an answer stored by an older one and
+  // replayed for its Idempotency-Key.
+  const entry: { status: number; retryAfter?: number } | undefined = ERROR_CATALOGUE[code];
+  return entry?.retryAfter === undefined ? NO_HEADERS : { 'retry-after': String(entry.retryAfter) };
 }
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 

@@ -1,5 +1,5 @@
 // What the raw Node request holds that Fastify's view of it does not: the request id given
-// to it (for answers written outside Fastify: src/plugins/errors.ts), and header lines that
+// to it (for answers written outside Fastify: src/http/raw-answers.ts), and header lines that
 // Node folds away (for a repeated singleton header it keeps only the first).
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';

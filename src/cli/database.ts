@@ -5,7 +5,7 @@ import type pg from 'pg';
 import { loadConfig } from '../config.js';
 import { openDatabase as resolve } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
-import { createPool } from '../db/pool.js';
+import { closePool, createPool } from '../db/pool.js';
 
 export async function openDatabase(): Promise<{ pool: pg.Pool; url: string; close: () => Promise<void> }> {
   const config = loadConfig();
@@ -22,7 +22,9 @@ export async function openDatabase(): Promise<{ pool: pg.Pool; url: string; clos
     pool,
     url: database.url,
     close: async () => {
-      await pool.end();
+      // closePool, not end(): end() resolves before the server has seen the connections go,
+      // and an embedded PostgreSQL stopped right after would report each as lost.
+      await closePool(pool);
       await database.close();
     },
   };

@@ -11,6 +11,8 @@
 // The first middleware of the list is the outermost: its hooks run first and its wrapper
 // sees the request first.
 import type { FastifyReply, FastifyRequest, onRequestHookHandler, onResponseHookHandler, preValidationHookHandler } from 'fastify';
+import type { ErrorBody } from '../errors.js';
+import { sendError } from '../http/error-answer.js';
 import type { HandlerInput, HandlerResult, OperationId, RequestContext } from './handler.js';
 import { Serialized } from './serialized.js';
 import { headerParameters, type OperationInfo } from './spec.js';
@@ -76,9 +78,19 @@ export function composeRoute(operation: OperationInfo, handler: OperationHandler
 }
 
 /**
+ * The Error body of an error answer (parsed back if it was given as its JSON). Sound: every
+ * error status of the contract answers its Error body, typed so for handlers (errorAnswer),
+ * and an answer the idempotency middleware replays is one a handler gave.
+ */
+function errorBodyOf(body: unknown): ErrorBody {
+  return (body instanceof Serialized ? (JSON.parse(body.json) as unknown) : body) as ErrorBody;
+}
+
+/**
  * The (request, reply) function Fastify calls: the handler's input from the validated
- * request, its answer written to the reply (a serialized body as its text). Header
- * parameters are passed by the names the contract gives them (Node's are lower case).
+ * request, its answer written to the reply (a serialized body as its text; an error answer
+ * as every error answer is written). Header parameters are passed by the names the contract
+ * gives them (Node's are lower case).
  */
 function adapt(handler: OperationHandler, headerNames: readonly string[]) {
   const lowerCase = headerNames.map((name) => [name, name.toLowerCase()] as const);
@@ -92,6 +104,7 @@ function adapt(handler: OperationHandler, headerNames: readonly string[]) {
     if (request.apiKey) context.apiKeyId = request.apiKey.id;
     const input: OperationInput = { params: request.params as Record<string, unknown>, query: request.query as Record<string, unknown>, headers, body: request.body, context };
     const answer = await handler(input);
+    if (answer.status >= 400) return sendError(reply, errorBodyOf(answer.body), answer.headers);
     reply.code(answer.status);
     if (answer.headers) reply.headers(answer.headers);
     // A string with a JSON content type is sent as it is (Fastify serializes only objects).

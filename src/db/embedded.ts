@@ -45,8 +45,6 @@ export interface EmbeddedPostgres {
   stop: () => Promise<void>;
 }
 
-export class EmbeddedInUseError extends Error {}
-
 const HOOKED_EVENTS = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
 
 type EmbeddedPostgresClass = new (options: Record<string, unknown>) => { initialise: () => Promise<void> };
@@ -214,7 +212,7 @@ export async function openEmbeddedPostgres(options: EmbeddedOptions & { shareRun
     const ownerAlive = owner !== undefined && owner !== process.pid && alive(owner);
     if (options.shareRunning) return { adminUrl: adminUrl(password, running.port), port: running.port, owned: false, stop: async () => {} };
     if (ownerAlive) {
-      throw new EmbeddedInUseError(
+      throw new Error(
         `The embedded PostgreSQL in ${dataDir} is in use by another running service (pid ${owner}). Stop that service first, or set DATABASE_URL to use another PostgreSQL server.`,
       );
     }

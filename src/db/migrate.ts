@@ -1,17 +1,16 @@
 import pg from 'pg';
-import { runner } from 'node-pg-migrate';
+import { PG_MIGRATE_LOCK_ID, runner } from 'node-pg-migrate';
 import { migrationsDir } from '../paths.js';
 
 export interface MigrateLog {
   info: (message: string) => void;
 }
 
-// node-pg-migrate's own lock (PG_MIGRATE_LOCK_ID) is a *try*-lock: a second instance
-// starting at the same moment fails with "Another migration is already running" instead
-// of waiting. So we first wait for the same advisory lock on our own session, then run
-// the migrations on that session (advisory locks are re-entrant within a session): the
-// instances migrate one after the other, and the later ones find nothing to do.
-const PG_MIGRATE_LOCK_ID = '7241865325823964';
+// node-pg-migrate's own lock (PG_MIGRATE_LOCK_ID, which it exports) is a *try*-lock: a
+// second instance starting at the same moment fails with "Another migration is already
+// running" instead of waiting. So we first wait for the same advisory lock on our own
+// session, then run the migrations on that session (advisory locks are re-entrant within a
+// session): the instances migrate one after the other, and the later ones find nothing to do.
 
 export interface MigrateOptions {
   /** How long to wait for another migrator to finish (ms). */

@@ -6,7 +6,7 @@ import fp from 'fastify-plugin';
 import type pg from 'pg';
 import { createReadiness } from '../db/readiness.js';
 import { errorBody } from '../errors.js';
-import { sendError } from './errors.js';
+import { sendError } from '../http/error-answer.js';
 
 export default fp(
   async function health(fastify: FastifyInstance, { pool, startedUp = () => true }: { pool: pg.Pool; startedUp?: () => boolean }) {

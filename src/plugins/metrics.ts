@@ -11,6 +11,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { bearerOf, challenge, refusals } from '../auth/bearer.js';
 import { operationOf } from '../contract/spec.js';
 import { errorBody } from '../errors.js';
+import { sendError } from '../http/error-answer.js';
 
 export interface MetricsOptions {
   access: 'off' | 'open' | 'token';
@@ -76,19 +77,22 @@ export default fp(
     const { metrics } = options;
     if (!metrics.on) return;
 
-    for (const [pool, client] of Object.entries(options.pools)) {
-      new Gauge({
-        name: `${PREFIX}db_pool_connections`,
-        help: 'Database pool: open connections (total), idle ones, and queries waiting for one',
-        labelNames: ['pool', 'state'] as const,
-        registers: [metrics.registry],
-        collect() {
+    // One gauge for every pool, told apart by the `pool` label (primary, replica): a name is
+    // registered once per registry, so a gauge per pool stopped the start with a replica.
+    const pools = Object.entries(options.pools);
+    new Gauge({
+      name: `${PREFIX}db_pool_connections`,
+      help: 'Database pool: open connections (total), idle ones, and queries waiting for one',
+      labelNames: ['pool', 'state'] as const,
+      registers: [metrics.registry],
+      collect() {
+        for (const [pool, client] of pools) {
           this.set({ pool, state: 'total' }, client.totalCount);
           this.set({ pool, state: 'idle' }, client.idleCount);
           this.set({ pool, state: 'waiting' }, client.waitingCount);
-        },
-      });
-    }
+        }
+      },
+    });
 
     fastify.addHook('onResponse', (request, reply, done) => {
       metrics.requests.observe({ operation: operationOf(request), method: request.method, status: reply.statusCode }, reply.elapsedTime / 1000);
@@ -103,10 +107,8 @@ export default fp(
         const given = Buffer.from(typeof token === 'string' ? token : '');
         if (!expected || given.length !== expected.length || !timingSafeEqual(given, expected)) {
           const repeated = token === refusals.repeated;
-          return reply
-            .code(401)
-            .header('www-authenticate', challenge('metrics', repeated ? token : undefined))
-            .send(errorBody('unauthorized', repeated ? token.message : 'Metrics need Authorization: Bearer <METRICS_TOKEN>'));
+          const body = errorBody('unauthorized', repeated ? token.message : 'Metrics need Authorization: Bearer <METRICS_TOKEN>');
+          return sendError(reply, body, { 'www-authenticate': challenge('metrics', repeated ? token : undefined) });
         }
       }
       return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());

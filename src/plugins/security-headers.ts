@@ -1,23 +1,13 @@
 // Security headers for everything the service answers outside /docs: JSON only, never a
-// page. The set is the one OWASP's REST Security Cheat Sheet asks of an API: nothing may be
-// loaded, framed, sniffed or cached on the way, and no Referer leaks from a browser that
-// opened a URL of ours. (The HTML of /docs gets helmet's full set: src/plugins/helmet.ts.)
-// HSTS is the TLS terminator's call.
+// page (the set: src/http/security-headers.ts). The HTML of /docs gets helmet's full set
+// (src/plugins/helmet.ts). HSTS is the TLS terminator's call.
 //
 // Which routes get them is decided once per route, as it is registered: every route
 // registered after this plugin, outside `pagesPrefix`. Answers made outside any route (not
-// found, errors before routing) get them from src/plugins/errors.ts.
+// found, errors before routing) get them as every error answer does (src/http/error-answer.ts).
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
-
-/** Also set on every error answer, whoever made it (src/plugins/errors.ts). */
-export const API_SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
-  'cache-control': 'no-store',
-  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
-  'referrer-policy': 'no-referrer',
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-});
+import { API_SECURITY_HEADERS } from '../http/security-headers.js';
 
 const setApiSecurityHeaders: onRequestHookHandler = (_request, reply, done) => {
   reply.headers(API_SECURITY_HEADERS);
