@@ -21,7 +21,7 @@ const common: Options = {
   removeAdditional: false,
   allErrors: false,
   // Errors carry the schema they broke, so that a pattern is said in the words of its
-  // `x-pattern-description` (src/plugins/errors.ts).
+  // `x-pattern-description` (src/http/validation-messages.ts).
   verbose: true,
 };
 

@@ -16,10 +16,6 @@ import { allowedMethods, indexRoutes } from '../http/allowed-methods.js';
 import { sendError } from '../http/error-answer.js';
 import { validationBody } from '../http/validation-messages.js';
 
-// The plugins that answer an error from a hook of their own (load shedding) write it as
-// every error answer is written.
-export { sendError } from '../http/error-answer.js';
-
 // Fastify's own errors (body parsing), as the catalogue's.
 const fastifyCodes: Record<string, [ErrorCode, string]> = {
   FST_ERR_CTP_EMPTY_JSON_BODY: ['bad_request', 'Body is empty; send a JSON object'],

@@ -4,7 +4,7 @@ import underPressure from '@fastify/under-pressure';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { errorBody } from '../errors.js';
-import { sendError } from './errors.js';
+import { sendError } from '../http/error-answer.js';
 
 export default fp(
   async function loadShedding(fastify: FastifyInstance, { maxEventLoopDelay, sampleInterval }: { maxEventLoopDelay: number; sampleInterval?: number }) {

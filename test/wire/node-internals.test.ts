@@ -1,6 +1,6 @@
 // What src/node-internals.ts relies on in Node's HTTP server, checked on a plain node:http
 // server so that a Node release that changes it fails here, by name, rather than somewhere
-// in the error answers (src/plugins/errors.ts: handleClientError and awaitTurn).
+// in the error answers (src/http/raw-answers.ts: handleClientError; src/http/pipelining.ts: awaitTurn).
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import net, { type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
