@@ -7,7 +7,7 @@
 // Orders always read and write the primary: a page's frontier asks which transactions are
 // writing orders, which only the primary knows (docs/decisions/0001-append-order.md).
 import type { components } from '../../generated/v1.js';
-import { keptRows, ranked } from './append-order.js';
+import { keptRows, nextAfter, ranked } from './append-order.js';
 import { coalesce } from './coalesce.js';
 import { PET_STATUS_CHANGES, type PetStatus } from './pets.js';
 import { columns, query, statement, type Queryable } from './query.js';
@@ -31,7 +31,7 @@ interface OrderRow {
 type MaybeOrderRow = OrderRow | { [C in keyof OrderRow]: null };
 type PlaceRow = MaybeOrderRow & { pet_found: boolean; pet_status: PetStatus | null };
 type CloseRow = MaybeOrderRow & { was: OrderStatus | null };
-type ListRow = OrderRow & { keep: boolean };
+type ListRow = OrderRow & { n: number; keep: boolean };
 
 function toOrder(row: OrderRow): Order {
   const order: Order = { id: row.id, petId: row.pet_id, status: row.status, placedAt: row.placed_at.toISOString(), expiresAt: row.expires_at.toISOString() };
@@ -45,7 +45,7 @@ const listStatement = (name: string, filters: string) =>
   statement<ListRow>(
     name,
     `${keptRows('orders', '$1', `SELECT 1 AS i, $3::int AS lim, p.* FROM (${ranked(`SELECT ${O}, visible_after FROM orders WHERE api_key_id = $1 AND id > $2 ${filters} ORDER BY id LIMIT $3::int + 1`)}) AS p`)}
-    SELECT ${O}, keep FROM kept ORDER BY id`,
+    SELECT ${O}, n, keep FROM kept ORDER BY id`,
   );
 
 // The pet's status read in the statement's snapshot, before its update: why nothing was placed.
@@ -227,14 +227,15 @@ export function createOrdersRepository(primary: Queryable) {
 
     /**
      * A page of this API key's orders, in id order, up to where every order is final
-     * (src/db/append-order.ts); `more` says that orders follow, read or held back.
+     * (src/db/append-order.ts), and the id the next page starts after (none: the last page).
      */
-    async list({ apiKeyId, after, limit, status, petId }: OrderPage): Promise<{ orders: Order[]; more: boolean }> {
+    async list({ apiKeyId, after, limit, status, petId }: OrderPage): Promise<{ orders: Order[]; next: number | undefined }> {
       const byPet = petId !== undefined;
       const list = status && byPet ? ORDER_STATEMENTS.listByStatusAndPet : status ? ORDER_STATEMENTS.listByStatus : byPet ? ORDER_STATEMENTS.listByPet : ORDER_STATEMENTS.list;
       const rows = await query(primary, list, [apiKeyId, after, limit, ...(status ? [status] : []), ...(byPet ? [petId] : [])]);
       const kept = rows.filter((row) => row.keep);
-      return { orders: kept.map(toOrder), more: kept.length < rows.length };
+      const end = { more: kept.length < rows.length, held: rows.some((row) => row.n <= limit && !row.keep), last: kept.at(-1)?.id ?? null };
+      return { orders: kept.map(toOrder), next: nextAfter(end, after) };
     },
 
     /** Expires placed orders past their expiresAt, a batch at a time until a batch is not full; returns how many. */

@@ -1,12 +1,11 @@
 import pg from 'pg';
 import type { Config } from '../config.js';
 
-// Every statement of ours is named (src/db/*.ts) so that PostgreSQL can plan it once per
-// connection. Left to itself it keeps re-planning the list queries on every execution (its
-// generic plan, costed for an unknown LIMIT, looks worse than the custom ones), and planning
-// took longer than executing them. The statements are written so that their generic plans
-// are the right ones whatever the parameters (see `listByStatus` in src/db/pets.ts).
-// PostgreSQL 12+.
+// Every statement of the repositories is named (src/db/query.ts), so PostgreSQL plans it
+// once per connection, and always with its generic plan: left to itself it re-planned the
+// list statements on every execution, which took longer than running them. The statements
+// are written so that their generic plans are right whatever the parameters (the status
+// scan in src/db/pets.ts; test/db/generic-plans.test.ts). PostgreSQL 12+.
 export const PLAN_CACHE_MODE = 'force_generic_plan';
 
 export type DbSettings = Pick<Config, 'DB_POOL_MAX' | 'DB_CONNECT_TIMEOUT_MS' | 'DB_STATEMENT_TIMEOUT_MS'> & { DATABASE_URL: string };

@@ -12,6 +12,5 @@ export const listOrders: Handler<'listOrders', Services> = async ({ query, conte
   const started = await paging.start(query, cursors);
   if (refused(started)) return started;
   const page = await orders.list({ apiKeyId: callerOf(context), ...started, status: query.status, petId: query.petId });
-  const last = page.orders.at(-1)?.id ?? started.after;
-  return paging.answer(query, started, page.orders, page.more ? last : undefined, cursors);
+  return paging.answer(query, started, page.orders, page.next, cursors);
 };
