@@ -6,7 +6,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { operations } from '../../generated/v1.js';
 import type { ReadFrom } from '../db/consistency.js';
 import type { Transaction } from '../db/transaction.js';
-import type { Serialized } from './serialized.js';
+import type { Serialized } from '../db/serialized.js';
 
 export type OperationId = keyof operations;
 type Operation<K extends OperationId> = operations[K];
@@ -33,7 +33,7 @@ export type RequestBody<K extends OperationId> = Operation<K> extends { requestB
 export type Responses<K extends OperationId> = Operation<K>['responses'];
 export type DeclaredStatus<K extends OperationId> = keyof Responses<K> & number;
 
-/** A declared body, as a value to serialize or as its JSON already written (src/contract/serialized.ts). */
+/** A declared body, as a value to serialize or as its JSON already written (src/db/serialized.ts). */
 type AnswerBody<R> = [JsonOf<R>] extends [undefined] ? undefined : JsonOf<R> | Serialized<JsonOf<R>>;
 
 /** One answer: a status the operation declares, with the body and headers declared for it. */

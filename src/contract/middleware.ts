@@ -14,7 +14,7 @@ import type { FastifyReply, FastifyRequest, onRequestHookHandler, onResponseHook
 import type { ErrorBody } from '../errors.js';
 import { sendError } from '../http/error-answer.js';
 import type { HandlerInput, HandlerResult, OperationId, RequestContext } from './handler.js';
-import { Serialized } from './serialized.js';
+import { Serialized } from '../db/serialized.js';
 import { headerParameters, type OperationInfo } from './spec.js';
 
 // What Fastify writes for a body it serializes as JSON; a serialized one gets the same.

@@ -4,12 +4,12 @@
 //
 // Reads are each pet's JSON as the contract writes it (`as_json`, built by PostgreSQL:
 // docs/decisions/0003-postgresql-built-json.md), joined into pages by PostgreSQL and sent
-// as they are (src/contract/serialized.ts). Pages are keyset pages in id order that keep
+// as they are (src/db/serialized.ts). Pages are keyset pages in id order that keep
 // every pet exactly once while pets are being added (docs/decisions/0001-append-order.md).
 // Reads and creates that arrive together share a statement (src/db/coalesce.ts,
 // docs/decisions/0002-request-coalescing.md).
 import type { components } from '../../generated/v1.js';
-import { Serialized } from '../contract/serialized.js';
+import { Serialized } from './serialized.js';
 import { keptRows, nextAfter, PAGE_COLUMNS, ranked, type PageEnd } from './append-order.js';
 import { coalesce } from './coalesce.js';
 import { createReader, type Pools, type ReadFrom } from './consistency.js';

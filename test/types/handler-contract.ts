@@ -2,7 +2,7 @@
 // fails the build if the line after it stops being a compile error, i.e. if the handler
 // types stop enforcing the contract.
 import type { Handler } from '../../src/contract/handler.js';
-import { Serialized } from '../../src/contract/serialized.js';
+import { Serialized } from '../../src/db/serialized.js';
 import type { Pet } from '../../src/db/pets.js';
 
 const pet = { id: 1, name: 'Rex', categoryId: 2, status: 'available' as const };
@@ -41,7 +41,7 @@ export const wrongParam: Handler<'getPet'> = async ({ params }) => {
   return { status: 200, body: { ...pet, id } };
 };
 
-// A body the database wrote as JSON (src/contract/serialized.ts) is typed by the body it
+// A body the database wrote as JSON (src/db/serialized.ts) is typed by the body it
 // stands for: it answers where that body is declared, and nowhere else.
 const petJson = new Serialized<Pet>(JSON.stringify(pet));
 export const foundJson: Handler<'getPet'> = async () => ({ status: 200, body: petJson });

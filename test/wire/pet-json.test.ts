@@ -1,6 +1,6 @@
 // getPet and listPets answer with each pet's JSON as the pets table keeps it (`as_json`,
 // migrations/1763700000007_pets-as-json.sql), joined by PostgreSQL and sent as it is
-// (src/contract/serialized.ts); createPet's answer is serialized by Fastify from the
+// (src/db/serialized.ts); createPet's answer is serialized by Fastify from the
 // contract's schema. Over a real socket, these hold the two against each other byte for
 // byte, and against JSON.stringify, for names that need escaping, pets written around the
 // service, and pets whose status an order changes.
