@@ -98,11 +98,11 @@ async function main(): Promise<void> {
           ).rows[0]?.id ?? 0,
         ) - 1;
         const queries: { query: string; url: () => string; sql: string; params: unknown[] }[] = [
-          { query: 'listPets limit=20, page 1', url: () => '/v1/pets?limit=20', sql: PET_STATEMENTS.read.text, params: ['{}', '{1}', '{0}', '{20}', '{}', '{}', '{}', '{}'] },
-          { query: 'listPets limit=20, deep page (90%)', url: () => `/v1/pets?limit=20&cursor=${cursors.encode({ after: deep, operation: 'listPets' })}`, sql: PET_STATEMENTS.read.text, params: ['{}', '{1}', `{${deep}}`, '{20}', '{}', '{}', '{}', '{}'] },
-          { query: `listPets limit=20 status=${rare}, page 1`, url: () => `/v1/pets?limit=20&status=${rare}`, sql: PET_STATEMENTS.read.text, params: ['{}', '{}', '{}', '{}', '{1}', `{${rare}}`, '{0}', '{20}'] },
-          { query: `listPets limit=20 status=${rare}, deep page (90%)`, url: () => `/v1/pets?limit=20&status=${rare}&cursor=${cursors.encode({ after: deepStatus, operation: 'listPets', filter: `status=${rare}` })}`, sql: PET_STATEMENTS.read.text, params: ['{}', '{}', '{}', '{}', '{1}', `{${rare}}`, `{${deepStatus}}`, '{20}'] },
-          { query: 'getPet (random ids)', url: () => `/v1/pets/${1 + Math.floor(Math.random() * size)}`, sql: PET_STATEMENTS.read.text, params: [`{${Math.floor(size / 2)}}`, '{}', '{}', '{}', '{}', '{}', '{}', '{}'] },
+          { query: 'listPets limit=20, page 1', url: () => '/v1/pets?limit=20', sql: PET_STATEMENTS.list.text, params: [0, 20] },
+          { query: 'listPets limit=20, deep page (90%)', url: () => `/v1/pets?limit=20&cursor=${cursors.encode({ after: deep, operation: 'listPets' })}`, sql: PET_STATEMENTS.list.text, params: [deep, 20] },
+          { query: `listPets limit=20 status=${rare}, page 1`, url: () => `/v1/pets?limit=20&status=${rare}`, sql: PET_STATEMENTS.listByStatus.text, params: [rare, 0, 20] },
+          { query: `listPets limit=20 status=${rare}, deep page (90%)`, url: () => `/v1/pets?limit=20&status=${rare}&cursor=${cursors.encode({ after: deepStatus, operation: 'listPets', filter: `status=${rare}` })}`, sql: PET_STATEMENTS.listByStatus.text, params: [rare, deepStatus, 20] },
+          { query: 'getPet (random ids)', url: () => `/v1/pets/${1 + Math.floor(Math.random() * size)}`, sql: PET_STATEMENTS.get.text, params: [Math.floor(size / 2)] },
           { query: 'getInventory', url: () => '/v1/store/inventory', sql: INVENTORY_STATEMENTS.counts.text, params: [] },
         ];
         // What the inventory would cost counted from the table, for comparison (its plan only).

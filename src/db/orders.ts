@@ -7,7 +7,7 @@
 // Orders always read and write the primary: a page's frontier asks which transactions are
 // writing orders, which only the primary knows (docs/decisions/0001-append-order.md).
 import type { components } from '../../generated/v1.js';
-import { keptRows, nextAfter, ranked } from './append-order.js';
+import { isFinal, nextAfter } from './append-order.js';
 import { coalesce } from './coalesce.js';
 import { PET_STATUS_CHANGES, type PetStatus } from './pets.js';
 import { columns, query, statement, type Queryable } from './query.js';
@@ -30,8 +30,8 @@ interface OrderRow {
 /** An order's columns, all null when the statement made no order. */
 type MaybeOrderRow = OrderRow | { [C in keyof OrderRow]: null };
 type PlaceRow = MaybeOrderRow & { pet_found: boolean; pet_status: PetStatus | null };
-type CloseRow = MaybeOrderRow & { was: OrderStatus | null };
-type ListRow = OrderRow & { n: number; keep: boolean };
+type ClosingRow = MaybeOrderRow & { was: OrderStatus | null; found: boolean };
+type ListRow = OrderRow & { final: boolean };
 
 function toOrder(row: OrderRow): Order {
   const order: Order = { id: row.id, petId: row.pet_id, status: row.status, placedAt: row.placed_at.toISOString(), expiresAt: row.expires_at.toISOString() };
@@ -42,14 +42,31 @@ const isOrder = (row: MaybeOrderRow): row is OrderRow => row.id !== null;
 
 /** A page of one key's orders, for each combination of filters: each has a plan that uses its index. */
 const listStatement = (name: string, filters: string) =>
-  statement<ListRow>(
-    name,
-    `${keptRows('orders', '$1', `SELECT 1 AS i, $3::int AS lim, p.* FROM (${ranked(`SELECT ${O}, visible_after FROM orders WHERE api_key_id = $1 AND id > $2 ${filters} ORDER BY id LIMIT $3::int + 1`)}) AS p`)}
-    SELECT ${O}, n, keep FROM kept ORDER BY id`,
-  );
+  statement<ListRow>(name, `SELECT ${O}, ${isFinal('orders', '$1')} AS final FROM orders WHERE api_key_id = $1 AND id > $2 ${filters} ORDER BY id LIMIT $3::int + 1`);
 
 // The pet's status read in the statement's snapshot, before its update: why nothing was placed.
 const PET_BEFORE = (id: string) => `SELECT count(*) > 0 AS pet_found, max(status) AS pet_status FROM pets WHERE id = ${id}`;
+
+/**
+ * Closes the placed orders of `input` (id, api_key_id, to_status, i), or expires those past
+ * their expiresAt; their pets follow (sold, or available again). The orders are locked
+ * first, in id order, so a concurrent close (the other action, the expiry job) is seen
+ * committed, never missed, and two batches never wait in a circle. `found` is false for an
+ * order that is not this key's. An order named twice in one batch is never sent (`distinct`).
+ */
+const closing = (input: string) => `WITH input AS MATERIALIZED (${input}),
+    target AS MATERIALIZED (
+      SELECT orders.id, orders.status, orders.expires_at <= statement_timestamp() AS lapsed, input.to_status
+      FROM orders JOIN input ON orders.id = input.id AND orders.api_key_id = input.api_key_id
+      ORDER BY orders.id FOR UPDATE OF orders
+    ), closed AS (
+      UPDATE orders SET status = CASE WHEN target.lapsed THEN 'expired' ELSE target.to_status END, closed_at = statement_timestamp()
+      FROM target WHERE orders.id = target.id AND target.status = 'placed'
+      RETURNING ${qualified('orders')}
+    ), pet AS (${PET_STATUS_CHANGES.release('ARRAY(SELECT pet_id FROM closed)', "ARRAY(SELECT pet_id FROM closed WHERE status = 'completed')")})
+    SELECT ${qualified('closed')}, target.status AS was, target.id IS NOT NULL AS found
+    FROM input LEFT JOIN target ON target.id = input.id LEFT JOIN closed ON closed.id = input.id
+    ORDER BY input.i`;
 
 export const ORDER_STATEMENTS = {
   // The pet goes from available to pending and the order is stored, in one statement.
@@ -82,29 +99,10 @@ export const ORDER_STATEMENTS = {
     ORDER BY input.i`,
   ),
   get: statement<OrderRow>('orders-get', `SELECT ${O} FROM orders WHERE id = $1 AND api_key_id = $2`),
-  // Closes placed orders ($1 ids, $2 their keys, $3 to completed or cancelled), or to
-  // expired when past their expiresAt; their pets follow (sold, or available again). The
-  // orders are locked first, in id order, so a concurrent close (the other action, the
-  // expiry job) is seen committed, never missed, and two batches never wait in a circle.
-  // `found` is false for an order that is not this key's. An order named twice in one batch
-  // is never sent here (`distinct`).
-  close: statement<CloseRow & { found: boolean }>(
-    'orders-close-many',
-    `WITH input AS MATERIALIZED (
-      SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[]) WITH ORDINALITY AS t(id, api_key_id, to_status, i)
-    ), target AS MATERIALIZED (
-      SELECT orders.id, orders.status, orders.expires_at <= statement_timestamp() AS lapsed, input.to_status
-      FROM orders JOIN input ON orders.id = input.id AND orders.api_key_id = input.api_key_id
-      ORDER BY orders.id FOR UPDATE OF orders
-    ), closed AS (
-      UPDATE orders SET status = CASE WHEN target.lapsed THEN 'expired' ELSE target.to_status END, closed_at = statement_timestamp()
-      FROM target WHERE orders.id = target.id AND target.status = 'placed'
-      RETURNING ${qualified('orders')}
-    ), pet AS (${PET_STATUS_CHANGES.release('ARRAY(SELECT pet_id FROM closed)', "ARRAY(SELECT pet_id FROM closed WHERE status = 'completed')")})
-    SELECT ${qualified('closed')}, target.status AS was, target.id IS NOT NULL AS found
-    FROM input LEFT JOIN target ON target.id = input.id LEFT JOIN closed ON closed.id = input.id
-    ORDER BY input.i`,
-  ),
+  // Closes a placed order ($1 id, $2 its key, $3 to completed or cancelled), or several
+  // (the same, as arrays), answered in their order; see `closing`.
+  close: statement<ClosingRow>('orders-close', closing('SELECT $1::bigint AS id, $2::bigint AS api_key_id, $3::text AS to_status, 1 AS i')),
+  closeMany: statement<ClosingRow>('orders-close-many', closing('SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[]) WITH ORDINALITY AS t(id, api_key_id, to_status, i)')),
   // The expiry job: placed orders past their expiresAt, a batch at a time. SKIP LOCKED, on
   // the order and its pet: an order being closed by a request is that request's; several
   // instances share the work, and an order is expired once (the status is checked again
@@ -137,7 +135,7 @@ function toPlacement(row: PlaceRow | undefined): Placement {
 }
 
 /** What a close's row says: not found, the order is not this key's (or does not exist). */
-function toClosing(row: (CloseRow & { found: boolean }) | undefined, to: 'completed' | 'cancelled'): Closing {
+function toClosing(row: ClosingRow | undefined, to: 'completed' | 'cancelled'): Closing {
   if (!row?.found) return { outcome: 'not-found' };
   if (!isOrder(row)) return { outcome: 'not-placed', status: row.was as OrderStatus };
   const order = toOrder(row);
@@ -179,10 +177,7 @@ interface CloseInput {
 export function createOrdersRepository(primary: Queryable) {
   const placeValues = (inputs: readonly PlaceInput[]) => [inputs.map((p) => p.apiKeyId), inputs.map((p) => p.petId), inputs.map((p) => p.holdSeconds)];
   const closeValues = (inputs: readonly CloseInput[]) => [inputs.map((c) => c.id), inputs.map((c) => c.apiKeyId), inputs.map((c) => c.to)];
-  const closeOn = async (on: Queryable, inputs: readonly CloseInput[]): Promise<Closing[]> => {
-    const rows = await query(on, ORDER_STATEMENTS.close, closeValues(inputs));
-    return inputs.map((c, i) => toClosing(rows[i], c.to));
-  };
+  const closeOne = async (on: Queryable, { apiKeyId, id, to }: CloseInput): Promise<Closing> => toClosing((await query(on, ORDER_STATEMENTS.close, [id, apiKeyId, to]))[0], to);
   // Placements and closes that arrive in the same turn share one statement and one commit
   // (docs/decisions/0002-request-coalescing.md). A batch waiting on a row someone holds (an
   // open transaction on a pet) holds up only the requests that arrived with it.
@@ -197,10 +192,11 @@ export function createOrdersRepository(primary: Queryable) {
   });
   const closeMany = coalesce<CloseInput, Closing>({
     max: 100,
-    one: async (input) => (await closeOn(primary, [input]))[0] as Closing,
+    one: (input) => closeOne(primary, input),
     many: async (inputs) => {
       distinct(inputs, (c) => c.id, 'order');
-      return closeOn(primary, inputs);
+      const rows = await query(primary, ORDER_STATEMENTS.closeMany, closeValues(inputs));
+      return inputs.map((c, i) => toClosing(rows[i], c.to));
     },
   });
   return {
@@ -221,8 +217,7 @@ export function createOrdersRepository(primary: Queryable) {
      * coalesced. A placed order past its expiresAt is expired instead, and answers `not-placed`.
      */
     async close(apiKeyId: number, id: number, to: 'completed' | 'cancelled', tx?: Transaction): Promise<Closing> {
-      const input = { apiKeyId, id, to };
-      return tx ? ((await closeOn(tx, [input]))[0] as Closing) : closeMany(input);
+      return tx ? closeOne(tx, { apiKeyId, id, to }) : closeMany({ apiKeyId, id, to });
     },
 
     /**
@@ -233,9 +228,10 @@ export function createOrdersRepository(primary: Queryable) {
       const byPet = petId !== undefined;
       const list = status && byPet ? ORDER_STATEMENTS.listByStatusAndPet : status ? ORDER_STATEMENTS.listByStatus : byPet ? ORDER_STATEMENTS.listByPet : ORDER_STATEMENTS.list;
       const rows = await query(primary, list, [apiKeyId, after, limit, ...(status ? [status] : []), ...(byPet ? [petId] : [])]);
-      const kept = rows.filter((row) => row.keep);
-      const end = { more: kept.length < rows.length, held: rows.some((row) => row.n <= limit && !row.keep), last: kept.at(-1)?.id ?? null };
-      return { orders: kept.map(toOrder), next: nextAfter(end, after) };
+      // The page stops before its first order that is not final (src/db/append-order.ts).
+      const held = rows.findIndex((row, n) => n < limit && !row.final);
+      const kept = rows.slice(0, held === -1 ? limit : held);
+      return { orders: kept.map(toOrder), next: nextAfter(rows.length > kept.length, kept.at(-1)?.id, after) };
     },
 
     /** Expires placed orders past their expiresAt, a batch at a time until a batch is not full; returns how many. */

@@ -10,9 +10,10 @@
 // docs/decisions/0002-request-coalescing.md).
 import type { components } from '../../generated/v1.js';
 import { Serialized } from './serialized.js';
-import { keptRows, nextAfter, PAGE_COLUMNS, ranked, type PageEnd } from './append-order.js';
+import { heldFrom, nextAfter } from './append-order.js';
 import { coalesce } from './coalesce.js';
 import { createReader, type Pools, type ReadFrom } from './consistency.js';
+import type { Statement } from './query.js';
 import { query, statement, type Queryable } from './query.js';
 
 export type Pet = components['schemas']['Pet'];
@@ -54,11 +55,27 @@ const scan = (after: string, lim: string) => `SELECT id, as_json, visible_after 
 const statusScan = (status: string, after: string, lim: string) =>
   `SELECT id, as_json, visible_after FROM pets WHERE (status, id) > (${status}, ${after}) AND status <= ${status} ORDER BY status, id LIMIT ${lim} + 1`;
 // A page as one row: its pets' JSON joined in id order (the aggregate's ORDER BY, not the
-// scan's, orders it), and where it ends.
-const PAGE = `'[' || coalesce(string_agg(as_json, ',' ORDER BY id) FILTER (WHERE keep), '') || ']' AS page, ${PAGE_COLUMNS}`;
+// scan's, orders it), whether more follow, its last id, and `held_from`, the rank of its first
+// pet that is not final yet (src/db/append-order.ts; null: none). An aggregate without GROUP
+// BY gives its row for an empty page too.
+const page = (scanned: string, lim: string) =>
+  `SELECT '[' || coalesce(string_agg(as_json, ',' ORDER BY id) FILTER (WHERE n <= ${lim}), '') || ']' AS page,
+    count(*) > ${lim} AS more, max(id) FILTER (WHERE n <= ${lim}) AS last, ${heldFrom('pets', '0', lim)}
+  FROM (SELECT s.*, row_number() OVER (ORDER BY s.id) AS n FROM (${scanned}) AS s) AS q`;
 
-interface PageRow extends PageEnd {
+// A batch's parts, each row tagged with its slot: looked-up pets in slot 0 (their id as
+// `last`), pages in the slots the caller numbered.
+const lookups = (ids: string) => `SELECT 0 AS i, as_json AS page, false AS more, id AS last, NULL::bigint AS held_from FROM pets WHERE id = ANY (${ids})`;
+const pages = (slots: string, afters: string, sizes: string) =>
+  `SELECT t.i, p.* FROM unnest(${slots}, ${afters}, ${sizes}) AS t(i, after, lim) CROSS JOIN LATERAL (${page(scan('t.after', 't.lim'), 't.lim')}) AS p`;
+const statusPages = (slots: string, statuses: string, afters: string, sizes: string) =>
+  `SELECT t.i, p.* FROM unnest(${slots}, ${statuses}, ${afters}, ${sizes}) AS t(i, status, after, lim) CROSS JOIN LATERAL (${page(statusScan('t.status', 't.after', 't.lim'), 't.lim')}) AS p`;
+
+interface PageRow {
   page: string;
+  more: boolean;
+  last: number | null;
+  held_from: number | null;
 }
 interface SlotRow extends PageRow {
   /** 0: a looked-up pet (its id in `last`); else the page's slot. */
@@ -76,32 +93,27 @@ export const PET_STATEMENTS = {
     SELECT name, category_id, status FROM unnest($1::text[], $2::bigint[], $3::text[]) WITH ORDINALITY AS t(name, category_id, status, i) ORDER BY i
     RETURNING ${PET_COLUMNS}`,
   ),
-  // Any mix of lookups and pages in one statement: ($1) the ids to look up, one row each in
-  // slot 0; ($2 slots, $3 afters, $4 sizes) pages of every status; ($5 slots, $6 statuses,
-  // $7 afters, $8 sizes) pages of one status. An empty array makes its part empty.
-  read: statement<SlotRow>(
+  // Reads, one statement per kind of batch (a statement's plan is set up whole on every
+  // execution, so a single page does not pay for the parts of a mixed batch): a lookup, a
+  // page ($1 after, $2 size), a page of one status ($1 status, $2 after, $3 size), several of
+  // one kind (by slot), and any mix of them (`readMany`).
+  get: statement<{ as_json: string }>('pets-get', 'SELECT as_json FROM pets WHERE id = $1'),
+  list: statement<PageRow>('pets-list', page(scan('$1', '$2::int'), '$2::int')),
+  listByStatus: statement<PageRow>('pets-list-by-status', page(statusScan('$1', '$2', '$3::int'), '$3::int')),
+  getMany: statement<SlotRow>('pets-get-many', lookups('$1::bigint[]')),
+  listMany: statement<SlotRow>('pets-list-many', pages('$1::int[]', '$2::bigint[]', '$3::int[]')),
+  listByStatusMany: statement<SlotRow>('pets-list-by-status-many', statusPages('$1::int[]', '$2::text[]', '$3::bigint[]', '$4::int[]')),
+  // ($1) ids to look up, ($2 slots, $3 afters, $4 sizes) pages, ($5 slots, $6 statuses,
+  // $7 afters, $8 sizes) pages of one status; an empty array makes its part empty.
+  readMany: statement<SlotRow>(
     'pets-read-many',
-    `${keptRows(
-      'pets',
-      '0',
-      `SELECT t.i, t.lim, p.* FROM unnest($2::int[], $3::bigint[], $4::int[]) AS t(i, after, lim) CROSS JOIN LATERAL (${ranked(scan('t.after', 't.lim'))}) AS p
-      UNION ALL
-      SELECT t.i, t.lim, p.* FROM unnest($5::int[], $6::text[], $7::bigint[], $8::int[]) AS t(i, status, after, lim) CROSS JOIN LATERAL (${ranked(statusScan('t.status', 't.after', 't.lim'))}) AS p`,
-    )}
-    SELECT 0 AS i, as_json AS page, false AS more, false AS held, id AS last FROM pets WHERE id = ANY ($1::bigint[])
-    UNION ALL
-    SELECT i, ${PAGE} FROM kept GROUP BY i`,
+    `${lookups('$1::bigint[]')} UNION ALL ${pages('$2::int[]', '$3::bigint[]', '$4::int[]')} UNION ALL ${statusPages('$5::int[]', '$6::text[]', '$7::bigint[]', '$8::int[]')}`,
   ),
   // listPets with `id`: a page among the pets of these ids ($1 ids, $2 after, $3 size, $4
   // status or null), in id order (the primary key serves it).
   listByIds: statement<PageRow>(
     'pets-list-by-ids',
-    `${keptRows(
-      'pets',
-      '0',
-      `SELECT 1 AS i, $3::int AS lim, p.* FROM (${ranked('SELECT id, as_json, visible_after FROM pets WHERE id = ANY ($1::bigint[]) AND id > $2 AND ($4::text IS NULL OR status = $4) ORDER BY id LIMIT $3::int + 1')}) AS p`,
-    )}
-    SELECT ${PAGE} FROM kept`,
+    page('SELECT id, as_json, visible_after FROM pets WHERE id = ANY ($1::bigint[]) AND id > $2 AND ($4::text IS NULL OR status = $4) ORDER BY id LIMIT $3::int + 1', '$3::int'),
   ),
 };
 
@@ -118,12 +130,9 @@ export interface PetsPage {
   pets: Serialized<Pet[]>;
   /** The id the next page starts after, or undefined when this page is the last. */
   next: number | undefined;
-  /** Pets were held back (not final for this statement's snapshot): see append-order.ts. */
-  held: boolean;
 }
 
-const EMPTY: PageRow = { page: '[]', more: false, held: false, last: null };
-const toPage = (row: PageRow, after: number): PetsPage => ({ pets: new Serialized<Pet[]>(row.page), next: nextAfter(row, after), held: row.held });
+const EMPTY: PageRow = { page: '[]', more: false, last: null, held_from: null };
 
 function toPet(row: PetRow): Pet {
   const pet: Pet = { id: row.id, name: row.name, categoryId: row.category_id };
@@ -133,27 +142,28 @@ function toPet(row: PetRow): Pet {
 
 /** What the coalesced reader is asked: a pet by id, or a page. */
 type PetRead = { kind: 'get'; id: number } | { kind: 'page'; page: PetPage };
-/** What it answers: the pet's JSON (or undefined: none of that id), or a page. */
-type PetReadAnswer = Serialized<Pet> | undefined | PetsPage;
+/** What it answers: the pet's JSON (or undefined: none of that id), or a page's row. */
+type PetReadAnswer = Serialized<Pet> | undefined | PageRow;
 const readKey = (r: PetRead): string => (r.kind === 'get' ? `get:${r.id}` : `${r.page.status ?? ''}:${r.page.after}:${r.page.limit}`);
 
-/** The `read` statement's values for a batch, and how to find each read's answer in its rows. */
-function readBatch(reads: readonly PetRead[]): { values: unknown[]; answer: (rows: SlotRow[]) => PetReadAnswer[] } {
+/** The statement for a batch of reads, its values, and how to find each read's answer in its rows. */
+function readBatch(reads: readonly PetRead[]): { statement: Statement<SlotRow>; values: unknown[]; answer: (rows: SlotRow[]) => PetReadAnswer[] } {
   const gets: number[] = [];
   const plain: { slot: number; page: PetPage }[] = [];
   const filtered: { slot: number; page: PetPage }[] = [];
   reads.forEach((r, slot) => (r.kind === 'get' ? gets.push(r.id) : (r.page.status ? filtered : plain).push({ slot: slot + 1, page: r.page })));
-  const values = [
-    gets,
-    plain.map((p) => p.slot),
-    plain.map((p) => p.page.after),
-    plain.map((p) => p.page.limit),
-    filtered.map((p) => p.slot),
-    filtered.map((p) => p.page.status),
-    filtered.map((p) => p.page.after),
-    filtered.map((p) => p.page.limit),
-  ];
+  const plainValues = [plain.map((p) => p.slot), plain.map((p) => p.page.after), plain.map((p) => p.page.limit)];
+  const filteredValues = [filtered.map((p) => p.slot), filtered.map((p) => p.page.status), filtered.map((p) => p.page.after), filtered.map((p) => p.page.limit)];
+  const [statement, values] =
+    gets.length === reads.length
+      ? [PET_STATEMENTS.getMany, [gets]]
+      : plain.length === reads.length
+        ? [PET_STATEMENTS.listMany, plainValues]
+        : filtered.length === reads.length
+          ? [PET_STATEMENTS.listByStatusMany, filteredValues]
+          : [PET_STATEMENTS.readMany, [gets, ...plainValues, ...filteredValues]];
   return {
+    statement,
     values,
     answer: (rows) => {
       const found = new Map<number, Serialized<Pet>>();
@@ -162,9 +172,20 @@ function readBatch(reads: readonly PetRead[]): { values: unknown[]; answer: (row
         if (row.i === 0) found.set(row.last as number, new Serialized<Pet>(row.page));
         else pages.set(row.i, row);
       }
-      return reads.map((r, slot) => (r.kind === 'get' ? found.get(r.id) : toPage(pages.get(slot + 1) ?? EMPTY, r.page.after)));
+      return reads.map((r, slot) => (r.kind === 'get' ? found.get(r.id) : (pages.get(slot + 1) ?? EMPTY)));
     },
   };
+}
+
+/** One read alone: its own statement. */
+async function readOne(read: Reader, from: ReadFrom, r: PetRead): Promise<PetReadAnswer> {
+  if (r.kind === 'get') {
+    const [row] = await read(from, PET_STATEMENTS.get, [r.id]);
+    return row && new Serialized<Pet>(row.as_json);
+  }
+  const { status, after, limit } = r.page;
+  const [row] = status ? await read(from, PET_STATEMENTS.listByStatus, [status, after, limit]) : await read(from, PET_STATEMENTS.list, [after, limit]);
+  return row ?? EMPTY;
 }
 
 /**
@@ -173,9 +194,11 @@ function readBatch(reads: readonly PetRead[]): { values: unknown[]; answer: (row
  * pets back from (it cannot see which transactions are writing pets) is read again from
  * the primary, which can.
  */
+type Reader = ReturnType<typeof createReader>;
+
 export function createPetsRepository(pools: Pools) {
   const { primary, replica } = pools;
-  const read = createReader(pools);
+  const read: Reader = createReader(pools);
   const insertOne = async (pet: NewPet, on: Queryable): Promise<Pet> => toPet((await query(on, PET_STATEMENTS.insert, [pet.name, pet.categoryId, pet.status ?? null]))[0] as PetRow);
   const insert = coalesce<NewPet, Pet>({
     max: 100,
@@ -189,30 +212,39 @@ export function createPetsRepository(pools: Pools) {
   // Lookups and pages, coalesced per server they read from: what arrives in one turn is one
   // statement. The same page or pet asked twice in a batch is read once.
   const reader = (from: ReadFrom) => {
-    const batch = async (reads: PetRead[]): Promise<PetReadAnswer[]> => {
-      const { values, answer } = readBatch(reads);
-      return answer(await read(from, PET_STATEMENTS.read, values));
+    const many = async (reads: PetRead[]): Promise<PetReadAnswer[]> => {
+      const { statement, values, answer } = readBatch(reads);
+      return answer(await read(from, statement, values));
     };
-    return coalesce<PetRead, PetReadAnswer>({ max: 100, key: readKey, one: async (r) => (await batch([r]))[0], many: batch });
+    return coalesce<PetRead, PetReadAnswer>({ max: 100, key: readKey, one: (r) => readOne(read, from, r), many });
   };
   const readers = { primary: reader('primary'), replica: reader('replica') };
   const lookup = async (from: ReadFrom, id: number) => (await readers[from]({ kind: 'get', id })) as Serialized<Pet> | undefined;
-  const page = async (from: ReadFrom, p: PetPage): Promise<PetsPage> => {
-    const answer = (await readers[from]({ kind: 'page', page: p })) as PetsPage;
-    return answer.held && from === 'replica' && replica ? page('primary', p) : answer;
+  /**
+   * The page `read` answers, cut before its first pet that is not final (src/db/append-order.ts).
+   * A replica cannot tell which transactions are writing pets: there, the primary answers.
+   */
+  const settle = async (row: PageRow, from: ReadFrom, p: PetPage, read: (from: ReadFrom, p: PetPage) => Promise<PageRow>): Promise<PetsPage> => {
+    if (row.held_from === null) return { pets: new Serialized<Pet[]>(row.page), next: nextAfter(row.more, row.last ?? undefined, p.after) };
+    if (from === 'replica' && replica) return settle(await read('primary', p), 'primary', p, read);
+    if (row.held_from === 1) return { pets: new Serialized<Pet[]>('[]'), next: p.after };
+    // The pets before it, read again (rarely: only at the newest pets while one is being added).
+    const shorter = { ...p, limit: row.held_from - 1 };
+    return settle(await read(from, shorter), from, shorter, read);
   };
+  const readPage = async (from: ReadFrom, p: PetPage) => (await readers[from]({ kind: 'page', page: p })) as PageRow;
+  const pageOf = async (from: ReadFrom, p: PetPage): Promise<PetsPage> => settle(await readPage(from, p), from, p, readPage);
 
   return {
     /** At most `limit` pets with an id above `after`, in id order, and where the next page starts. */
     list(p: PetPage, from: ReadFrom = 'replica'): Promise<PetsPage> {
-      return page(from, p);
+      return pageOf(from, p);
     },
 
     /** Like `list`, only among the pets of these ids (not coalesced: one-off look-ups). */
     async listByIds(ids: readonly number[], p: PetPage, from: ReadFrom = 'replica'): Promise<PetsPage> {
-      const [row] = await read(from, PET_STATEMENTS.listByIds, [ids, p.after, p.limit, p.status ?? null]);
-      const answer = toPage(row ?? EMPTY, p.after);
-      return answer.held && from === 'replica' && replica ? this.listByIds(ids, p, 'primary') : answer;
+      const readIds = async (on: ReadFrom, q: PetPage) => (await read(on, PET_STATEMENTS.listByIds, [ids, q.after, q.limit, q.status ?? null]))[0] ?? EMPTY;
+      return settle(await readIds(from, p), from, p, readIds);
     },
 
     /** The pet's JSON, or undefined when none has this id. */

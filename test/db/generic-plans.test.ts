@@ -74,22 +74,22 @@ async function generic(sql: string, values: (string | number)[], before?: string
 describe("statements on some pets read those pets' rows only, with statistics from before 1,000 pets became pending", () => {
   // `want`: the most pet rows any one scan of the plan may read (its pets, once each).
   it.each([
-    ['completing an order', { given: () => [ORDER_STATEMENTS.close.text, [`{${orderIds[500]}}`, `{${keyId}}`, '{completed}']] as const, want: 1 }],
-    ['cancelling an order', { given: () => [ORDER_STATEMENTS.close.text, [`{${orderIds[999]}}`, `{${keyId}}`, '{cancelled}']] as const, want: 1 }],
+    ['completing an order', { given: () => [ORDER_STATEMENTS.close.text, [orderIds[500] as number, keyId, 'completed']] as const, want: 1 }],
+    ['cancelling an order', { given: () => [ORDER_STATEMENTS.close.text, [orderIds[999] as number, keyId, 'cancelled']] as const, want: 1 }],
     ['placing an order', { given: () => [ORDER_STATEMENTS.place.text, [keyId, PENDING + 1, 900]] as const, want: 1 }],
     ['placing an order for a pending pet', { given: () => [ORDER_STATEMENTS.place.text, [keyId, 7, 900]] as const, want: 1 }],
     [
       'closing three orders together (coalesced)',
-      { given: () => [ORDER_STATEMENTS.close.text, [`{${orderIds[10]},${orderIds[500]},${orderIds[999]}}`, `{${keyId},${keyId},${keyId}}`, '{completed,cancelled,completed}']] as const, want: 3 },
+      { given: () => [ORDER_STATEMENTS.closeMany.text, [`{${orderIds[10]},${orderIds[500]},${orderIds[999]}}`, `{${keyId},${keyId},${keyId}}`, '{completed,cancelled,completed}']] as const, want: 3 },
     ],
     ['placing three orders together, one for a pending pet (coalesced)', { given: () => [ORDER_STATEMENTS.placeMany.text, [`{${keyId},${keyId},${keyId}}`, `{${PENDING + 1},${PENDING + 2},7}`, '{900,900,900}']] as const, want: 3 }],
     // A page reads its pets and one more (whether a next page exists); pages are built as
     // JSON around the scan (src/db/pets.ts, pageOf), which must not change what it reads.
-    ['a page of 20 pets, deep in the table', { given: () => [PET_STATEMENTS.read.text, ['{}', '{1}', '{2500}', '{20}', '{}', '{}', '{}', '{}']] as const, want: 21 }],
-    ['a page of 20 pending pets, a status that was rare', { given: () => [PET_STATEMENTS.read.text, ['{}', '{}', '{}', '{}', '{1}', '{pending}', '{300}', '{20}']] as const, want: 21 }],
+    ['a page of 20 pets, deep in the table', { given: () => [PET_STATEMENTS.list.text, [2500, 20]] as const, want: 21 }],
+    ['a page of 20 pending pets, a status that was rare', { given: () => [PET_STATEMENTS.listByStatus.text, ['pending', 300, 20]] as const, want: 21 }],
     [
       'a lookup and two pages together (coalesced, every kind)',
-      { given: () => [PET_STATEMENTS.read.text, [`{${PENDING + 5}}`, '{1}', '{2000}', '{20}', '{2}', '{pending}', '{600}', '{20}']] as const, want: 21 },
+      { given: () => [PET_STATEMENTS.readMany.text, [`{${PENDING + 5}}`, '{1}', '{2000}', '{20}', '{2}', '{pending}', '{600}', '{20}']] as const, want: 21 },
     ],
   ])('%s', async (_title, { given, want }) => {
     const [sql, values] = given();
