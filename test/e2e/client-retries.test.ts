@@ -72,7 +72,7 @@ async function petsNamed(name: string): Promise<number> {
 
 describe('retries against the running service', () => {
   it.each([
-    ['listPets', '%SELECT%FROM pets%', (store: ReturnType<typeof createAnimalStoreClient>) => store.listPets({ limit: 1 }).then((r) => r.response.status)],
+    ['listPets', 'SELECT%pets%', (store: ReturnType<typeof createAnimalStoreClient>) => store.listPets({ limit: 1 }).then((r) => r.response.status)],
     ['createPet', '%INSERT INTO pets%', (store: ReturnType<typeof createAnimalStoreClient>) => store.createPet({ name: 'After a 503', categoryId: 21 }).then((r) => r.response.status)],
   ] as const)('%s: a 503 is retried after its Retry-After, and the retry succeeds', async (operation, query, call) => {
     const locker = await lockPets();
