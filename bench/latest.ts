@@ -48,14 +48,15 @@ export function recordLatest(bench: Bench, summary: string, results: string, fil
     const to = text.indexOf(end(b));
     if (from >= 0 && to > from) sections.set(b, text.slice(from, to + end(b).length));
   }
-  const body = summary
+  const [title = '', ...rest] = summary
     .trim()
     .split('\n')
     .map((line) => (line.startsWith('#') ? `#${line}` : line));
-  const [title = `## npm run ${bench}`, ...rest] = body;
+  // The run's date (its results' file name is the run's id).
+  const date = /\d{4}-\d{2}-\d{2}/.exec(title)?.[0] ?? new Date().toISOString().slice(0, 10);
   sections.set(
     bench,
-    [start(bench), `${title.replace(/^## /, `## \`npm run ${bench}\`: `)}`, '', `Settings: ${settings()}. Full results: \`${path.relative(root, results)}\` (git-ignored).`, ...rest, end(bench)].join('\n'),
+    [start(bench), `## \`npm run ${bench}\`, ${date}`, '', `Settings: ${settings()}. Full results: \`${path.relative(root, results)}\` (git-ignored).`, ...rest, end(bench)].join('\n'),
   );
   const out = [HEADER, ...BENCHES.map((b) => sections.get(b) ?? [start(b), `## \`npm run ${b}\``, '', 'Not run since bench/latest.md was introduced.', end(b)].join('\n'))].join('\n\n');
   writeFileSync(file, `${out}\n`);
