@@ -66,7 +66,7 @@ const nodeAnswers = (f: CallFrame): boolean =>
   (f.url === 'node:_http_server' && /^(writeHead|resOnFinish|ServerResponse|_finish)/.test(f.functionName));
 
 /**
- * The categories of issue 27's question (where a request's time goes), in the order a frame
+ * The categories of the question "where does a request's time go", in the order a frame
  * is tested against them: a frame belongs to the first that matches.
  */
 export const categories: Category[] = [

@@ -18,7 +18,7 @@ import { quantile } from './stats.js';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-/** The four measured operations (the issue's list), each with every connection asking the same URL. */
+/** The four measured operations (listPets twice, getPet, createPet), each with every connection asking the same URL. */
 export interface FixedScenario {
   name: string;
   method: 'GET' | 'POST';
@@ -44,7 +44,7 @@ export const scenarios: FixedScenario[] = [
   { name: 'POST /v1/pets', method: 'POST', path: '/v1/pets', body: JSON.stringify({ name: 'Bench', categoryId: 3, status: 'available' }) },
 ];
 
-/** The mixed scenarios (their actions are in bench/mix.ts); `buyMix` is issue 25's placeOrder row. */
+/** The mixed scenarios (their actions are in bench/mix.ts); `buyMix` is buying alone. */
 export const mixedScenarios: MixedScenario[] = [petsMix, ordersMix, buyMix].map((mix) => ({ name: mix.name, mix }));
 
 /**
@@ -337,7 +337,7 @@ export interface Build {
   dir: string;
   /** Its own migrations (its migrations/ folder). */
   migrate: (url: string) => Promise<unknown>;
-  /** It has the store (issue 25): the scenarios that buy can run on it. */
+  /** It has the store (orders): the scenarios that buy can run on it. */
   store: boolean;
   remove: () => void;
 }

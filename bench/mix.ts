@@ -1,4 +1,4 @@
-// Mixed traffic for `npm run bench` (issue 27). With every connection asking the same URL,
+// Mixed traffic for `npm run bench`. With every connection asking the same URL,
 // identical reads coalesce into one query and the bench measures a traffic nobody sends.
 // Here each connection is a user on an errand chosen at random, seeded: the same seed gives
 // the same sequence of requests on any server, so two servers measured with one seed were
@@ -175,7 +175,7 @@ export const ordersMix: Mix = {
   requests: { 'listPets first page': 15.4, 'listPets next page': 38.5, getPet: 20.5, placeOrder: 10.3, completeOrder: 5.1, cancelOrder: 5.1, createPet: 5.1 },
 };
 
-/** Buying alone (issue 25's placeOrder row): placeOrder, then completeOrder or cancelOrder on it. */
+/** Buying alone: placeOrder, then completeOrder or cancelOrder on it. */
 export const buyMix: Mix = {
   name: 'POST /v1/store/orders, then complete or cancel',
   actions: [{ name: 'buy', percent: 100, run: buyPet }],

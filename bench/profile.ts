@@ -1,4 +1,4 @@
-// `npm run bench:profile`: where a request's time goes under mixed traffic (issue 27). Runs
+// `npm run bench:profile`: where a request's time goes under mixed traffic. Runs
 // this service (built, full contract, logging at info, as `npm run bench` runs it), the
 // reference (bench/reference.ts) and Fastify's hello world (bench/hello.ts: the same
 // requests answered with constants) one after the other, each under the same mixed load
@@ -21,13 +21,15 @@
 // BENCH_PROFILE_INTERVAL (sampling interval in µs, default 200), BENCH_SEED_ROWS (default
 // 10000), BENCH_SEED (default 1), BENCH_ONLY (which mixed scenario, a regular expression;
 // default the first), BENCH_BASELINE (a commit, profiled too: see below). Writes
-// bench/results/profile-<time>.md and .json; the .cpuprofile
+// bench/results/profile-<time>.md and .json (git-ignored) and the `npm run bench:profile`
+// section of bench/latest.md (tracked; bench/latest.ts); the .cpuprofile
 // files stay in a temporary folder, named in the output (open them in Chrome's DevTools).
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { categories, OTHER, summarise, type CpuProfile, type Summary } from './cpuprofile.js';
+import { recordLatest } from './latest.js';
 import { build, buildAt, machine, measureLoad, watchLoad, mixedScenarios, root, seededDatabase, stamp, start, startOurs, workingTree, type Measured, type Server } from './harness.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -197,7 +199,9 @@ const lines = [
 ];
 mkdirSync(path.join(root, 'bench/results'), { recursive: true });
 const when = stamp();
-writeFileSync(path.join(root, 'bench/results', `profile-${when}.md`), lines.join('\n'));
+const resultsFile = path.join(root, 'bench/results', `profile-${when}.md`);
+writeFileSync(resultsFile, lines.join('\n'));
+recordLatest('bench:profile', lines.join('\n'), resultsFile);
 writeFileSync(
   path.join(root, 'bench/results', `profile-${when}.json`),
   JSON.stringify(

@@ -4,12 +4,13 @@
 // scenario: each operation with every connection asking the same URL, and mixed traffic
 // (bench/mix.ts: each connection browses, follows `rel="next"`, looks pets up and creates
 // them, and in the orders mix buys (places an order, then completes or cancels it), from a
-// seed of its own; run i of every server uses the same seeds). Buying alone is issue 25's
-// placeOrder row. The same run
-// measures this machine's limits: Fastify's hello world (bench/hello.ts) and pgbench running
-// the listPets query; each operation is stated as a fraction of them. Prints a table
-// (requests/s, p50, p99, ours/reference, fractions of the limits, p99/p50) and writes it to
-// bench/results/ with the machine's description. Medians of REPS runs.
+// seed of its own; run i of every server uses the same seeds), and buying alone (placeOrder,
+// then completeOrder or cancelOrder). The same run measures this machine's limits: Fastify's
+// hello world (bench/hello.ts) and pgbench running the listPets query; each operation is
+// stated as a fraction of them. Prints a table (requests/s, p50, p99, ours/reference, fractions
+// of the limits, p99/p50), writes it with the machine's description and the raw runs to
+// bench/results/bench-<time>.md and .json (git-ignored), and replaces the `npm run bench`
+// section of bench/latest.md (tracked) with it (bench/latest.ts). Medians of REPS runs.
 //
 // Settings (environment): DATABASE_URL (else an embedded PostgreSQL), BENCH_CONNECTIONS
 // (comma-separated, default 16,50,200), BENCH_DURATION (s, default 6), BENCH_REPS (default
@@ -32,6 +33,7 @@ import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { median, pairedRatio, type PairedRatio } from './stats.js';
+import { recordLatest } from './latest.js';
 import { build, buildAt, checkSameAnswers, machine, measureLoad, watchLoad, mixedScenarios, peakRssMiB, root, SALE_PETS, scenarios, seededDatabase, sells, stamp, start, startOurs, workingTree, type Measured, type Scenario, type Server } from './harness.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 6);
@@ -138,7 +140,7 @@ async function main(): Promise<void> {
       json.push({ connections, helloWorld, pgbench: db ? { ...db, clients: pgClients } : pgbenchBinary.reason });
 
       for (const scenario of selected) {
-        // A baseline from before the store (issue 25) has no orders to sell.
+        // A baseline from before the store (no orders table) has nothing to sell.
         const servers = before && (baseline?.store || !sells(scenario)) ? [ours, before, reference] : [ours, reference];
         const runs: Record<string, Measured[]> = Object.fromEntries(servers.map((s) => [s.name, []]));
         for (const server of servers) await measure(server, scenario, connections, 2, warmUpSeed(-1)); // warm-up
@@ -242,8 +244,10 @@ async function main(): Promise<void> {
     ].join('\n');
     mkdirSync(path.join(root, 'bench/results'), { recursive: true });
     const when = stamp();
-    writeFileSync(path.join(root, 'bench/results', `bench-${when}.md`), table);
+    const results = path.join(root, 'bench/results', `bench-${when}.md`);
+    writeFileSync(results, table);
     writeFileSync(path.join(root, 'bench/results', `bench-${when}.json`), JSON.stringify({ machine: description, rows: json, rss }, null, 2));
+    recordLatest('bench', table, results);
     console.log(`\n${table}`);
     await database.close();
     baseline?.remove();

@@ -2,9 +2,11 @@
 // and then 5,000,000 pets, in two status distributions (a realistic mix, and a skewed one
 // where `sold` is rare and only among the newest rows, which tempts a default-cost planner
 // into walking the primary key), and measures single-client latency (p50, p99) through the
-// app of: listPets page 1 and a deep page, with and without `status`, and getPet, the two
-// sizes side by side in alternating blocks. The `EXPLAIN (ANALYZE, BUFFERS)` of each query
-// (its generic plan, as the service runs it) is saved beside the results.
+// app of: listPets page 1 and a deep page, with and without `status`, getPet and
+// getInventory, the two sizes side by side in alternating blocks. The `EXPLAIN (ANALYZE,
+// BUFFERS)` of each query (its generic plan, as the service runs it) is saved beside the
+// results, in bench/results/scale-<time>/ (git-ignored); the table also replaces the
+// `npm run bench:scale` section of bench/latest.md (tracked; bench/latest.ts).
 //
 // Settings: DATABASE_URL (else an embedded PostgreSQL with default costs), SCALE_SIZES
 // (default "10000,5000000"), SCALE_SAMPLES (default 3000 requests per measurement: a p99
@@ -23,6 +25,8 @@ import { createPool, PLAN_CACHE_MODE } from '../src/db/pool.js';
 import { INVENTORY_STATEMENTS } from '../src/db/inventory.js';
 import { PET_STATEMENTS } from '../src/db/pets.js';
 import { createCursorCodec } from '../src/pagination/cursor.js';
+import { machine } from './harness.js';
+import { recordLatest } from './latest.js';
 import { quantile } from './stats.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -56,6 +60,13 @@ async function main(): Promise<void> {
   const out = path.join(root, 'bench/results', `scale-${stamp}`);
   mkdirSync(out, { recursive: true });
   const rows: { size: number; distribution: string; query: string; p50: number; p99: number }[] = [];
+  let pgVersion = '';
+  {
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    pgVersion = (await admin.query<{ server_version: string }>('SHOW server_version')).rows[0]?.server_version ?? '';
+    await admin.end();
+  }
 
   try {
     for (const [distribution, expression] of Object.entries(distributions)) {
@@ -160,6 +171,8 @@ async function main(): Promise<void> {
     const lines = [
       `# Scale ${new Date().toISOString()}`,
       '',
+      `Machine: ${machine(pgVersion)}.`,
+      '',
       `Single client, ${SAMPLES} requests per measurement through the app (inject, no network), after 300 warm-up requests, the sizes measured alternately in 10 blocks, a young-generation GC before each timed request (${gc ? "on" : "off: run with --expose-gc"}). PostgreSQL with default planner costs. Plans: the .txt files beside this one.`,
       '',
       `| distribution | query | p50 @${small} | p50 @${large} | p50 ratio | p99 @${small} | p99 @${large} | p99 ratio |`,
@@ -171,6 +184,7 @@ async function main(): Promise<void> {
       lines.push(`| ${row.distribution} | ${row.query} | ${row.p50.toFixed(2)} | ${big.p50.toFixed(2)} | **${(big.p50 / row.p50).toFixed(2)}** | ${row.p99.toFixed(2)} | ${big.p99.toFixed(2)} | ${(big.p99 / row.p99).toFixed(2)} |`);
     }
     writeFileSync(path.join(out, 'README.md'), `${lines.join('\n')}\n`);
+    recordLatest('bench:scale', lines.join('\n'), path.join(out, 'README.md'));
     console.log(`\n${lines.join('\n')}`);
     await stop();
     rmSync(dataDir, { recursive: true, force: true });

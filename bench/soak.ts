@@ -2,10 +2,12 @@
 // service (as `npm run bench` does: full contract, logging at info) under a mixed load of
 // the four benchmarked operations for BENCH_SOAK_SECONDS (default 300), reads its RSS every
 // 5 s, and compares the rest of the run with the level reached after the first minute
-// (warm-up: JIT, pools, caches). Writes bench/results/soak-<time>.md.
+// (warm-up: JIT, pools, caches). Writes bench/results/soak-<time>.md (git-ignored) and the
+// `npm run bench:soak` section of bench/latest.md (tracked; bench/latest.ts).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import { recordLatest } from './latest.js';
 import { build, loadRequest, machine, root, rssMiB, scenarios, seededDatabase, stamp, startOurs } from './harness.js';
 
 const SECONDS = Number(process.env.BENCH_SOAK_SECONDS ?? 300);
@@ -61,5 +63,7 @@ const lines = [
   '',
 ];
 mkdirSync(path.join(root, 'bench/results'), { recursive: true });
-writeFileSync(path.join(root, 'bench/results', `soak-${stamp()}.md`), lines.join('\n'));
+const results = path.join(root, 'bench/results', `soak-${stamp()}.md`);
+writeFileSync(results, lines.join('\n'));
+recordLatest('bench:soak', lines.join('\n'), results);
 console.log(lines.join('\n'));
