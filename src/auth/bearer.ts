@@ -18,7 +18,9 @@ export const refusals = {
   missing: { message: 'Missing API key: send Authorization: Bearer <API_KEY>' },
   // Node keeps the first of several Authorization headers, so which one counts is ambiguous.
   repeated: { message: 'Send one Authorization header, not several', error: 'invalid_request' },
-  malformed: { message: 'Malformed bearer token', error: 'invalid_token' },
+  malformed: { message: 'Malformed bearer token: send Authorization: Bearer <API_KEY>, the key as it was issued (ask_...)', error: 'invalid_token' },
+  // Swagger UI's Authorize, given "Bearer ask_..." instead of the key alone, sends it twice.
+  doubled: { message: 'The scheme is given twice ("Bearer Bearer ..."): send Authorization: Bearer <API_KEY> once (in /docs, Authorize takes the key alone)', error: 'invalid_request' },
   otherScheme: { message: 'Authorization must use the Bearer scheme' },
   unknown: { message: 'Invalid or revoked API key', error: 'invalid_token' },
 } as const satisfies Record<string, BearerRefusal>;
@@ -26,6 +28,7 @@ export const refusals = {
 // RFC 7235: the scheme is case-insensitive; RFC 6750 b64token syntax for the credential.
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 const BEARER_SCHEME = /^Bearer(\s|$)/i;
+const DOUBLED = /^Bearer +Bearer(\s|$)/i;
 
 /** The bearer token of a request's one Authorization header, or why there is none. */
 export function bearerOf(request: Pick<FastifyRequest, 'headers' | 'raw'>): string | BearerRefusal {
@@ -35,6 +38,7 @@ export function bearerOf(request: Pick<FastifyRequest, 'headers' | 'raw'>): stri
   if (header === '') return refusals.missing;
   const match = BEARER.exec(header);
   if (match) return match[1] as string;
+  if (DOUBLED.test(header)) return refusals.doubled;
   return BEARER_SCHEME.test(header) ? refusals.malformed : refusals.otherScheme;
 }
 

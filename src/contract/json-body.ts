@@ -36,6 +36,31 @@ const INTEGER_DIGITS = /^-?\d+$/;
 
 type Detail = (field: string, message: string, rule?: string) => void;
 
+/**
+ * How deeply a body may nest arrays and objects. The contract's bodies nest at most
+ * CONTRACT_DEPTH levels; far deeper input is refused before any parser recurses into it
+ * (a parser's own limit is the engine's stack, and its words would be the engine's).
+ */
+export const MAX_DEPTH = 64;
+const CONTRACT_DEPTH = 2;
+
+/** Whether `text` opens more than `limit` arrays or objects inside each other (outside strings). */
+function nestsDeeperThan(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > limit) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
 /** Finds what the contract refuses in a parsed body, naming each field (JSON pointer). */
 function inspect(value: unknown, pointer: string, replaced: boolean, add: Detail): unknown {
   if (typeof value === 'string') {
@@ -118,6 +143,11 @@ export function registerJsonBody(fastify: FastifyInstance): void {
     }
     const utf8 = isUtf8(buffer);
     const text = buffer.toString('utf8');
+    if (text.length > MAX_DEPTH && nestsDeeperThan(text, MAX_DEPTH)) {
+      const message = `nests arrays or objects more than ${MAX_DEPTH} levels deep; this API's bodies need at most ${CONTRACT_DEPTH}`;
+      done(new ApiError('bad_request', `Body ${message}`, { details: [{ location: 'body', field: '', rule: 'depth', message }] }), undefined);
+      return;
+    }
     // Syntax, empty bodies and __proto__ are the default parser's (secure-json-parse).
     jsonParse(request, text, (error, parsed: unknown) => {
       if (error) return done(syntaxError(error, text), undefined);

@@ -19,7 +19,9 @@ const common: Options = {
   strict: false,
   useDefaults: true,
   removeAdditional: false,
-  allErrors: false,
+  // Every problem of a request is reported (src/http/validation-messages.ts bounds how many
+  // are listed); bodies are at most BODY_LIMIT bytes, so the work is bounded too.
+  allErrors: true,
   // Errors carry the schema they broke, so that a pattern is said in the words of its
   // `x-pattern-description` (src/http/validation-messages.ts).
   verbose: true,
@@ -45,19 +47,26 @@ interface ParameterSchema {
   required?: string[];
 }
 
-/** The first value given for an integer parameter (or an item of an array of them) that is not plain decimal digits. */
-function notPlainDecimal(data: Record<string, unknown>, integers: readonly string[], arrays: readonly string[]): string | undefined {
+/** Every value given for an integer parameter (or an item of an array of them) that is not plain decimal digits. */
+function notPlainDecimal(data: Record<string, unknown>, integers: readonly string[], arrays: readonly string[]): ErrorObject[] {
+  const refused = (instancePath: string, message: string): ErrorObject => ({ keyword: 'type', instancePath, schemaPath: '', params: { type: 'integer' }, message });
+  const errors: ErrorObject[] = [];
   for (const name of integers) {
     const given = data[name];
-    if (typeof given === 'string' && !DECIMAL.test(given)) return `/${name}`;
+    if (typeof given === 'string' && !DECIMAL.test(given)) errors.push(refused(`/${name}`, 'must be an integer in plain decimal digits'));
   }
   for (const name of arrays) {
     const given = data[name];
-    const items = Array.isArray(given) ? given : [given];
-    const at = items.findIndex((item) => typeof item === 'string' && !DECIMAL.test(item));
-    if (at >= 0) return `/${name}/${at}`;
+    (Array.isArray(given) ? given : [given]).forEach((item, at) => {
+      if (typeof item !== 'string' || DECIMAL.test(item)) return;
+      // `?id=1,2`: the parameter is repeated for several values (`?id=1&id=2`), never a list.
+      const message = /^[0-9]+(,[0-9]*)+$/.test(item)
+        ? `takes one integer per parameter: repeat it (${name}=${item.split(',').filter(Boolean).join(`&${name}=`)}), not a comma-separated list`
+        : 'must be an integer in plain decimal digits';
+      errors.push(refused(`/${name}/${at}`, message));
+    });
   }
-  return undefined;
+  return errors;
 }
 
 function withPlainIntegers(validate: ValidateFunction, schema: ParameterSchema): ValidateFunction | ((data: Record<string, unknown>) => boolean) {
@@ -66,15 +75,17 @@ function withPlainIntegers(validate: ValidateFunction, schema: ParameterSchema):
   const arrays = properties.filter(([, property]) => property.type === 'array' && property.items?.type === 'integer').map(([name]) => name);
   if (integers.length === 0 && arrays.length === 0) return validate;
   const check = (data: Record<string, unknown>): boolean => {
-    const instancePath = notPlainDecimal(data, integers, arrays);
-    if (instancePath !== undefined) {
-      const error: ErrorObject = { keyword: 'type', instancePath, schemaPath: '', params: { type: 'integer' }, message: 'must be an integer in plain decimal digits' };
-      check.errors = [error];
-      return false;
-    }
+    const refused = notPlainDecimal(data, integers, arrays);
     const valid = validate(data);
-    check.errors = validate.errors;
-    return valid;
+    if (refused.length === 0) {
+      check.errors = validate.errors;
+      return valid;
+    }
+    // Ajv's own words about a value refused here (it would coerce `0x1`, or call `1,2` not an
+    // integer) are left out: ours say what to send instead.
+    const ours = new Set(refused.map((e) => e.instancePath));
+    check.errors = [...refused, ...(validate.errors ?? []).filter((e) => !ours.has(e.instancePath) && ![...ours].some((path) => e.instancePath.startsWith(`${path}/`)))];
+    return false;
   };
   check.errors = null as ErrorObject[] | null | undefined;
   return check;

@@ -1,7 +1,9 @@
 // What a request that fails the contract's schemas is told: Ajv's errors (the validators
-// compile with its `verbose`: src/contract/validation.ts) as the Error body's details, one
-// per rule broken, each naming where (body, query, path, header), which field, and why in
-// words a client can act on.
+// compile with `allErrors` and `verbose`: src/contract/validation.ts) as the Error body's
+// details, one per rule broken, each naming where (body, query, path, header), which field,
+// and why in words a client can act on. At most MAX_DETAILS are listed, so that hostile
+// input (a body of thousands of unknown properties) gets a bounded answer; the message says
+// how many there were.
 import type { FastifyError } from 'fastify';
 import { errorBody, type ErrorBody, type ErrorDetail } from '../errors.js';
 
@@ -12,6 +14,32 @@ interface AjvError {
   params: Record<string, unknown>;
   /** The schema the rule belongs to. */
   parentSchema?: { 'x-pattern-description'?: string };
+  /** The value that broke it. */
+  data?: unknown;
+}
+
+/** The most details one answer lists (the contract's `Error.details` maxItems). */
+export const MAX_DETAILS = 20;
+
+/** What to say of a broken rule, where Ajv's words would not say what to do. */
+function say(v: AjvError): string {
+  switch (v.keyword) {
+    case 'additionalProperties':
+      return `must NOT have the unknown property '${String(v.params.additionalProperty)}'`;
+    case 'enum':
+      return Array.isArray(v.params.allowedValues) ? `${v.message ?? 'is invalid'}: ${v.params.allowedValues.join(', ')}` : (v.message ?? 'is invalid');
+    // A pattern is said in words where the contract gives them, never as the expression.
+    case 'pattern':
+      return `must be ${v.parentSchema?.['x-pattern-description'] ?? 'in the format the contract gives'}`;
+    case 'maxProperties':
+      if (v.params.limit === 0 && v.data !== null && typeof v.data === 'object') {
+        const fields = Object.keys(v.data).slice(0, 5).map((key) => `'${key}'`);
+        return `takes no fields (send {} or no body): remove ${fields.join(', ')}`;
+      }
+      return v.message ?? 'is invalid';
+    default:
+      return v.message ?? 'is invalid';
+  }
 }
 
 const locations: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
@@ -24,21 +52,22 @@ const nouns: Record<string, string> = { body: 'body', query: 'query parameter', 
  */
 export function validationBody(error: FastifyError, headerNames: ReadonlyMap<string, string>): ErrorBody {
   const location = locations[error.validationContext ?? 'body'] ?? 'body';
-  const details: ErrorDetail[] = ((error.validation ?? []) as AjvError[]).map((v) => {
+  // One problem per field: the first rule it broke (Ajv reports `1.5` as both not an
+  // integer and not of format int64).
+  const all = ((error.validation ?? []) as AjvError[]).map((v) => {
     let pointer = v.instancePath;
     if (v.keyword === 'required' && v.params.missingProperty !== undefined) pointer += `/${String(v.params.missingProperty)}`;
     if (v.keyword === 'additionalProperties') pointer += `/${String(v.params.additionalProperty)}`;
     // A parameter by its name; a header by the name the contract gives it (Node's is lower case).
     const name = pointer.replace(/^\//, '');
     const field = location === 'body' ? pointer : location === 'header' ? (headerNames.get(name) ?? name) : name;
-    let message = v.message ?? 'is invalid';
-    if (v.keyword === 'additionalProperties') message = `must NOT have the unknown property '${String(v.params.additionalProperty)}'`;
-    if (v.keyword === 'enum' && Array.isArray(v.params.allowedValues)) message += `: ${v.params.allowedValues.join(', ')}`;
-    // A pattern is said in words where the contract gives them, never as the expression.
-    if (v.keyword === 'pattern') message = `must be ${v.parentSchema?.['x-pattern-description'] ?? 'in the format the contract gives'}`;
-    return { location, field, rule: v.keyword, message };
+    return { location, field, rule: v.keyword, message: say(v) };
   });
+  const broken = all.filter((detail, i) => all.findIndex((other) => other.field === detail.field) === i);
+  const details: ErrorDetail[] = broken.slice(0, MAX_DETAILS);
   const first = details[0];
-  const summary = first ? `${nouns[location]}${first.field ? ` ${first.field}` : ''}: ${first.message}` : 'Invalid request';
-  return errorBody('bad_request', summary, details);
+  if (!first) return errorBody('bad_request', 'Invalid request');
+  const more = broken.length - 1;
+  const also = more === 0 ? '' : broken.length > MAX_DETAILS ? ` (and ${more} more problems; details lists the first ${MAX_DETAILS})` : ` (and ${more} more ${more === 1 ? 'problem' : 'problems'}, in details)`;
+  return errorBody('bad_request', `${nouns[location]}${first.field ? ` ${first.field}` : ''}: ${first.message}${also}`, details);
 }
