@@ -106,8 +106,9 @@ export function serverOptions(deps: AppDeps): FastifyHttpOptions<Server> {
       },
       keepAliveTimeout: deps.config.KEEP_ALIVE_TIMEOUT_MS,
     }),
-    // HEAD is not in the contract: an undeclared method is a 404 like any other.
-    exposeHeadRoutes: false,
+    // HEAD is answered wherever GET is (RFC 9110 §9.1, §9.3.2), with GET's status and headers
+    // and no body: Fastify adds a HEAD route beside each GET route, with the same hooks.
+    exposeHeadRoutes: true,
     // While draining on SIGTERM, Fastify would answer requests that arrive on open
     // keep-alive connections with a 503 of its own (not the contract's Error body). Serve
     // them instead: they get `Connection: close`, and the pool closes after the drain.

@@ -31,3 +31,22 @@ describe('configuration', () => {
     expect(result.stdout).toBe('');
   });
 });
+
+describe('where the service listens', () => {
+  it('a port already in use stops start-up naming HOST:PORT and saying to set PORT', async () => {
+    const { createServer } = await import('node:net');
+    const { createTestDatabase } = await import('./helper.js');
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as { port: number }).port;
+    const database = await createTestDatabase();
+    try {
+      const result = await runTs('src/server.ts', [], { DATABASE_URL: database.url, PORT: String(port), LOG_LEVEL: 'silent' });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`Start-up failed: 127.0.0.1:${port} is already in use: set PORT to a free port (or PORT=0 for any), or stop what listens there`);
+    } finally {
+      taken.close();
+      await database.drop();
+    }
+  });
+});

@@ -52,7 +52,9 @@ export function findOperation(method: string, url: string): MatchedOperation | u
   } catch {
     return undefined; // a path that cannot be decoded names no operation
   }
-  const operation = tableOperations.find((o) => o.method === method.toUpperCase() && patterns.get(o)?.test(rest));
+  // HEAD is answered wherever GET is (RFC 9110 §9.3.2): GET's operation, without a body.
+  const wanted = method.toUpperCase() === 'HEAD' ? 'GET' : method.toUpperCase();
+  const operation = tableOperations.find((o) => o.method === wanted && patterns.get(o)?.test(rest));
   return operation && { operationId: operation.operationId, operation };
 }
 
@@ -65,6 +67,8 @@ export interface ResponseLike {
 /** Problems with a response, empty when it conforms. */
 export function contractViolations(method: string, url: string, response: ResponseLike): string[] {
   const problems: string[] = [];
+  const head = method.toUpperCase() === 'HEAD';
+  if (head && response.body !== '') return [`HEAD ${url} answered a body: ${response.body.slice(0, 100)}`];
   const matched = findOperation(method, url);
   const status = String(response.statusCode);
   let declared: { headers: readonly HeaderEntry[]; json?: JsonSchema } | undefined;
@@ -73,7 +77,7 @@ export function contractViolations(method: string, url: string, response: Respon
     where = `${matched.operationId} ${status}`;
     declared = matched.operation.responses[status];
     if (!declared) return [`${matched.operationId} does not declare status ${status}`];
-  } else if (/^\/(v1\/openapi\.(json|yaml)|healthz|readyz|docs(\/.*)?)?$/.test(url.split(/[?#]/)[0] ?? '') && method === 'GET') {
+  } else if (/^\/(v1\/openapi\.(json|yaml)|healthz|readyz|docs(\/.*)?)?$/.test(url.split(/[?#]/)[0] ?? '') && (method === 'GET' || head)) {
     // Beside the operations: the root, the contract itself, the probes and the docs (tested
     // in test/api/served-contract.test.ts and test/api/service.test.ts).
     return [];
@@ -100,7 +104,10 @@ export function contractViolations(method: string, url: string, response: Respon
   }
 
   const schema = declared.json;
-  if (schema) {
+  if (head) {
+    // GET's headers and status were checked above; a HEAD answer has no body to check.
+    if (schema && !String(response.headers['content-type'] ?? '').startsWith('application/json')) problems.push(`${where}: content-type ${String(response.headers['content-type'])}, not GET's application/json`);
+  } else if (schema) {
     const type = String(response.headers['content-type'] ?? '');
     if (!type.startsWith('application/json')) problems.push(`${where}: content-type ${type}, not application/json`);
     let body: unknown;

@@ -9,7 +9,7 @@ import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { BODY_LIMIT, repeatedContentType } from '../contract/json-body.js';
-import { declaredHeaderNames } from '../contract/spec.js';
+import { basePath, declaredHeaderNames } from '../contract/spec.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { ApiError, errorBody, type ErrorCode } from '../errors.js';
 import { allowedMethods, indexRoutes } from '../http/allowed-methods.js';
@@ -46,7 +46,26 @@ function notFound(request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (allowed.length > 0 && !allowed.includes(request.method)) {
     return sendError(reply, errorBody('method_not_allowed', `${request.method} is not allowed on ${path}; it allows ${allowed.join(', ')}`), { allow: allowed.join(', ') });
   }
-  return sendError(reply, errorBody('not_found', `No operation ${request.method} ${path}`));
+  return sendError(reply, errorBody('not_found', `No operation ${request.method} ${path}${hint(request, fullPath)}`));
+}
+
+/** What a client probably meant by a path that names no operation: its base URL without /v1, or a trailing slash. */
+function hint(request: FastifyRequest, path: string): string {
+  const takes = (candidate: string) => allowedMethods(request, candidate).includes(request.method);
+  if (path !== basePath && !path.startsWith(`${basePath}/`) && takes(`${basePath}${path}`)) {
+    return `; the API is under ${basePath}: ${request.method} ${basePath}${path.slice(0, 200)} (a client's base URL ends with ${basePath})`;
+  }
+  const trimmed = path.replace(/\/+$/, '');
+  if (trimmed !== path && trimmed !== '' && takes(trimmed)) return `; remove the trailing slash: ${request.method} ${trimmed.slice(0, 200)}`;
+  return '';
+}
+
+/** A path parameter left empty (`/v1/pets/`: the route of one pet with no id) names no resource: 404, saying which path was meant. */
+function emptyPathParameter(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
+  const params = request.params as Record<string, unknown> | undefined;
+  if (!params || !Object.values(params).some((value) => value === '')) return undefined;
+  const path = (request.url.split('?')[0] ?? '').slice(0, 200);
+  return sendError(reply, errorBody('not_found', `No operation ${request.method} ${path}: a path segment is empty${hint(request, path)}`));
 }
 
 /**
@@ -66,7 +85,7 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
   // A route the contract does not have is a 404, even when its body could not be parsed
   // (Fastify parses bodies of unknown OPTIONS/DELETE/... requests before routing to 404).
   if (request.is404) return notFound(request, reply);
-  if (error.validation) return sendError(reply, validationBody(error, declaredHeaderNames));
+  if (error.validation) return (error.validationContext === 'params' && emptyPathParameter(request, reply)) || sendError(reply, validationBody(error, declaredHeaderNames));
   // Ours: hooks, parsers and plugins raise ApiError (src/errors.ts).
   if (error instanceof ApiError) return sendError(reply, error.body, error.headers);
 

@@ -124,7 +124,7 @@ describe('CORS', () => {
     const t = await app({});
     const response = await preflight(t);
     expect(response.statusCode).toBe(405);
-    expect(response.headers.allow).toBe('GET, POST');
+    expect(response.headers.allow).toBe('GET, HEAD, POST');
     expect(response.headers['access-control-allow-origin']).toBeUndefined();
   });
 

@@ -36,13 +36,15 @@ export interface RawOptions {
   timeoutMs?: number;
   /** Write the request in these parts, this many ms apart (slow clients). */
   partsDelayMs?: number;
+  /** The answers carry no body whatever their headers say (answers to HEAD). */
+  head?: boolean;
 }
 
 /**
  * The answer at the start of `text` (read as latin1, one character a byte) and how many
  * bytes it took; undefined while it is incomplete. The body is decoded as UTF-8.
  */
-function parseAnswer(text: string): { answer: RawAnswer; length: number } | undefined {
+function parseAnswer(text: string, head = false): { answer: RawAnswer; length: number } | undefined {
   const end = text.indexOf('\r\n\r\n');
   if (end < 0) return undefined;
   const [statusLine = '', ...lines] = text.slice(0, end).split('\r\n');
@@ -57,7 +59,7 @@ function parseAnswer(text: string): { answer: RawAnswer; length: number } | unde
   const start = end + 4;
   let body = text.slice(start);
   let length = text.length;
-  if (status >= 100 && status < 200) {
+  if ((status >= 100 && status < 200) || head) {
     length = start;
     body = '';
   } else if (headers['content-length'] !== undefined) {
@@ -94,10 +96,10 @@ function parseAnswer(text: string): { answer: RawAnswer; length: number } | unde
 }
 
 /** The final answers in `text`, in order (interim 1xx answers, like 100 Continue, skipped). */
-function parseAnswers(text: string): RawAnswer[] {
+function parseAnswers(text: string, head = false): RawAnswer[] {
   const answers: RawAnswer[] = [];
   for (let rest = text; rest.length > 0; ) {
-    const parsed = parseAnswer(rest);
+    const parsed = parseAnswer(rest, head);
     if (!parsed) break;
     if (parsed.answer.status >= 200) answers.push(parsed.answer);
     rest = rest.slice(parsed.length);
@@ -121,20 +123,20 @@ export function exchange(port: number, request: string | Buffer | Array<string |
       done = true;
       clearTimeout(timer);
       socket.destroy();
-      const answers = parseAnswers(text);
+      const answers = parseAnswers(text, options.head);
       if (answers.length > 0 && (error === undefined || answers.length >= count)) resolve(answers);
       else reject(error ?? new Error(`no complete answer; read: ${JSON.stringify(text.slice(0, 500))}`));
     };
     const timer = setTimeout(() => finish(new Error(`no answer within ${options.timeoutMs ?? 10_000} ms; read: ${JSON.stringify(text.slice(0, 500))}`)), options.timeoutMs ?? 10_000);
     socket.on('data', (chunk) => {
       text += chunk.toString('latin1');
-      if (parseAnswers(text).length >= count) finish();
+      if (parseAnswers(text, options.head).length >= count) finish();
     });
     socket.on('end', () => finish());
     socket.on('close', () => finish());
     // A server that answers and closes before the whole request was written resets the
     // connection; what it answered is still read.
-    socket.on('error', (error) => finish(parseAnswers(text).length > 0 ? undefined : error));
+    socket.on('error', (error) => finish(parseAnswers(text, options.head).length > 0 ? undefined : error));
     socket.on('connect', async () => {
       for (const [i, part] of parts.entries()) {
         if (i > 0 && options.partsDelayMs) await new Promise((r) => setTimeout(r, options.partsDelayMs));

@@ -110,8 +110,8 @@ const rows: Array<[string, Row]> = [
   ['application/json then charset=utf-16 is 400', { given: () => createPet('{"name":"Dup","categoryId":1}', { 'Content-Type': 'application/json\r\nContent-Type: application/json; charset=utf-16' }), want: { status: 400 } }],
   ['text/plain then application/json is 400', { given: () => createPet('{"name":"Dup","categoryId":1}', { 'Content-Type': 'text/plain\r\nContent-Type: application/json' }), want: { status: 400 } }],
   // 5. HTTP's own answers and clear messages (issue 26).
-  ['DELETE on a pet is 405 with Allow', { given: () => request('DELETE', '/v1/pets/1', auth()), want: { status: 405, headers: { allow: /^GET$/ }, message: 'DELETE is not allowed on /v1/pets/1; it allows GET' } }],
-  ['OPTIONS without CORS is 405 with Allow', { given: () => request('OPTIONS', '/v1/pets', auth()), want: { status: 405, headers: { allow: /^GET, POST$/ }, message: 'OPTIONS is not allowed on /v1/pets; it allows GET, POST' } }],
+  ['DELETE on a pet is 405 with Allow', { given: () => request('DELETE', '/v1/pets/1', auth()), want: { status: 405, headers: { allow: /^GET, HEAD$/ }, message: 'DELETE is not allowed on /v1/pets/1; it allows GET, HEAD' } }],
+  ['OPTIONS without CORS is 405 with Allow', { given: () => request('OPTIONS', '/v1/pets', auth()), want: { status: 405, headers: { allow: /^GET, HEAD, POST$/ }, message: 'OPTIONS is not allowed on /v1/pets; it allows GET, HEAD, POST' } }],
   ['PATCH on an order action is 405 with Allow', { given: () => request('PATCH', '/v1/store/orders/1/cancel', json(), '{}'), want: { status: 405, headers: { allow: /^POST$/ } } }],
   [
     'a query parameter the operation does not take is 400 naming it and those it takes',
@@ -124,6 +124,13 @@ const rows: Array<[string, Row]> = [
   ['a body over 64 KiB is 413 saying the limit', { given: () => createPet(JSON.stringify({ name: 'x'.repeat(70_000), categoryId: 1 })), want: { status: 413, message: 'Request body is larger than 65536 bytes' } }],
   ['invalid JSON is 400 saying what and where', { given: () => createPet('{"name":"Rex",\n "categoryId": }'), want: { status: 400, message: "Body is not valid JSON: object value expected after ':' at line 2, column 16" } }],
   ['a name with a control character is 400 in words', { given: () => createPet('{"name":"a\\u0007b","categoryId":1}'), want: { status: 400, field: '/name', message: 'body /name: must be free of control characters' } }],
+  // Answers that say what to do instead.
+  ['?id=1,2 is 400 saying to repeat the parameter', { given: () => request('GET', '/v1/pets?id=1,2', auth()), want: { status: 400, field: 'id/0', message: 'query parameter id/0: takes one integer per parameter: repeat it (id=1&id=2), not a comma-separated list' } }],
+  ['a body on an action that takes none is 400 naming the field to remove', { given: () => request('POST', '/v1/store/orders/1/cancel', json(), '{"reason":"x"}'), want: { status: 400, field: '', message: "body: takes no fields (send {} or no body): remove 'reason'" } }],
+  ['GET /v1/pets/ is 404 saying to remove the trailing slash', { given: () => request('GET', '/v1/pets/', auth()), want: { status: 404, message: 'No operation GET /v1/pets/: a path segment is empty; remove the trailing slash: GET /v1/pets' } }],
+  ['a path without /v1 is 404 naming the base path', { given: () => request('GET', '/pets?limit=1', auth()), want: { status: 404, message: "No operation GET /pets; the API is under /v1: GET /v1/pets (a client's base URL ends with /v1)" } }],
+  ['"Bearer Bearer <key>" is 401 saying the scheme is given twice', { given: () => request('GET', '/v1/pets', { Authorization: `Bearer Bearer ${t.key}` }), want: { status: 401, message: 'The scheme is given twice ("Bearer Bearer ..."): send Authorization: Bearer <API_KEY> once (in /docs, Authorize takes the key alone)' } }],
+  ['a body nested 60,000 deep is 400 saying the limit, not an engine error', { given: () => createPet('['.repeat(60_000)), want: { status: 400, field: '', message: "Body nests arrays or objects more than 64 levels deep; this API's bodies need at most 2" } }],
 ];
 
 const count = async (): Promise<number> => Number((await t.pool.query<{ n: string }>('SELECT count(*) AS n FROM pets')).rows[0]?.n);
@@ -179,6 +186,23 @@ describe('what the rules accept', () => {
     expect(answers[2]?.json).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'Piped' })]));
   });
 
+  it('a 400 lists every problem, one per field, and says how many', async () => {
+    const answer = await raw(t.port, createPet('{"categoryId":"x"}'));
+    expect(answer.status).toBe(400);
+    const body = answer.json as { message: string; details: { field: string; rule: string }[] };
+    expect(body.details.map((d) => [d.field, d.rule])).toEqual([['/name', 'required'], ['/categoryId', 'type']]);
+    expect(body.message).toBe("body /name: must have required property 'name' (and 1 more problem, in details)");
+  });
+
+  it('a 400 for hostile input lists at most 20 problems, and says how many there were', async () => {
+    const unknown = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`x${i}`, i]));
+    const answer = await raw(t.port, createPet(JSON.stringify({ name: 'Many', categoryId: 1, ...unknown })));
+    expect(answer.status).toBe(400);
+    const body = answer.json as { message: string; details: unknown[] };
+    expect(body.details).toHaveLength(20);
+    expect(body.message).toBe("body /x0: must NOT have the unknown property 'x0' (and 99 more problems; details lists the first 20)");
+  });
+
   it('plain decimal integers are accepted in paths and queries', async () => {
     expect((await raw(t.port, request('GET', '/v1/pets/1', auth()))).status).toBe(200);
     expect((await raw(t.port, request('GET', '/v1/pets?limit=5', auth()))).status).toBe(200);
@@ -186,11 +210,20 @@ describe('what the rules accept', () => {
 });
 
 describe("HTTP's own answers without a body to check", () => {
-  it('HEAD on the collection is 405 with Allow, and no body', async () => {
-    const answer = await fetch(`${t.origin}/v1/pets`, { method: 'HEAD', headers: auth() });
-    expect(answer.status).toBe(405);
-    expect(answer.headers.get('allow')).toBe('GET, POST');
-    expect(await answer.text()).toBe('');
+  // RFC 9110 §9.3.2: the same status and headers as GET, and no body.
+  it.each(['/v1/pets?limit=2', '/v1/pets/1', '/v1/pets/999999', '/v1/store/inventory', '/v1/openapi.json', '/healthz', '/'])('HEAD %s answers as GET does, without the body', async (path) => {
+    const [get, head] = [await raw(t.port, request('GET', path, auth())), await raw(t.port, request('HEAD', path, auth()), { head: true })];
+    expect(head.status).toBe(get.status);
+    expect(head.body).toBe('');
+    const same = (h: Record<string, unknown>) => Object.fromEntries(Object.entries(h).filter(([name]) => !['date', 'x-request-id', 'ratelimit-remaining', 'ratelimit-reset', 'keep-alive', 'connection'].includes(name)));
+    expect(same(head.headers)).toEqual(same(get.headers));
+  });
+
+  it('HEAD without a key is the same 401 as GET, without the body', async () => {
+    const answer = await raw(t.port, request('HEAD', '/v1/pets'), { head: true });
+    expect(answer.status).toBe(401);
+    expect(answer.headers['www-authenticate']).toMatch(/^Bearer/);
+    expect(answer.body).toBe('');
   });
 
   it('GET / names the documentation and the contract, and each answers', async () => {

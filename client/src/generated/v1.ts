@@ -357,7 +357,7 @@ export interface components {
              * @example 404
              */
             status: number;
-            /** @description For `400`, the rule that the request broke (the first one found), as a list so that more can be reported later. */
+            /** @description For `400`, every problem found, one per field (the first rule it broke), at most 20. */
             details?: components["schemas"]["ErrorDetail"][];
         };
         /** @description One rule that the request broke. */
