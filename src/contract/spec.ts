@@ -10,53 +10,21 @@ import openapi from '../../generated/openapi.js';
 import {
   basePath as generatedBasePath,
   operationTable,
-  type JsonValue,
   type OperationEntry,
   type OperationTable,
   type ParameterEntry,
-  type ResponseEntry,
 } from '../../generated/operations.js';
 import type { OperationId } from './handler.js';
 
 export const spec = openapi;
 
-export interface OperationInfo {
-  operationId: OperationId;
-  /** Upper case: `GET`. */
-  method: string;
-  /** The contract's path, under the base path: `/pets/{petId}`. */
-  path: string;
-  /** Every parameter it declares (the path item's too); `list` when it takes several values. */
-  parameters: { name: string; in: string; required: boolean; list: boolean; type?: string; default?: JsonValue }[];
-  /** The security schemes it requires (all of one alternative), with their scopes; empty for a public one. */
-  security: { schemes: string[]; scopes: Readonly<Record<string, readonly string[]>> }[];
-  /** Whether it takes an Idempotency-Key header. */
-  idempotencyKey: boolean;
-  /** Absent when it takes no body. */
-  requestBody?: { required: boolean };
-  deprecated: boolean;
-  /** `x-sunset`, `x-deprecated-since`, `x-successor`, `x-successor-query`. */
-  sunset?: string;
-  deprecatedSince?: string;
-  successor?: string;
-  successorQuery?: string;
-  /** By status: the headers declared and the JSON body's schema. */
-  responses: Readonly<Record<string, ResponseEntry>>;
-}
+/** An operation as the generator resolved it (generated/operations.ts). */
+export type OperationInfo = OperationEntry & { readonly operationId: OperationId };
 
-function infoOf(entry: OperationEntry & { operationId: OperationId }): OperationInfo {
-  return {
-    ...entry,
-    parameters: entry.parameters.map((p) => ({ ...p })),
-    security: entry.security.map((s) => ({ schemes: [...s.schemes], scopes: s.scopes })),
-    ...(entry.requestBody ? { requestBody: { required: entry.requestBody.required } } : {}),
-  };
-}
-
-const entries: readonly (OperationEntry & { operationId: OperationId })[] = Object.values(operationTable);
+const entries: readonly OperationInfo[] = Object.values(operationTable);
 
 /** Every operation of the contract, in its order. */
-export const operations: OperationInfo[] = entries.map(infoOf);
+export const operations: readonly OperationInfo[] = entries;
 
 /** The operation of this id; throws when the contract has none. */
 export function operationInfo(operationId: string): OperationInfo {

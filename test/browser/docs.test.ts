@@ -436,6 +436,26 @@ describe.skipIf(!runs)('the documentation in Chromium', () => {
     });
   }, 600_000);
 
+  it('Swagger UI at /docs: the operations start on the first screen (1280 × 800); the conventions fold under "Conventions" and open on a click', async () => {
+    await withDocs(async ({ page, errors }) => {
+      await page.setViewportSize({ width: 1280, height: 800 });
+      await page.mouse.wheel(0, -10_000);
+      const first = await page.locator('.opblock[id^="operations-"]').first().boundingBox();
+      await page.screenshot({ path: path.join(artifacts, 'docs-first-screen.png') });
+      // The first operation's whole header row is on the first screen.
+      expect(first).not.toBeNull();
+      expect((first?.y ?? Infinity) + 40).toBeLessThan(800);
+      const conventions = page.locator('.information-container details');
+      expect(await conventions.count()).toBe(1);
+      expect(await conventions.locator('summary').innerText()).toMatch(/^Conventions: authentication, errors, numbers/);
+      expect(await conventions.getAttribute('open')).toBeNull();
+      await conventions.locator('summary').click();
+      await conventions.locator('h2', { hasText: 'Numbers' }).waitFor();
+      expect(await conventions.innerText()).toContain('9007199254740991');
+      expect(errors.pageErrors).toEqual([]);
+    });
+  }, 600_000);
+
   it('Redoc from `npm run docs`: renders every operation from file:// with the network cut off', async () => {
     const output = path.join(root, 'dist', 'docs', 'index.html');
     rmSync(output, { force: true });
