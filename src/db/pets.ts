@@ -188,14 +188,14 @@ async function readOne(read: Reader, from: ReadFrom, r: PetRead): Promise<PetRea
   return row ?? EMPTY;
 }
 
+type Reader = ReturnType<typeof createReader>;
+
 /**
  * `pools.primary` takes every write. With `pools.replica`, lookups and pages read from it
  * unless asked for the primary (src/db/consistency.ts says when); a page the replica held
  * pets back from (it cannot see which transactions are writing pets) is read again from
  * the primary, which can.
  */
-type Reader = ReturnType<typeof createReader>;
-
 export function createPetsRepository(pools: Pools) {
   const { primary, replica } = pools;
   const read: Reader = createReader(pools);
