@@ -26,30 +26,39 @@ CREATE FUNCTION append_order_key(tbl text, part bigint) RETURNS int
 --    at least the transaction id of every writer that drew a lower id.
 CREATE FUNCTION append_order_assign() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
-  me bigint := pg_current_xact_id()::text::bigint;
-  ids regclass := quote_ident(TG_TABLE_NAME || '_id_seq')::regclass;
-  newest regclass := quote_ident(TG_TABLE_NAME || '_newest_writer_seq')::regclass;
-  part bigint := CASE WHEN TG_NARGS > 0 THEN (to_jsonb(NEW) ->> TG_ARGV[0])::bigint ELSE 0 END;
+  me bigint;
+  part bigint := 0;
+  marked text;
   registered text := 'append_order.' || TG_TABLE_NAME;
 BEGIN
-  PERFORM pg_advisory_xact_lock(append_order_key(TG_TABLE_NAME, part), (me % 2147483648)::int);
-  IF current_setting(registered, true) IS DISTINCT FROM me::text THEN
-    -- The register's max-update is a critical section of a few microseconds, once per
-    -- transaction and table. Its lock is transaction-scoped and taken in a sub-block that
-    -- always ends by raising: the sub-transaction rolls back, which releases the lock at
-    -- once, while setval (never rolled back) keeps its value. A cancel anywhere rolls back
-    -- the sub-block or the whole transaction, and the lock with it: nothing outlives it.
-    BEGIN
-      PERFORM pg_advisory_xact_lock(hashtext('append_order:' || TG_TABLE_NAME)::bigint);
-      PERFORM setval(newest, greatest(me, coalesce(pg_sequence_last_value(newest), 0)));
-      RAISE SQLSTATE 'AO000';
-    EXCEPTION WHEN SQLSTATE 'AO000' THEN
-      NULL;
-    END;
-    PERFORM set_config(registered, me::text, true);
+  IF TG_NARGS > 0 THEN
+    part := (to_jsonb(NEW) ->> TG_ARGV[0])::bigint;
   END IF;
-  NEW.id := nextval(ids);
-  NEW.visible_after := pg_sequence_last_value(newest)::text::xid8;
+  -- Once per transaction (and partition): the flags are transaction-local settings, undone
+  -- with the (sub)transaction that set them, as the lock taken with them is.
+  marked := registered || '_' || part;
+  IF current_setting(marked, true) IS DISTINCT FROM 'y' THEN
+    me := pg_current_xact_id()::text::bigint;
+    PERFORM pg_advisory_xact_lock(append_order_key(TG_TABLE_NAME, part), (me % 2147483648)::int);
+    IF current_setting(registered, true) IS DISTINCT FROM 'y' THEN
+      -- The register's max-update is a critical section of a few microseconds, once per
+      -- transaction and table. Its lock is transaction-scoped and taken in a sub-block that
+      -- always ends by raising: the sub-transaction rolls back, which releases the lock at
+      -- once, while setval (never rolled back) keeps its value. A cancel anywhere rolls back
+      -- the sub-block or the whole transaction, and the lock with it: nothing outlives it.
+      BEGIN
+        PERFORM pg_advisory_xact_lock(hashtext('append_order:' || TG_TABLE_NAME)::bigint);
+        PERFORM setval((TG_TABLE_NAME || '_newest_writer_seq')::regclass, greatest(me, coalesce(pg_sequence_last_value((TG_TABLE_NAME || '_newest_writer_seq')::regclass), 0)));
+        RAISE SQLSTATE 'AO000';
+      EXCEPTION WHEN SQLSTATE 'AO000' THEN
+        NULL;
+      END;
+      PERFORM set_config(registered, 'y', true);
+    END IF;
+    PERFORM set_config(marked, 'y', true);
+  END IF;
+  NEW.id := nextval((TG_TABLE_NAME || '_id_seq')::regclass);
+  NEW.visible_after := pg_sequence_last_value((TG_TABLE_NAME || '_newest_writer_seq')::regclass)::text::xid8;
   RETURN NEW;
 END;
 $$;
