@@ -28,15 +28,34 @@ export interface CoalesceOptions<In, Out> {
    * is no older than any of them. Never for writes (each create is its own row).
    */
   key?: (input: In) => string;
+  /**
+   * At most one statement in flight; calls arriving meanwhile wait for it and go together in
+   * the next. Only for writes that never wait on another transaction (pets' inserts): one
+   * that can wait on a row someone holds would hold up every later call with it.
+   */
+  serial?: boolean;
 }
 
-export function coalesce<In, Out>({ one, many, max, key }: CoalesceOptions<In, Out>): (input: In) => Promise<Out> {
+export function coalesce<In, Out>({ one, many, max, key, serial = false }: CoalesceOptions<In, Out>): (input: In) => Promise<Out> {
   let queue: Waiting<In, Out>[] = [];
+  // serial: a statement is in flight, and whatever arrives waits for it.
+  let busy = false;
 
   function flush(): void {
     const batch = key ? shared(queue, key) : queue;
     queue = [];
-    for (let start = 0; start < batch.length; start += max) void write(batch.slice(start, start + max));
+    const chunks: Waiting<In, Out>[][] = [];
+    for (let start = 0; start < batch.length; start += max) chunks.push(batch.slice(start, start + max));
+    if (!serial) {
+      for (const chunk of chunks) void write(chunk);
+      return;
+    }
+    busy = true;
+    void (async () => {
+      for (const chunk of chunks) await write(chunk);
+      busy = false;
+      if (queue.length > 0) flush();
+    })();
   }
 
   /** Settles every call of the batch; resolves once they all are (it never rejects). */
@@ -56,7 +75,7 @@ export function coalesce<In, Out>({ one, many, max, key }: CoalesceOptions<In, O
 
   return (input) =>
     new Promise<Out>((resolve, reject) => {
-      if (queue.length === 0) setImmediate(flush);
+      if (queue.length === 0 && !busy) setImmediate(flush);
       queue.push({ input, resolve, reject });
     });
 }

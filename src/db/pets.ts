@@ -200,8 +200,12 @@ export function createPetsRepository(pools: Pools) {
   const { primary, replica } = pools;
   const read: Reader = createReader(pools);
   const insertOne = async (pet: NewPet, on: Queryable): Promise<Pet> => toPet((await query(on, PET_STATEMENTS.insert, [pet.name, pet.categoryId, pet.status ?? null]))[0] as PetRow);
+  // Serial: an insert into pets waits on no other transaction (decision record 0001), so
+  // gathering the creates that arrive while one is in flight into the next statement only
+  // saves commits.
   const insert = coalesce<NewPet, Pet>({
     max: 100,
+    serial: true,
     one: (pet) => insertOne(pet, primary),
     many: async (pets) => {
       const rows = await query(primary, PET_STATEMENTS.insertMany, [pets.map((p) => p.name), pets.map((p) => p.categoryId), pets.map((p) => p.status ?? null)]);
