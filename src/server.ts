@@ -140,7 +140,7 @@ async function showDevelopmentKey(apiKeys: ApiKeysRepository, db: Database, addr
 /** Why the service could not listen, in terms of the settings that choose where. */
 function listenError(error: unknown, { HOST, PORT }: Config): unknown {
   const code = (error as { code?: unknown }).code;
-  if (code === 'EADDRINUSE') return new Error(`${HOST}:${PORT} is already in use: set PORT to a free port (or PORT=0 for any), or stop what listens there`);
+  if (code === 'EADDRINUSE') return new Error(`${HOST}:${PORT} is already in use (EADDRINUSE): set PORT to a free port (or PORT=0 for any), or stop what listens there`);
   if (code === 'EACCES') return new Error(`not allowed to listen on ${HOST}:${PORT}: set PORT to 1024 or above`);
   if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return new Error(`HOST=${HOST} is not an address of this machine: set HOST (127.0.0.1, or 0.0.0.0 for every interface)`);
   return error;

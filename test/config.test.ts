@@ -43,7 +43,7 @@ describe('where the service listens', () => {
     try {
       const result = await runTs('src/server.ts', [], { DATABASE_URL: database.url, PORT: String(port), LOG_LEVEL: 'silent' });
       expect(result.code).toBe(1);
-      expect(result.stderr).toContain(`Start-up failed: 127.0.0.1:${port} is already in use: set PORT to a free port (or PORT=0 for any), or stop what listens there`);
+      expect(result.stderr).toContain(`Start-up failed: 127.0.0.1:${port} is already in use (EADDRINUSE): set PORT to a free port (or PORT=0 for any), or stop what listens there`);
     } finally {
       taken.close();
       await database.drop();

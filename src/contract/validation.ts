@@ -53,7 +53,9 @@ function notPlainDecimal(data: Record<string, unknown>, integers: readonly strin
   const errors: ErrorObject[] = [];
   for (const name of integers) {
     const given = data[name];
-    if (typeof given === 'string' && !DECIMAL.test(given)) errors.push(refused(`/${name}`, 'must be an integer in plain decimal digits'));
+    if (typeof given !== 'string' || DECIMAL.test(given)) continue;
+    // `/v1/pets/`: the route of one pet, reached with nothing where its id goes.
+    errors.push(refused(`/${name}`, given === '' ? 'is empty (the URL ends with a slash where it goes): give it, or remove the slash to reach the collection' : 'must be an integer in plain decimal digits'));
   }
   for (const name of arrays) {
     const given = data[name];

@@ -63,7 +63,9 @@ export function validationBody(error: FastifyError, headerNames: ReadonlyMap<str
     const field = location === 'body' ? pointer : location === 'header' ? (headerNames.get(name) ?? name) : name;
     return { location, field, rule: v.keyword, message: say(v) };
   });
-  const broken = all.filter((detail, i) => all.findIndex((other) => other.field === detail.field) === i);
+  // An object that takes no fields says so once, not once more for each field it has.
+  const empty = new Set(all.filter((d) => d.rule === 'maxProperties' && d.message.startsWith('takes no fields')).map((d) => d.field));
+  const broken = all.filter((detail, i) => all.findIndex((other) => other.field === detail.field) === i && !(detail.rule === 'additionalProperties' && empty.has(detail.field.replace(/\/[^/]*$/, ''))));
   const details: ErrorDetail[] = broken.slice(0, MAX_DETAILS);
   const first = details[0];
   if (!first) return errorBody('bad_request', 'Invalid request');

@@ -60,14 +60,6 @@ function hint(request: FastifyRequest, path: string): string {
   return '';
 }
 
-/** A path parameter left empty (`/v1/pets/`: the route of one pet with no id) names no resource: 404, saying which path was meant. */
-function emptyPathParameter(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
-  const params = request.params as Record<string, unknown> | undefined;
-  if (!params || !Object.values(params).some((value) => value === '')) return undefined;
-  const path = (request.url.split('?')[0] ?? '').slice(0, 200);
-  return sendError(reply, errorBody('not_found', `No operation ${request.method} ${path}: a path segment is empty${hint(request, path)}`));
-}
-
 /**
  * Errors Fastify raises before routing (`frameworkErrors`): a path that is not validly
  * percent-encoded, or a path segment over `maxParamLength`. Such a path names no operation
@@ -85,7 +77,7 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
   // A route the contract does not have is a 404, even when its body could not be parsed
   // (Fastify parses bodies of unknown OPTIONS/DELETE/... requests before routing to 404).
   if (request.is404) return notFound(request, reply);
-  if (error.validation) return (error.validationContext === 'params' && emptyPathParameter(request, reply)) || sendError(reply, validationBody(error, declaredHeaderNames));
+  if (error.validation) return sendError(reply, validationBody(error, declaredHeaderNames));
   // Ours: hooks, parsers and plugins raise ApiError (src/errors.ts).
   if (error instanceof ApiError) return sendError(reply, error.body, error.headers);
 
