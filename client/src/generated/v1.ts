@@ -602,7 +602,10 @@ export interface components {
         OrderStatusFilter: components["schemas"]["OrderStatus"];
         /** @description Keep only orders for this animal. */
         PetIdFilter: components["schemas"]["Id"];
-        /** @description Identifier of the order. */
+        /**
+         * @description Identifier of the order.
+         * @example 1
+         */
         OrderId: components["schemas"]["Id"];
         /**
          * @description Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). The first
@@ -804,7 +807,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Identifier of the animal to retrieve. */
+                /**
+                 * @description Identifier of the animal to retrieve.
+                 * @example 1
+                 */
                 petId: components["schemas"]["Id"];
             };
             cookie?: never;
@@ -1071,7 +1077,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Identifier of the order. */
+                /**
+                 * @description Identifier of the order.
+                 * @example 1
+                 */
                 orderId: components["parameters"]["OrderId"];
             };
             cookie?: never;
@@ -1118,7 +1127,10 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description Identifier of the order. */
+                /**
+                 * @description Identifier of the order.
+                 * @example 1
+                 */
                 orderId: components["parameters"]["OrderId"];
             };
             cookie?: never;
@@ -1158,7 +1170,10 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description Identifier of the order. */
+                /**
+                 * @description Identifier of the order.
+                 * @example 1
+                 */
                 orderId: components["parameters"]["OrderId"];
             };
             cookie?: never;
