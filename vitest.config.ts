@@ -3,7 +3,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // Conformance (tools we did not write) is its own CI gate: npm run test:arazzo.
+    // Conformance (tools we did not write) has CI gates of its own: npm run test:arazzo, test:portman.
     exclude: [...configDefaults.exclude, 'test/conformance/**'],
     globalSetup: ['test/setup/database.ts'],
     // Ample: a case that spawns processes can take many times its usual time on a busy

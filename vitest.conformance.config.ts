@@ -1,5 +1,6 @@
-// Conformance runs with tools we did not write (`npm run test:arazzo`); kept out of
-// `npm test` so that CI runs them as their own gate.
+// Conformance runs with tools we did not write (`npm run test:arazzo`, `npm run
+// test:portman`, each naming its file); kept out of `npm test` so that CI runs each as its
+// own gate.
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({

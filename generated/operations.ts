@@ -94,41 +94,125 @@ export const operationTable = {
     deprecated: false,
     responses: {
       "200": {
-        headers: [{ name: "Link", required: false, type: "string", schema: { type: "string" } }],
-        json: { $ref: "#/components/schemas/Pets" },
-      },
-      "400": { headers: [], json: { $ref: "#/components/schemas/Error" } },
-      "401": {
-        headers: [{ name: "WWW-Authenticate", required: true, type: "string", schema: { type: "string" } }],
-        json: { $ref: "#/components/schemas/Error" },
-      },
-      "429": {
         headers: [
-          { name: "Retry-After", required: true, type: "integer", schema: { type: "integer", minimum: 0 } },
+          {
+            name: "Link",
+            required: false,
+            type: "string",
+            schema: { type: "string", maxLength: 4096, pattern: "^</v1/pets\\?[^>]*>; rel=\"next\"$" },
+          },
           {
             name: "RateLimit-Limit",
             required: true,
             type: "integer",
-            schema: { type: "integer", minimum: 0 },
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
           },
           {
             name: "RateLimit-Remaining",
             required: true,
             type: "integer",
-            schema: { type: "integer", minimum: 0 },
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
           },
           {
             name: "RateLimit-Reset",
             required: true,
             type: "integer",
-            schema: { type: "integer", minimum: 0 },
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Pets" },
+      },
+      "400": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "401": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 256, pattern: "^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "429": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
           },
         ],
         json: { $ref: "#/components/schemas/Error" },
       },
       "500": { headers: [], json: { $ref: "#/components/schemas/Error" } },
       "503": {
-        headers: [{ name: "Retry-After", required: true, type: "integer", schema: { type: "integer", minimum: 0 } }],
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
         json: { $ref: "#/components/schemas/Error" },
       },
     },
@@ -145,55 +229,228 @@ export const operationTable = {
     responses: {
       "201": {
         headers: [
-          { name: "Location", required: true, type: "string", schema: { type: "string" } },
+          {
+            name: "Location",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^/v1/pets/[1-9][0-9]*$" },
+          },
           {
             name: "Idempotent-Replayed",
             required: false,
             type: "string",
             schema: { type: "string", enum: ["true"] },
           },
-        ],
-        json: { $ref: "#/components/schemas/Pet" },
-      },
-      "400": { headers: [], json: { $ref: "#/components/schemas/Error" } },
-      "401": {
-        headers: [{ name: "WWW-Authenticate", required: true, type: "string", schema: { type: "string" } }],
-        json: { $ref: "#/components/schemas/Error" },
-      },
-      "409": {
-        headers: [{ name: "Retry-After", required: true, type: "integer", schema: { type: "integer", minimum: 0 } }],
-        json: { $ref: "#/components/schemas/Error" },
-      },
-      "413": { headers: [], json: { $ref: "#/components/schemas/Error" } },
-      "415": { headers: [], json: { $ref: "#/components/schemas/Error" } },
-      "422": { headers: [], json: { $ref: "#/components/schemas/Error" } },
-      "429": {
-        headers: [
-          { name: "Retry-After", required: true, type: "integer", schema: { type: "integer", minimum: 0 } },
           {
             name: "RateLimit-Limit",
             required: true,
             type: "integer",
-            schema: { type: "integer", minimum: 0 },
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
           },
           {
             name: "RateLimit-Remaining",
             required: true,
             type: "integer",
-            schema: { type: "integer", minimum: 0 },
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
           },
           {
             name: "RateLimit-Reset",
             required: true,
             type: "integer",
-            schema: { type: "integer", minimum: 0 },
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Pet" },
+      },
+      "400": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "401": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 256, pattern: "^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "409": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "413": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "415": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "422": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "429": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
           },
         ],
         json: { $ref: "#/components/schemas/Error" },
       },
       "500": { headers: [], json: { $ref: "#/components/schemas/Error" } },
       "503": {
-        headers: [{ name: "Retry-After", required: true, type: "integer", schema: { type: "integer", minimum: 0 } }],
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
         json: { $ref: "#/components/schemas/Error" },
       },
     },
@@ -217,10 +474,42 @@ export const operationTable = {
             name: "Deprecation",
             required: true,
             type: "string",
-            schema: { type: "string", pattern: "^@[0-9]+$" },
+            schema: { type: "string", maxLength: 32, pattern: "^@[0-9]+$" },
           },
-          { name: "Sunset", required: true, type: "string", schema: { type: "string" } },
-          { name: "Link", required: true, type: "string", schema: { type: "string" } },
+          {
+            name: "Sunset",
+            required: true,
+            type: "string",
+            schema: {
+              type: "string",
+              maxLength: 29,
+              pattern: "^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), [0-9]{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2} GMT$",
+            },
+          },
+          {
+            name: "Link",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 1024, pattern: "^<[^>]*>;" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
         ],
         json: { $ref: "#/components/schemas/Pet" },
       },
@@ -230,24 +519,93 @@ export const operationTable = {
             name: "Deprecation",
             required: true,
             type: "string",
-            schema: { type: "string", pattern: "^@[0-9]+$" },
+            schema: { type: "string", maxLength: 32, pattern: "^@[0-9]+$" },
           },
-          { name: "Sunset", required: true, type: "string", schema: { type: "string" } },
-          { name: "Link", required: true, type: "string", schema: { type: "string" } },
+          {
+            name: "Sunset",
+            required: true,
+            type: "string",
+            schema: {
+              type: "string",
+              maxLength: 29,
+              pattern: "^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), [0-9]{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2} GMT$",
+            },
+          },
+          {
+            name: "Link",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 1024, pattern: "^<[^>]*>;" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
         ],
         json: { $ref: "#/components/schemas/Error" },
       },
       "401": {
         headers: [
-          { name: "WWW-Authenticate", required: true, type: "string", schema: { type: "string" } },
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 256, pattern: "^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$" },
+          },
           {
             name: "Deprecation",
             required: true,
             type: "string",
-            schema: { type: "string", pattern: "^@[0-9]+$" },
+            schema: { type: "string", maxLength: 32, pattern: "^@[0-9]+$" },
           },
-          { name: "Sunset", required: true, type: "string", schema: { type: "string" } },
-          { name: "Link", required: true, type: "string", schema: { type: "string" } },
+          {
+            name: "Sunset",
+            required: true,
+            type: "string",
+            schema: {
+              type: "string",
+              maxLength: 29,
+              pattern: "^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), [0-9]{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2} GMT$",
+            },
+          },
+          {
+            name: "Link",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 1024, pattern: "^<[^>]*>;" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
         ],
         json: { $ref: "#/components/schemas/Error" },
       },
@@ -257,42 +615,93 @@ export const operationTable = {
             name: "Deprecation",
             required: true,
             type: "string",
-            schema: { type: "string", pattern: "^@[0-9]+$" },
+            schema: { type: "string", maxLength: 32, pattern: "^@[0-9]+$" },
           },
-          { name: "Sunset", required: true, type: "string", schema: { type: "string" } },
-          { name: "Link", required: true, type: "string", schema: { type: "string" } },
-        ],
-        json: { $ref: "#/components/schemas/Error" },
-      },
-      "429": {
-        headers: [
-          { name: "Retry-After", required: true, type: "integer", schema: { type: "integer", minimum: 0 } },
+          {
+            name: "Sunset",
+            required: true,
+            type: "string",
+            schema: {
+              type: "string",
+              maxLength: 29,
+              pattern: "^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), [0-9]{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2} GMT$",
+            },
+          },
+          {
+            name: "Link",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 1024, pattern: "^<[^>]*>;" },
+          },
           {
             name: "RateLimit-Limit",
             required: true,
             type: "integer",
-            schema: { type: "integer", minimum: 0 },
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
           },
           {
             name: "RateLimit-Remaining",
             required: true,
             type: "integer",
-            schema: { type: "integer", minimum: 0 },
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
           },
           {
             name: "RateLimit-Reset",
             required: true,
             type: "integer",
-            schema: { type: "integer", minimum: 0 },
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "429": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
           },
           {
             name: "Deprecation",
             required: true,
             type: "string",
-            schema: { type: "string", pattern: "^@[0-9]+$" },
+            schema: { type: "string", maxLength: 32, pattern: "^@[0-9]+$" },
           },
-          { name: "Sunset", required: true, type: "string", schema: { type: "string" } },
-          { name: "Link", required: true, type: "string", schema: { type: "string" } },
+          {
+            name: "Sunset",
+            required: true,
+            type: "string",
+            schema: {
+              type: "string",
+              maxLength: 29,
+              pattern: "^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), [0-9]{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2} GMT$",
+            },
+          },
+          {
+            name: "Link",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 1024, pattern: "^<[^>]*>;" },
+          },
         ],
         json: { $ref: "#/components/schemas/Error" },
       },
@@ -302,24 +711,57 @@ export const operationTable = {
             name: "Deprecation",
             required: true,
             type: "string",
-            schema: { type: "string", pattern: "^@[0-9]+$" },
+            schema: { type: "string", maxLength: 32, pattern: "^@[0-9]+$" },
           },
-          { name: "Sunset", required: true, type: "string", schema: { type: "string" } },
-          { name: "Link", required: true, type: "string", schema: { type: "string" } },
+          {
+            name: "Sunset",
+            required: true,
+            type: "string",
+            schema: {
+              type: "string",
+              maxLength: 29,
+              pattern: "^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), [0-9]{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2} GMT$",
+            },
+          },
+          {
+            name: "Link",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 1024, pattern: "^<[^>]*>;" },
+          },
         ],
         json: { $ref: "#/components/schemas/Error" },
       },
       "503": {
         headers: [
-          { name: "Retry-After", required: true, type: "integer", schema: { type: "integer", minimum: 0 } },
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
           {
             name: "Deprecation",
             required: true,
             type: "string",
-            schema: { type: "string", pattern: "^@[0-9]+$" },
+            schema: { type: "string", maxLength: 32, pattern: "^@[0-9]+$" },
           },
-          { name: "Sunset", required: true, type: "string", schema: { type: "string" } },
-          { name: "Link", required: true, type: "string", schema: { type: "string" } },
+          {
+            name: "Sunset",
+            required: true,
+            type: "string",
+            schema: {
+              type: "string",
+              maxLength: 29,
+              pattern: "^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), [0-9]{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2} GMT$",
+            },
+          },
+          {
+            name: "Link",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 1024, pattern: "^<[^>]*>;" },
+          },
         ],
         json: { $ref: "#/components/schemas/Error" },
       },
@@ -340,41 +782,125 @@ export const operationTable = {
     deprecated: false,
     responses: {
       "200": {
-        headers: [{ name: "Link", required: false, type: "string", schema: { type: "string" } }],
-        json: { $ref: "#/components/schemas/Orders" },
-      },
-      "400": { headers: [], json: { $ref: "#/components/schemas/Error" } },
-      "401": {
-        headers: [{ name: "WWW-Authenticate", required: true, type: "string", schema: { type: "string" } }],
-        json: { $ref: "#/components/schemas/Error" },
-      },
-      "429": {
         headers: [
-          { name: "Retry-After", required: true, type: "integer", schema: { type: "integer", minimum: 0 } },
+          {
+            name: "Link",
+            required: false,
+            type: "string",
+            schema: { type: "string", maxLength: 4096, pattern: "^</v1/store/orders\\?[^>]*>; rel=\"next\"$" },
+          },
           {
             name: "RateLimit-Limit",
             required: true,
             type: "integer",
-            schema: { type: "integer", minimum: 0 },
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
           },
           {
             name: "RateLimit-Remaining",
             required: true,
             type: "integer",
-            schema: { type: "integer", minimum: 0 },
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
           },
           {
             name: "RateLimit-Reset",
             required: true,
             type: "integer",
-            schema: { type: "integer", minimum: 0 },
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Orders" },
+      },
+      "400": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "401": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 256, pattern: "^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "429": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
           },
         ],
         json: { $ref: "#/components/schemas/Error" },
       },
       "500": { headers: [], json: { $ref: "#/components/schemas/Error" } },
       "503": {
-        headers: [{ name: "Retry-After", required: true, type: "integer", schema: { type: "integer", minimum: 0 } }],
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
         json: { $ref: "#/components/schemas/Error" },
       },
     },
@@ -391,55 +917,228 @@ export const operationTable = {
     responses: {
       "201": {
         headers: [
-          { name: "Location", required: true, type: "string", schema: { type: "string" } },
+          {
+            name: "Location",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^/v1/store/orders/[1-9][0-9]*$" },
+          },
           {
             name: "Idempotent-Replayed",
             required: false,
             type: "string",
             schema: { type: "string", enum: ["true"] },
           },
-        ],
-        json: { $ref: "#/components/schemas/Order" },
-      },
-      "400": { headers: [], json: { $ref: "#/components/schemas/Error" } },
-      "401": {
-        headers: [{ name: "WWW-Authenticate", required: true, type: "string", schema: { type: "string" } }],
-        json: { $ref: "#/components/schemas/Error" },
-      },
-      "409": {
-        headers: [{ name: "Retry-After", required: false, type: "integer", schema: { type: "integer", minimum: 0 } }],
-        json: { $ref: "#/components/schemas/Error" },
-      },
-      "413": { headers: [], json: { $ref: "#/components/schemas/Error" } },
-      "415": { headers: [], json: { $ref: "#/components/schemas/Error" } },
-      "422": { headers: [], json: { $ref: "#/components/schemas/Error" } },
-      "429": {
-        headers: [
-          { name: "Retry-After", required: true, type: "integer", schema: { type: "integer", minimum: 0 } },
           {
             name: "RateLimit-Limit",
             required: true,
             type: "integer",
-            schema: { type: "integer", minimum: 0 },
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
           },
           {
             name: "RateLimit-Remaining",
             required: true,
             type: "integer",
-            schema: { type: "integer", minimum: 0 },
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
           },
           {
             name: "RateLimit-Reset",
             required: true,
             type: "integer",
-            schema: { type: "integer", minimum: 0 },
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Order" },
+      },
+      "400": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "401": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 256, pattern: "^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "409": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: false,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "413": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "415": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "422": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "429": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
           },
         ],
         json: { $ref: "#/components/schemas/Error" },
       },
       "500": { headers: [], json: { $ref: "#/components/schemas/Error" } },
       "503": {
-        headers: [{ name: "Retry-After", required: true, type: "integer", schema: { type: "integer", minimum: 0 } }],
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
         json: { $ref: "#/components/schemas/Error" },
       },
     },
@@ -453,40 +1152,143 @@ export const operationTable = {
     idempotencyKey: false,
     deprecated: false,
     responses: {
-      "200": { headers: [], json: { $ref: "#/components/schemas/Order" } },
-      "400": { headers: [], json: { $ref: "#/components/schemas/Error" } },
-      "401": {
-        headers: [{ name: "WWW-Authenticate", required: true, type: "string", schema: { type: "string" } }],
-        json: { $ref: "#/components/schemas/Error" },
-      },
-      "404": { headers: [], json: { $ref: "#/components/schemas/Error" } },
-      "429": {
+      "200": {
         headers: [
-          { name: "Retry-After", required: true, type: "integer", schema: { type: "integer", minimum: 0 } },
           {
             name: "RateLimit-Limit",
             required: true,
             type: "integer",
-            schema: { type: "integer", minimum: 0 },
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
           },
           {
             name: "RateLimit-Remaining",
             required: true,
             type: "integer",
-            schema: { type: "integer", minimum: 0 },
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
           },
           {
             name: "RateLimit-Reset",
             required: true,
             type: "integer",
-            schema: { type: "integer", minimum: 0 },
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Order" },
+      },
+      "400": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "401": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 256, pattern: "^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "404": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "429": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
           },
         ],
         json: { $ref: "#/components/schemas/Error" },
       },
       "500": { headers: [], json: { $ref: "#/components/schemas/Error" } },
       "503": {
-        headers: [{ name: "Retry-After", required: true, type: "integer", schema: { type: "integer", minimum: 0 } }],
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
         json: { $ref: "#/components/schemas/Error" },
       },
     },
@@ -512,49 +1314,239 @@ export const operationTable = {
             type: "string",
             schema: { type: "string", enum: ["true"] },
           },
-        ],
-        json: { $ref: "#/components/schemas/Order" },
-      },
-      "400": { headers: [], json: { $ref: "#/components/schemas/Error" } },
-      "401": {
-        headers: [{ name: "WWW-Authenticate", required: true, type: "string", schema: { type: "string" } }],
-        json: { $ref: "#/components/schemas/Error" },
-      },
-      "404": { headers: [], json: { $ref: "#/components/schemas/Error" } },
-      "409": {
-        headers: [{ name: "Retry-After", required: false, type: "integer", schema: { type: "integer", minimum: 0 } }],
-        json: { $ref: "#/components/schemas/Error" },
-      },
-      "413": { headers: [], json: { $ref: "#/components/schemas/Error" } },
-      "415": { headers: [], json: { $ref: "#/components/schemas/Error" } },
-      "422": { headers: [], json: { $ref: "#/components/schemas/Error" } },
-      "429": {
-        headers: [
-          { name: "Retry-After", required: true, type: "integer", schema: { type: "integer", minimum: 0 } },
           {
             name: "RateLimit-Limit",
             required: true,
             type: "integer",
-            schema: { type: "integer", minimum: 0 },
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
           },
           {
             name: "RateLimit-Remaining",
             required: true,
             type: "integer",
-            schema: { type: "integer", minimum: 0 },
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
           },
           {
             name: "RateLimit-Reset",
             required: true,
             type: "integer",
-            schema: { type: "integer", minimum: 0 },
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Order" },
+      },
+      "400": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "401": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 256, pattern: "^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "404": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "409": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: false,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "413": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "415": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "422": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "429": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
           },
         ],
         json: { $ref: "#/components/schemas/Error" },
       },
       "500": { headers: [], json: { $ref: "#/components/schemas/Error" } },
       "503": {
-        headers: [{ name: "Retry-After", required: true, type: "integer", schema: { type: "integer", minimum: 0 } }],
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
         json: { $ref: "#/components/schemas/Error" },
       },
     },
@@ -580,49 +1572,239 @@ export const operationTable = {
             type: "string",
             schema: { type: "string", enum: ["true"] },
           },
-        ],
-        json: { $ref: "#/components/schemas/Order" },
-      },
-      "400": { headers: [], json: { $ref: "#/components/schemas/Error" } },
-      "401": {
-        headers: [{ name: "WWW-Authenticate", required: true, type: "string", schema: { type: "string" } }],
-        json: { $ref: "#/components/schemas/Error" },
-      },
-      "404": { headers: [], json: { $ref: "#/components/schemas/Error" } },
-      "409": {
-        headers: [{ name: "Retry-After", required: false, type: "integer", schema: { type: "integer", minimum: 0 } }],
-        json: { $ref: "#/components/schemas/Error" },
-      },
-      "413": { headers: [], json: { $ref: "#/components/schemas/Error" } },
-      "415": { headers: [], json: { $ref: "#/components/schemas/Error" } },
-      "422": { headers: [], json: { $ref: "#/components/schemas/Error" } },
-      "429": {
-        headers: [
-          { name: "Retry-After", required: true, type: "integer", schema: { type: "integer", minimum: 0 } },
           {
             name: "RateLimit-Limit",
             required: true,
             type: "integer",
-            schema: { type: "integer", minimum: 0 },
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
           },
           {
             name: "RateLimit-Remaining",
             required: true,
             type: "integer",
-            schema: { type: "integer", minimum: 0 },
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
           },
           {
             name: "RateLimit-Reset",
             required: true,
             type: "integer",
-            schema: { type: "integer", minimum: 0 },
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Order" },
+      },
+      "400": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "401": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 256, pattern: "^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "404": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "409": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: false,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "413": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "415": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "422": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "429": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
           },
         ],
         json: { $ref: "#/components/schemas/Error" },
       },
       "500": { headers: [], json: { $ref: "#/components/schemas/Error" } },
       "503": {
-        headers: [{ name: "Retry-After", required: true, type: "integer", schema: { type: "integer", minimum: 0 } }],
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
         json: { $ref: "#/components/schemas/Error" },
       },
     },
@@ -636,38 +1818,120 @@ export const operationTable = {
     idempotencyKey: false,
     deprecated: false,
     responses: {
-      "200": { headers: [], json: { $ref: "#/components/schemas/Inventory" } },
-      "401": {
-        headers: [{ name: "WWW-Authenticate", required: true, type: "string", schema: { type: "string" } }],
-        json: { $ref: "#/components/schemas/Error" },
-      },
-      "429": {
+      "200": {
         headers: [
-          { name: "Retry-After", required: true, type: "integer", schema: { type: "integer", minimum: 0 } },
           {
             name: "RateLimit-Limit",
             required: true,
             type: "integer",
-            schema: { type: "integer", minimum: 0 },
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
           },
           {
             name: "RateLimit-Remaining",
             required: true,
             type: "integer",
-            schema: { type: "integer", minimum: 0 },
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
           },
           {
             name: "RateLimit-Reset",
             required: true,
             type: "integer",
-            schema: { type: "integer", minimum: 0 },
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Inventory" },
+      },
+      "400": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "401": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 256, pattern: "^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "429": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
           },
         ],
         json: { $ref: "#/components/schemas/Error" },
       },
       "500": { headers: [], json: { $ref: "#/components/schemas/Error" } },
       "503": {
-        headers: [{ name: "Retry-After", required: true, type: "integer", schema: { type: "integer", minimum: 0 } }],
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
         json: { $ref: "#/components/schemas/Error" },
       },
     },

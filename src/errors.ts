@@ -50,10 +50,45 @@ export interface ErrorBody {
   details?: ErrorDetail[];
 }
 
+/**
+ * The longest strings an Error body holds, as the contract bounds them (openapi/v1.yaml:
+ * `Error.message`, `ErrorDetail.field` and `ErrorDetail.message`). What a client sent is
+ * repeated `shown` (at most 63 characters), so no answer comes near them; `errorBody` holds
+ * every answer to them all the same.
+ */
+export const ERROR_LENGTHS = { message: 1024, field: 128, detailMessage: 512 } as const;
+
+/** The first `length` characters of `text` and `...` (one fewer rather than half a surrogate pair). */
+function cut(text: string, length: number): string {
+  const last = text.charCodeAt(length - 1);
+  return `${text.slice(0, last >= 0xd800 && last <= 0xdbff ? length - 1 : length)}...`;
+}
+
+/** `text`, or when it is longer than `max` characters, cut to fit, ending in `...`. */
+function clipped(text: string, max: number): string {
+  return text.length <= max ? text : cut(text, max - 3);
+}
+
+/**
+ * A name as the client sent it (a query parameter, a property, a JSON Pointer into the
+ * body), short enough to repeat in an answer: its first 60 characters and `...`, however
+ * long it was.
+ */
+export function shown(name: string): string {
+  return name.length > 60 ? cut(name, 60) : name;
+}
+
 /** The Error body of a code: its status comes from the catalogue. */
 export function errorBody(code: ErrorCode, message: string, details?: ErrorDetail[]): ErrorBody {
   const status = ERROR_CATALOGUE[code].status;
-  return details && details.length > 0 ? { code, message, status, details } : { code, message, status };
+  const said = clipped(message, ERROR_LENGTHS.message);
+  if (!details || details.length === 0) return { code, message: said, status };
+  const listed = details.map((d) =>
+    d.field.length <= ERROR_LENGTHS.field && d.message.length <= ERROR_LENGTHS.detailMessage
+      ? d
+      : { ...d, field: clipped(d.field, ERROR_LENGTHS.field), message: clipped(d.message, ERROR_LENGTHS.detailMessage) },
+  );
+  return { code, message: said, status, details: listed };
 }
 
 /**

@@ -19,9 +19,19 @@ type Declared<T> = { [P in keyof T as string extends P ? never : P]: T[P] };
 
 /**
  * Headers the handler must set itself. Those added by middleware and hooks (authentication
- * challenge, retry hints, deprecation notices, idempotent replays) are not the handler's job.
+ * challenge, retry hints, deprecation notices, idempotent replays, the rate limit's counts)
+ * are not the handler's job.
  */
-type CrossCuttingHeader = 'WWW-Authenticate' | 'Retry-After' | 'Deprecation' | 'Sunset' | 'Link' | 'Idempotent-Replayed';
+type CrossCuttingHeader =
+  | 'WWW-Authenticate'
+  | 'Retry-After'
+  | 'Deprecation'
+  | 'Sunset'
+  | 'Link'
+  | 'Idempotent-Replayed'
+  | 'RateLimit-Limit'
+  | 'RateLimit-Remaining'
+  | 'RateLimit-Reset';
 type HandlerHeaders<R> = R extends { headers: infer H } ? Omit<Declared<H>, CrossCuttingHeader> : Record<string, never>;
 
 export type PathParams<K extends OperationId> = Present<Operation<K>['parameters']['path']>;

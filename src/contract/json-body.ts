@@ -10,12 +10,15 @@
 //   is 400, never rounded. JSON.parse rounds silently and Node 20 has no reviver
 //   `context.source`, so such bodies are read again with lossless-json.
 // Each check costs a scan only when the raw text could hold what it refuses: most bodies
-// (no '\u' escape, no fraction or exponent) take JSON.parse alone.
+// (no '\u' escape, no fraction or exponent) take JSON.parse alone. What is refused is
+// answered as a schema's failures are (src/http/validation-messages.ts): one detail per
+// field, at most 20, names repeated in at most 60 characters.
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isLosslessNumber, isSafeNumber, parse } from 'lossless-json';
-import { ApiError, type ErrorDetail } from '../errors.js';
+import { ApiError, shown, type ErrorDetail } from '../errors.js';
 import { repeatsHeader } from '../http-message.js';
+import { problemsBody } from '../http/validation-messages.js';
 import { operationIdOf, optionalBodies } from './spec.js';
 
 declare global {
@@ -116,7 +119,10 @@ function syntaxError(error: Error, text: string): Error {
     const line = before.split('\n').length;
     where = ` at line ${line}, column ${before.length - before.lastIndexOf('\n')}`;
   }
-  const what = `${(at?.[1] ?? reason).replace(/^./, (c) => c.toLowerCase())}${where}`;
+  // lossless-json quotes what it read (`Invalid number '123...'`, `Duplicate key 'k'`): as
+  // long as the body, at worst, so repeated in its first 60 characters.
+  const said = (at?.[1] ?? reason).replace(/'([^']{61,})'/, (_, quoted: string) => `'${shown(quoted)}'`);
+  const what = `${said.replace(/^./, (c) => c.toLowerCase())}${where}`;
   return new ApiError('bad_request', `Body is not valid JSON: ${what}`, { details: [{ location: 'body', field: '', rule: 'json', message: what }] });
 }
 
@@ -165,8 +171,8 @@ export function registerJsonBody(fastify: FastifyInstance): void {
       const value = details.length > 0 ? undefined : inspect(lossless, '', !utf8, add);
       if (!utf8 && details.length === 0) add('', 'must be valid UTF-8');
       if (details.length === 0) return done(null, value);
-      const first = details[0] as ErrorDetail;
-      done(new ApiError('bad_request', `body${first.field ? ` ${first.field}` : ''}: ${first.message}`, { details }), undefined);
+      const refused = problemsBody('body', details);
+      done(new ApiError(refused.code, refused.message, refused.details ? { details: refused.details } : {}), undefined);
     });
   });
 }

@@ -3,9 +3,10 @@
 // details, one per rule broken, each naming where (body, query, path, header), which field,
 // and why in words a client can act on. At most MAX_DETAILS are listed, so that hostile
 // input (a body of thousands of unknown properties) gets a bounded answer; the message says
-// how many there were.
+// how many there were. A name the client sent (an unknown property) is repeated `shown`, at
+// most 60 characters and `...`, so that the answer's size does not grow with the request's.
 import type { FastifyError } from 'fastify';
-import { errorBody, type ErrorBody, type ErrorDetail } from '../errors.js';
+import { errorBody, shown, type ErrorBody, type ErrorDetail } from '../errors.js';
 
 interface AjvError {
   keyword: string;
@@ -25,7 +26,7 @@ export const MAX_DETAILS = 20;
 function say(v: AjvError): string {
   switch (v.keyword) {
     case 'additionalProperties':
-      return `must NOT have the unknown property '${String(v.params.additionalProperty)}'`;
+      return `must NOT have the unknown property '${shown(String(v.params.additionalProperty))}'`;
     case 'enum':
       return Array.isArray(v.params.allowedValues) ? `${v.message ?? 'is invalid'}: ${v.params.allowedValues.join(', ')}` : (v.message ?? 'is invalid');
     // A pattern is said in words where the contract gives them, never as the expression.
@@ -33,7 +34,7 @@ function say(v: AjvError): string {
       return `must be ${v.parentSchema?.['x-pattern-description'] ?? 'in the format the contract gives'}`;
     case 'maxProperties':
       if (v.params.limit === 0 && v.data !== null && typeof v.data === 'object') {
-        const fields = Object.keys(v.data).slice(0, 5).map((key) => `'${key}'`);
+        const fields = Object.keys(v.data).slice(0, 5).map((key) => `'${shown(key)}'`);
         return `takes no fields (send {} or no body): remove ${fields.join(', ')}`;
       }
       return v.message ?? 'is invalid';
@@ -63,13 +64,28 @@ export function validationBody(error: FastifyError, headerNames: ReadonlyMap<str
     const field = location === 'body' ? pointer : location === 'header' ? (headerNames.get(name) ?? name) : name;
     return { location, field, rule: v.keyword, message: say(v) };
   });
+  return problemsBody(location, all);
+}
+
+/**
+ * The 400 for the problems found in one part of a request (`body`, `query`, `path` or
+ * `header`), each naming its field: one per field (the first found), the first in the
+ * message, at most MAX_DETAILS in details, and the message says how many there were. The
+ * body parser's findings (src/contract/json-body.ts) are answered the same way.
+ */
+export function problemsBody(location: string, problems: readonly ErrorDetail[]): ErrorBody {
+  const seen = new Set<string>();
   // An object that takes no fields says so once, not once more for each field it has.
-  const empty = new Set(all.filter((d) => d.rule === 'maxProperties' && d.message.startsWith('takes no fields')).map((d) => d.field));
-  const broken = all.filter((detail, i) => all.findIndex((other) => other.field === detail.field) === i && !(detail.rule === 'additionalProperties' && empty.has(detail.field.replace(/\/[^/]*$/, ''))));
-  const details: ErrorDetail[] = broken.slice(0, MAX_DETAILS);
+  const empty = new Set(problems.filter((d) => d.rule === 'maxProperties' && d.message.startsWith('takes no fields')).map((d) => d.field));
+  const broken = problems.filter((detail) => {
+    if (seen.has(detail.field) || (detail.rule === 'additionalProperties' && empty.has(detail.field.replace(/\/[^/]*$/, '')))) return false;
+    seen.add(detail.field);
+    return true;
+  });
+  const details: ErrorDetail[] = broken.slice(0, MAX_DETAILS).map((detail) => ({ ...detail, field: shown(detail.field) }));
   const first = details[0];
   if (!first) return errorBody('bad_request', 'Invalid request');
   const more = broken.length - 1;
   const also = more === 0 ? '' : broken.length > MAX_DETAILS ? ` (and ${more} more problems; details lists the first ${MAX_DETAILS})` : ` (and ${more} more ${more === 1 ? 'problem' : 'problems'}, in details)`;
-  return errorBody('bad_request', `${nouns[location]}${first.field ? ` ${first.field}` : ''}: ${first.message}${also}`, details);
+  return errorBody('bad_request', `${nouns[location] ?? location}${first.field ? ` ${first.field}` : ''}: ${first.message}${also}`, details);
 }

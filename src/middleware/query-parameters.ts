@@ -5,10 +5,7 @@
 // Before validation, so that the answer says this rather than a schema rule.
 import type { preValidationHookHandler } from 'fastify';
 import type { OperationMiddleware } from '../contract/middleware.js';
-import { ApiError } from '../errors.js';
-
-/** A name as the client sent it, short enough to repeat in an answer. */
-const shown = (name: string): string => (name.length > 60 ? `${name.slice(0, 60)}...` : name);
+import { ApiError, shown } from '../errors.js';
 
 export function queryParameters(): OperationMiddleware {
   return {

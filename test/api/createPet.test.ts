@@ -129,3 +129,48 @@ describe('createPet refuses what is not a small JSON body', () => {
     expect(await storedPets()).toEqual(before);
   });
 });
+
+// What a client sent is repeated in an answer in at most 60 characters and `...`, so that
+// the Error body stays within the contract's bounds (message 1024, field 128, detail 512
+// characters, at most 20 details) however large the body (`t.api` checks every answer
+// against them).
+describe('a 400 repeats what the client sent in at most 60 characters', () => {
+  const long = 'k'.repeat(30_000);
+  const cut = `${'k'.repeat(60)}...`;
+  // A field is a JSON Pointer, `/` and the name: its first 60 characters.
+  const field = `/${'k'.repeat(59)}...`;
+
+  it('an unknown property with a 30,000-character name', async () => {
+    const response = await create(JSON.stringify({ name: 'Rex', categoryId: 1, [long]: 1 }));
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({
+      code: 'bad_request',
+      message: `body ${field}: must NOT have the unknown property '${cut}'`,
+      status: 400,
+      details: [{ location: 'body', field, rule: 'additionalProperties', message: `must NOT have the unknown property '${cut}'` }],
+    });
+  });
+
+  it('a lone surrogate in a property with a 30,000-character name', async () => {
+    const response = await create(`{"name":"Rex","categoryId":1,"${long}":"\\ud800"}`);
+    expect(response.statusCode).toBe(400);
+    expect(response.json().details).toEqual([{ location: 'body', field, rule: 'encoding', message: 'must be well-formed Unicode (a \\u escape leaves a lone surrogate)' }]);
+  });
+
+  it('a number of 30,000 digits cut short', async () => {
+    const response = await create(`{"name":"Rex","categoryId":${'1'.repeat(30_000)}.}`);
+    expect(response.statusCode).toBe(400);
+    const { message } = response.json() as { message: string };
+    expect(message).toBe(`Body is not valid JSON: invalid number '${'1'.repeat(60)}...', expecting a digit but got '}' at line 1, column 30029`);
+  });
+
+  it('30 broken fields: 20 details, and the message says how many there were', async () => {
+    const fields = Array.from({ length: 30 }, (_, i) => `"f${i}":"\\ud800"`).join(',');
+    const response = await create(`{"name":"Rex","categoryId":1,${fields}}`);
+    expect(response.statusCode).toBe(400);
+    const body = response.json() as { message: string; details: { field: string }[] };
+    expect(body.details).toHaveLength(20);
+    expect(body.details[0]).toMatchObject({ field: '/f0', rule: 'encoding' });
+    expect(body.message).toBe('body /f0: must be well-formed Unicode (a \\u escape leaves a lone surrogate) (and 29 more problems; details lists the first 20)');
+  });
+});

@@ -379,4 +379,16 @@ describe('getInventory', () => {
     expect(await inventory()).toEqual({ ...before, available: before.available + 1, sold: before.sold + 1, noStatus: before.noStatus + 1 });
     expect(await inventory()).toEqual(await counted());
   });
+
+  // The contract declares this 400 (BadParameter): getInventory takes no parameter.
+  it('a query parameter is 400 naming it: getInventory takes none', async () => {
+    const response = await t.api({ method: 'GET', url: '/v1/store/inventory?status=sold', headers: t.auth });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({
+      code: 'bad_request',
+      message: 'query parameter status: is not a parameter of getInventory (it takes none)',
+      status: 400,
+      details: [{ location: 'query', field: 'status', rule: 'unknown', message: 'is not a parameter of getInventory (it takes none)' }],
+    });
+  });
 });

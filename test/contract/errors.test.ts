@@ -3,7 +3,8 @@
 // docs/contract.md. All of them must say the same: the same codes, each with one status.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ERROR_CATALOGUE } from '../../src/errors.js';
+import { ERROR_CATALOGUE, ERROR_LENGTHS, errorBody, shown } from '../../src/errors.js';
+import { MAX_DETAILS } from '../../src/http/validation-messages.js';
 import { specDocument } from '../contract.js';
 
 const catalogue = Object.fromEntries(Object.entries(ERROR_CATALOGUE).map(([code, { status }]) => [code, status]));
@@ -43,5 +44,28 @@ describe('the error catalogue (src/errors.ts) and the contract', () => {
     }
     const statuses = new Set(Object.values(catalogue));
     for (const status of declared) expect(statuses, `status ${status}`).toContain(status);
+  });
+});
+
+describe("the Error body's bounds (src/errors.ts) and the contract", () => {
+  const detail = specDocument.components.schemas.ErrorDetail;
+  it('holds every answer to the maxLength and maxItems the contract gives', () => {
+    expect(ERROR_LENGTHS).toEqual({
+      message: errorSchema.properties.message.maxLength,
+      field: detail.properties.field.maxLength,
+      detailMessage: detail.properties.message.maxLength,
+    });
+    expect(MAX_DETAILS).toBe(errorSchema.properties.details.maxItems);
+  });
+
+  it('cuts what is longer, ending in "...", never inside a surrogate pair', () => {
+    const long = '🐦'.repeat(2000);
+    const body = errorBody('bad_request', long, [{ location: 'body', field: long, rule: 'type', message: long }]);
+    expect(body.message).toHaveLength(ERROR_LENGTHS.message - 1);
+    expect(body.message.endsWith('🐦...')).toBe(true);
+    expect(body.details?.[0]?.field).toHaveLength(ERROR_LENGTHS.field - 1);
+    expect(body.details?.[0]?.message).toHaveLength(ERROR_LENGTHS.detailMessage - 1);
+    expect(shown('x'.repeat(61))).toBe(`${'x'.repeat(60)}...`);
+    expect(shown('x'.repeat(60))).toBe('x'.repeat(60));
   });
 });

@@ -353,6 +353,7 @@ export interface components {
              */
             message: string;
             /**
+             * Format: int32
              * @description The HTTP status code of the response.
              * @example 404
              */
@@ -389,6 +390,9 @@ export interface components {
         /** @description A query parameter breaks the contract (for example `limit=0`, `limit=abc`, `status=lost`). */
         BadParameter: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
@@ -398,6 +402,9 @@ export interface components {
         /** @description The body is missing, is not valid JSON, lacks `name` or `categoryId`, or has an invalid or unknown field. */
         BadBody: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
@@ -408,6 +415,9 @@ export interface components {
         Unauthorized: {
             headers: {
                 "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
@@ -417,6 +427,9 @@ export interface components {
         /** @description The request body is larger than the service accepts (64 KiB). */
         PayloadTooLarge: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
@@ -426,6 +439,9 @@ export interface components {
         /** @description The request body is not `application/json`. */
         UnsupportedMediaType: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
@@ -436,6 +452,9 @@ export interface components {
         IdempotencyInFlight: {
             headers: {
                 "Retry-After": components["headers"]["Retry-After"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
@@ -445,6 +464,9 @@ export interface components {
         /** @description This `Idempotency-Key` was used with a different request (body, or path). */
         IdempotencyKeyReused: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
@@ -454,6 +476,9 @@ export interface components {
         /** @description `orderId` is not an integer in `1 .. 9007199254740991`. */
         BadOrderId: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
@@ -466,6 +491,9 @@ export interface components {
          */
         BadOrderAction: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
@@ -475,6 +503,9 @@ export interface components {
         /** @description No order with this `id` was placed with the caller's API key. */
         OrderNotFound: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
@@ -485,6 +516,9 @@ export interface components {
         OrderClosedNow: {
             headers: {
                 "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
@@ -499,6 +533,9 @@ export interface components {
         OrderClosed: {
             headers: {
                 "Retry-After": components["headers"]["Retry-After-In-Flight"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
@@ -565,7 +602,10 @@ export interface components {
         OrderStatusFilter: components["schemas"]["OrderStatus"];
         /** @description Keep only orders for this animal. */
         PetIdFilter: components["schemas"]["Id"];
-        /** @description Identifier of the order. */
+        /**
+         * @description Identifier of the order.
+         * @example 1
+         */
         OrderId: components["schemas"]["Id"];
         /**
          * @description Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). The first
@@ -688,6 +728,9 @@ export interface operations {
                      * @example </v1/pets?limit=20&cursor=eyJhIjoyMH0.Qk5u2y0f1mZqX3Jv9W6b1A>; rel="next"
                      */
                     Link?: string;
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -739,6 +782,9 @@ export interface operations {
                      */
                     Location: string;
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -761,7 +807,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Identifier of the animal to retrieve. */
+                /**
+                 * @description Identifier of the animal to retrieve.
+                 * @example 1
+                 */
                 petId: components["schemas"]["Id"];
             };
             cookie?: never;
@@ -774,6 +823,9 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -786,6 +838,9 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -799,6 +854,9 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -811,6 +869,9 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -896,6 +957,9 @@ export interface operations {
                      * @example </v1/store/orders?limit=20&cursor=eyJhIjoyMCwicyI6Im86OiJ9.x3Jv9W6b1AQk5u2y0f1mZq>; rel="next"
                      */
                     Link?: string;
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -947,6 +1011,9 @@ export interface operations {
                      */
                     Location: string;
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -956,6 +1023,9 @@ export interface operations {
             /** @description The body is missing, is not valid JSON, lacks `petId`, or has an invalid or unknown field. */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -971,6 +1041,9 @@ export interface operations {
             409: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After-In-Flight"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -985,6 +1058,9 @@ export interface operations {
              */
             422: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1001,7 +1077,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Identifier of the order. */
+                /**
+                 * @description Identifier of the order.
+                 * @example 1
+                 */
                 orderId: components["parameters"]["OrderId"];
             };
             cookie?: never;
@@ -1011,6 +1090,9 @@ export interface operations {
             /** @description The order. */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1045,7 +1127,10 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description Identifier of the order. */
+                /**
+                 * @description Identifier of the order.
+                 * @example 1
+                 */
                 orderId: components["parameters"]["OrderId"];
             };
             cookie?: never;
@@ -1085,7 +1170,10 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description Identifier of the order. */
+                /**
+                 * @description Identifier of the order.
+                 * @example 1
+                 */
                 orderId: components["parameters"]["OrderId"];
             };
             cookie?: never;
@@ -1117,12 +1205,16 @@ export interface operations {
             /** @description The counts. */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Inventory"];
                 };
             };
+            400: components["responses"]["BadParameter"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
