@@ -11,6 +11,6 @@ const paging = listPaging('listOrders');
 export const listOrders: Handler<'listOrders', Services> = async ({ query, context }, { orders, cursors }) => {
   const started = await paging.start(query, cursors);
   if (refused(started)) return started;
-  const page = await orders.list({ apiKeyId: callerOf(context), ...started, status: query.status, petId: query.petId });
+  const page = await orders.list({ apiKeyId: callerOf(context), after: started.after, limit: started.limit, status: query.status, petId: query.petId });
   return paging.answer(query, started, page.orders, page.next, cursors);
 };

@@ -27,6 +27,8 @@ export interface Paging {
   limit: number;
   /** The id the page starts after (0: from the first). */
   after: number;
+  /** The request's filters as its cursors hold them: `status=sold&id=<digest>` (computed once a request). */
+  filter: string;
 }
 
 /** Paging for `operationId`, composed once: its path, its filters, its default size. */
@@ -37,10 +39,26 @@ export function listPaging<K extends OperationId>(operationId: K) {
     .map((p) => p.name);
   const defaultLimit: number = parameterDefault(operationId, 'limit');
   const others = `${filters.map((name) => `${name} filter`).join(' or ')}`;
-  const given = (query: ListQuery): [string, FilterValue][] =>
-    filters.flatMap((name) => (query[name] === undefined ? [] : [[name, query[name] as FilterValue] as [string, FilterValue]]));
   /** The filters as the cursor holds them: `status=sold&id=<digest>`. */
-  const canonical = (query: ListQuery): string => given(query).map(([name, value]) => `${name}=${Array.isArray(value) ? digest(value) : String(value)}`).join('&');
+  const canonical = (query: ListQuery): string => {
+    let filter = '';
+    for (const name of filters) {
+      const value = query[name] as FilterValue | undefined;
+      if (value === undefined) continue;
+      filter += `${filter ? '&' : ''}${name}=${Array.isArray(value) ? digest(value) : String(value)}`;
+    }
+    return filter;
+  };
+  /** The filters as the next link's query carries them: `&status=sold&id=1&id=2`. */
+  const carried = (query: ListQuery): string => {
+    let parameters = '';
+    for (const name of filters) {
+      const value = query[name] as FilterValue | undefined;
+      if (value === undefined) continue;
+      for (const one of Array.isArray(value) ? value : [value]) parameters += `&${name}=${encodeURIComponent(String(one))}`;
+    }
+    return parameters;
+  };
   const refuse = (message: string) =>
     errorAnswer('bad_request', `query parameter cursor: ${message}`, [{ location: 'query', field: 'cursor', rule: 'cursor', message }]);
 
@@ -48,12 +66,13 @@ export function listPaging<K extends OperationId>(operationId: K) {
     /** Where the page starts and its size; a 400 answer when the cursor is not for this request. */
     async start(query: QueryParams<K> & ListQuery, cursors: LazyCursorCodec): Promise<Paging | ReturnType<typeof refuse>> {
       const limit = query.limit ?? defaultLimit;
-      if (query.cursor === undefined) return { limit, after: 0 };
+      const filter = canonical(query);
+      if (query.cursor === undefined) return { limit, after: 0, filter };
       try {
         const position = await cursors.decode(query.cursor);
         if (position.operation !== operationId) return refuse(`belongs to ${position.operation}, not ${operationId}; start again without cursor`);
-        if (position.filter !== canonical(query)) return refuse(`belongs to another ${others}; start again without cursor`);
-        return { limit, after: position.after };
+        if (position.filter !== filter) return refuse(`belongs to another ${others}; start again without cursor`);
+        return { limit, after: position.after, filter };
       } catch (error) {
         if (!(error instanceof InvalidCursorError)) throw error;
         return refuse(error.message);
@@ -66,9 +85,8 @@ export function listPaging<K extends OperationId>(operationId: K) {
      */
     async answer<B>(query: QueryParams<K> & ListQuery, paging: Paging, body: B, next: number | undefined, cursors: LazyCursorCodec) {
       if (next === undefined) return { status: 200 as const, body };
-      const cursor = await cursors.encode({ after: next, operation: operationId, filter: canonical(query) });
-      const parameters = given(query).flatMap(([name, value]) => (Array.isArray(value) ? value : [value]).map((v) => `&${name}=${encodeURIComponent(String(v))}`));
-      return { status: 200 as const, body, headers: { Link: `<${path}?limit=${paging.limit}${parameters.join('')}&cursor=${cursor}>; rel="next"` } };
+      const cursor = await cursors.encode({ after: next, operation: operationId, filter: paging.filter });
+      return { status: 200 as const, body, headers: { Link: `<${path}?limit=${paging.limit}${carried(query)}&cursor=${cursor}>; rel="next"` } };
     },
   };
 }
