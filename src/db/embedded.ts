@@ -108,7 +108,7 @@ function postgresIds(): { uid: number; gid: number } | undefined {
 }
 
 /** As root, the `postgres` user must be able to traverse every folder above `target`. */
-function ensureTraversable(target: string, log: (m: string) => void): void {
+export function ensureTraversable(target: string, log: (m: string) => void): void {
   let dir = path.dirname(path.resolve(target));
   for (;;) {
     const mode = statSync(dir).mode;

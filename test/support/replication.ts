@@ -13,7 +13,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { postgresBinary } from '../../src/db/embedded.js';
+import { ensureTraversable, postgresBinary } from '../../src/db/embedded.js';
 
 export interface ReplicatedPair {
   primaryUrl: string;
@@ -75,6 +75,9 @@ const query = async <T extends pg.QueryResultRow>(url: string, sql: string, para
 export async function startReplicatedPair(): Promise<ReplicatedPair> {
   const bin = await serverBinaries();
   const owner = postgresUser();
+  // As root the tools run as the postgres user, who must reach them: this tree may sit in a
+  // folder only root can enter (CI's copies for other Node versions are made by mktemp).
+  if (owner) ensureTraversable(path.join(bin, 'initdb'), () => {});
   const base = mkdtempSync(path.join(tmpdir(), 'animal-store-replication-'));
   // mkdtemp makes it 0700: as root, the postgres user must own it to create the data folders.
   if (owner) chownSync(base, owner.uid, owner.gid);
