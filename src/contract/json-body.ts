@@ -44,7 +44,7 @@ type Detail = (field: string, message: string, rule?: string) => void;
  * CONTRACT_DEPTH levels; far deeper input is refused before any parser recurses into it
  * (a parser's own limit is the engine's stack, and its words would be the engine's).
  */
-export const MAX_DEPTH = 64;
+const MAX_DEPTH = 64;
 const CONTRACT_DEPTH = 2;
 
 /** Whether `text` opens more than `limit` arrays or objects inside each other (outside strings). */

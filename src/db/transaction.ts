@@ -3,8 +3,6 @@
 import type pg from 'pg';
 import type { Queryable } from './query.js';
 
-export type { Queryable };
-
 /** A connection inside BEGIN ... COMMIT; only `inTransaction` makes one. */
 export interface Transaction extends Queryable {
   readonly inTransaction: true;
