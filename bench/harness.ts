@@ -13,7 +13,7 @@ import pg from 'pg';
 import { generateApiKey, hashApiKey } from '../src/auth/apiKeys.js';
 import { openEmbeddedPostgres } from '../src/db/embedded.js';
 import { migrate } from '../src/db/migrate.js';
-import { buyMix, connectionSeed, headerOf, nextLink, ordersMix, petsForSale, petsMix, Walk, type Mix, type Seen } from './mix.js';
+import { buyMix, categoryMix, connectionSeed, headerOf, nextLink, ordersMix, petsForSale, petsMix, renameMix, Walk, type Mix, type Seen } from './mix.js';
 import { quantile } from './stats.js';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -44,8 +44,13 @@ export const scenarios: FixedScenario[] = [
   { name: 'POST /v1/pets', method: 'POST', path: '/v1/pets', body: JSON.stringify({ name: 'Bench', categoryId: 3, status: 'available' }) },
 ];
 
-/** The mixed scenarios (their actions are in bench/mix.ts); `buyMix` is buying alone. */
-export const mixedScenarios: MixedScenario[] = [petsMix, ordersMix, buyMix].map((mix) => ({ name: mix.name, mix }));
+/**
+ * The walked scenarios (their actions are in bench/mix.ts): the two mixes, then single
+ * operations over random ids: `buyMix` (buying alone), `renameMix` (updatePet) and
+ * `categoryMix` (listPets with categoryId). Each is checked for the same answers from ours
+ * and the reference before the runs (checkSameAnswers).
+ */
+export const mixedScenarios: MixedScenario[] = [petsMix, ordersMix, buyMix, renameMix, categoryMix].map((mix) => ({ name: mix.name, mix }));
 
 /**
  * Pets for sale: ids rows+1 .. rows+SALE_PETS of every seeded catalogue, all `available`,
@@ -243,7 +248,8 @@ export async function measureLoad(server: Server, scenario: Scenario, { connecti
  * Walks `mix` for `steps` requests on two servers side by side, one request at a time, and
  * throws unless both answered each with the same status and, for reads, the same body: the
  * two are then doing the same work in a mixed run (the same pages, not just the same URLs).
- * Creates are compared without their ids (each server numbers its own).
+ * Creates are compared without their ids (each server numbers its own); renames (PATCH)
+ * whole: they name seeded pets, which have the same ids on both.
  */
 export async function checkSameAnswers(servers: [Server, Server], mix: Mix, rows: number, seed: number, steps: number): Promise<void> {
   const forSale = sells(mix) ? await Promise.all(servers.map((server) => restock(server, rows))) : [undefined, undefined];
@@ -464,7 +470,7 @@ export async function seededDatabase(rows: number, ours: Build = workingTree, ba
     // the inventory's totals (…0006), and its orders are a plain table with a serial id
     // (no id section for listOrders' completeness, no key, no one-placed-order-per-pet index).
     if (database === `${name}_reference`) {
-      await db.query('DROP TRIGGER IF EXISTS pets_append_order ON pets');
+      for (const trigger of ['pets_append_order', 'pets_append_order_mark']) await db.query(`DROP TRIGGER IF EXISTS ${trigger} ON pets`);
       await db.query("ALTER TABLE pets ALTER COLUMN id SET DEFAULT nextval('pets_id_seq'), ALTER COLUMN visible_after SET DEFAULT '0'");
       for (const trigger of ['pets_count_inserts', 'pets_count_updates', 'pets_count_deletes', 'pets_count_truncate']) await db.query(`DROP TRIGGER IF EXISTS ${trigger} ON pets`);
       await db.query('DROP TABLE IF EXISTS orders CASCADE');

@@ -11,7 +11,10 @@
 // its first request, so what a server answers (its cursor, a missing next page) never
 // changes the random numbers of the actions that follow. A mix is a list of actions:
 // `petsMix` (browse, look up, create), `ordersMix` (the same beside buying: place an order,
-// then complete or cancel it) and `buyMix` (buying alone: placeOrder and what follows it).
+// then complete or cancel it) and `buyMix` (buying alone: placeOrder and what follows it);
+// `renameMix` (updatePet alone: a seeded pet renamed) and `categoryMix` (listPets with the
+// categoryId filter alone) measure one operation each over random ids, as the fixed URLs of
+// bench/harness.ts cannot: a fixed URL would rename one pet, or list one category, forever.
 
 /** A uniform random number in [0, 1). */
 export type Rng = () => number;
@@ -19,7 +22,7 @@ export type Rng = () => number;
 /** One request of an action. `operation` names it in the counts ('listPets next', ...). */
 export interface Step {
   operation: string;
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PATCH';
   path: string;
   body?: string;
 }
@@ -180,6 +183,36 @@ export const buyMix: Mix = {
   name: 'POST /v1/store/orders, then complete or cancel',
   actions: [{ name: 'buy', percent: 100, run: buyPet }],
   requests: { placeOrder: 50, completeOrder: 25, cancelOrder: 25 },
+};
+
+/**
+ * Rename a pet at random among the seeded ones (updatePet): a merge patch of the name alone,
+ * `{"name":"pet-<n>"}`, sent as `application/json` (which updatePet reads as a merge patch),
+ * without If-Match. The seeded pets have no order, so no rename meets 409.
+ */
+export const renamePet: Action = function* ({ rng, rows }) {
+  const id = between(rng, 1, rows);
+  const name = `pet-${between(rng, 1, 1_000_000)}`;
+  yield { operation: 'updatePet', method: 'PATCH', path: `/v1/pets/${id}`, body: JSON.stringify({ name }) };
+};
+
+/** The first page (limit 20) of one of the 50 categories the harness seeds (listPets with categoryId). */
+export const listCategory: Action = function* ({ rng }) {
+  yield { operation: 'listPets categoryId', method: 'GET', path: `/v1/pets?limit=20&categoryId=${between(rng, 1, 50)}` };
+};
+
+/** updatePet alone: a seeded pet renamed, at random. */
+export const renameMix: Mix = {
+  name: 'PATCH /v1/pets/{id} (random ids, a new name)',
+  actions: [{ name: 'rename', percent: 100, run: renamePet }],
+  requests: { updatePet: 100 },
+};
+
+/** listPets with the categoryId filter alone: a first page of 20 of a random category. */
+export const categoryMix: Mix = {
+  name: 'GET /v1/pets?limit=20&categoryId={1..50} (random categories)',
+  actions: [{ name: 'list a category', percent: 100, run: listCategory }],
+  requests: { 'listPets categoryId': 100 },
 };
 
 /** Pets for sale handed out in order from `first`, `count` of them; throws when they run out. */

@@ -4,8 +4,10 @@
 // scenario: each operation with every connection asking the same URL, and mixed traffic
 // (bench/mix.ts: each connection browses, follows `rel="next"`, looks pets up and creates
 // them, and in the orders mix buys (places an order, then completes or cancels it), from a
-// seed of its own; run i of every server uses the same seeds), and buying alone (placeOrder,
-// then completeOrder or cancelOrder). The same run measures this machine's limits: Fastify's
+// seed of its own; run i of every server uses the same seeds), and single operations walked
+// over random ids the same way: buying alone (placeOrder, then completeOrder or cancelOrder),
+// renaming a seeded pet (updatePet, PATCH) and a category's first page (listPets with
+// categoryId). The same run measures this machine's limits: Fastify's
 // hello world (bench/hello.ts) and pgbench running the listPets query; each operation is
 // stated as a fraction of them. Prints a table (requests/s, p50, p99, ours/reference, fractions
 // of the limits, p99/p50), writes it with the machine's description and the raw runs to
@@ -17,8 +19,9 @@
 // 3), BENCH_SEED_ROWS (default 10000), BENCH_SEED (the mixed traffic's seed, default 1),
 // BENCH_LOG_LEVEL (ours' log level, default info: the contract's setting; other values only
 // to measure what logging costs), BENCH_ONLY (a regular expression: only the scenarios
-// whose name matches; `mixed` for the mixed ones, `orders` for those that buy), BENCH_SALE_PETS
-// (pets for sale, default 30000: enough for one run's orders), BENCH_PGBENCH (path of
+// whose name matches; `mixed` for the mixed ones, `orders` for those that buy, `PATCH|categoryId`
+// for updatePet and the categoryId filter), BENCH_SALE_PETS (pets for sale, default 40000:
+// enough for one run's orders), BENCH_PGBENCH (path of
 // pgbench; else found beside PostgreSQL or skipped with the reason), BENCH_PGBENCH_CLIENTS
 // (most pgbench clients, default 20: PostgreSQL's connection limit is shared),
 // BENCH_BASELINE (a git commit or branch: the service as it was there, built from
@@ -26,8 +29,8 @@
 // by its own migrations, measured in the same alternation; adds a before/after table),
 // BENCH_HEAD (a commit to measure as "ours" instead of the working tree, built the same way:
 // BENCH_BASELINE=<merge>^1 BENCH_HEAD=<merge> isolates what one merge changed).
-// The default run (4 operations and 3 mixes x 3 concurrencies) takes about 20 minutes; a
-// quick one: BENCH_DURATION=3 BENCH_REPS=1 BENCH_CONNECTIONS=50.
+// The default run (4 fixed URLs and 5 walked scenarios x 3 concurrencies) takes about 26
+// minutes by estimate (20 with the 3 walked scenarios before 1.3.0); a quick one: BENCH_DURATION=3 BENCH_REPS=1 BENCH_CONNECTIONS=50.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';

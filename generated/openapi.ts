@@ -5,7 +5,7 @@ const openapi = {
   "openapi": "3.1.0",
   "info": {
     "title": "Animal Store API",
-    "version": "1.2.0",
+    "version": "1.3.0",
     "summary": "A catalogue of animals for sale, served under /v1.",
     "description": "The Animal Store API exposes the store's catalogue of animals (pets): list them,\noptionally filtered by availability or identifiers, add one, and fetch one by its\nidentifier. Its store sells them: an order holds an available animal for a while, and is\nthen completed (the animal is sold), cancelled or left to expire (the animal is available\nagain). Request and response bodies are JSON (`application/json`).\n\nEvery operation needs an API key, `Authorization: Bearer <API_KEY>`. Every error has\none body, `Error` (`{\"code\", \"message\", \"status\"}`), and a `400` lists every problem in\n`details`. The operations follow; the rules that hold for all of them are under\n\"Conventions\".\n\n<details>\n<summary><strong>Conventions</strong>: authentication, errors, numbers, strings,\nparameters, request ids, deprecation, stability</summary>\n\n## Authentication\nEvery operation requires an API key sent as an HTTP bearer token\n(`Authorization: Bearer <API_KEY>`). A missing, malformed, unknown or revoked key,\nor more than one `Authorization` header, is answered with `401`, an Error body and a\n`WWW-Authenticate: Bearer` challenge (RFC 6750). Keys are issued and revoked by the\noperators of a deployment. In the served documentation (`/docs`), \"Authorize\" takes\nthe key alone, without `Bearer `.\n\n## Errors\nEvery error response, whatever the status, has the same body, `Error`:\n`{\"code\": \"not_found\", \"message\": \"Pet 42 does not exist\", \"status\": 404}`.\n`code` is a stable machine-readable string and `status` repeats the HTTP status.\nThe codes in use are listed on the `Error` schema. **Clients must tolerate codes\nthey do not know** and fall back on `status`: adding a new code is not a breaking\nchange. A `400` carries `details`: every problem found, one per field, each naming\nthe field and the rule it broke (at most 20; the message says how many there were).\nEvery `GET` operation also answers `HEAD`, with the status and headers `GET` would\ngive and no body (RFC 9110 §9.3.2).\nA path that exists with a method it does not take (`DELETE /v1/pets`, or `OPTIONS`\nwithout CORS) is `405` with an `Allow` header naming the methods it takes\n(RFC 9110); a path that does not exist is `404`. `GET /` answers where the\ndocumentation and this contract are.\nThis holds for what is refused before any operation is chosen too: a malformed HTTP\nmessage or an HTTP/1.1 request without `Host` (`400`), headers over 16 KiB (`431`),\na request that does not arrive in time (`408`), an `Expect` other than\n`100-continue` (`417`). On a keep-alive connection such an answer follows the answers\nto the requests before it, and the connection is then closed.\n\n## Numbers\nIdentifiers (`id`, `categoryId`) are integers in `1 .. 9007199254740991`\n(2^53 - 1), the range that every JSON parser, JavaScript's included, represents\nexactly. A larger value is never rounded: the request is refused with `400`.\n- In a path or query, an integer is plain decimal digits: `0x1`, `+1`, ` 1`, `01`,\n  `1e2` and `1.0` are `400`.\n- In a JSON body, a number is accepted as an integer when it denotes exactly that\n  integer: `2`, `2.0` and `2e0` are all 2 (JSON Schema 2020-12 counts `2.0` as an\n  integer). A fraction (`2.5`), a value past 2^53 - 1, or digits that no double holds\n  exactly (`9007199254740990.9`, `1.0000000000000001`) are `400`, and nothing is\n  stored.\n\n## Strings\nRequest bodies are UTF-8 JSON. A `Content-Type` charset other than `utf-8` is `415`;\nmore than one `Content-Type` header is `400` (which one was meant is ambiguous).\nBytes that are not valid UTF-8, or a `\\u` escape that leaves a lone surrogate\n(`\"a\\ud800b\"`), are `400` with `details` naming the field; nothing is stored, and a\nstring is never silently replaced by U+FFFD.\n\n## Parameters\nA query parameter that the operation does not declare is `400`, naming it and the\nones the operation takes (`?stauts=sold` would otherwise list every status), and so is\na parameter given more than once where one value is expected (`?limit=1&limit=2`).\nWhere a pattern rules a value (a cursor, an `Idempotency-Key`, a name), the message\nsays what is expected in words, as the schema's `x-pattern-description` does.\n\n## Request ids\nEvery response carries `X-Request-Id`. A client may send its own (up to 128\ncharacters of `A-Z a-z 0-9 . _ : -`); otherwise the service generates one. Quote it\nwhen reporting a problem.\n\n## Deprecation policy\nA deprecated operation is marked `deprecated: true` and carries `x-sunset`, the\ndate from which it may be removed. Until then it keeps working unchanged, and every\nanswer it gives carries the `Deprecation` (RFC 9745), `Sunset` (RFC 8594) and\n`Link` headers, the latter naming the replacement (`rel=\"successor-version\"`).\nNo operation is removed before its sunset.\n\n## Stability markers\nEvery operation carries `x-stability`:\n- `stable`: covered by the compatibility promise of `/v1`; it changes only in\n  backward-compatible ways (new optional fields, parameters, operations, codes).\n- `experimental`: may change or disappear in any release without notice; do not\n  build production code on it.\n\n</details>\n",
     "contact": {
@@ -41,6 +41,14 @@ const openapi = {
       "description": "The catalogue of animals."
     },
     {
+      "name": "categories",
+      "description": "Names given to the `categoryId`s that animals carry. Any `categoryId` stays valid on an\nanimal, named or not.\n"
+    },
+    {
+      "name": "api-keys",
+      "description": "The API keys of the deployment, their scopes, rotation and revocation. Every operation\nhere needs the scope `keys:manage`.\n"
+    },
+    {
       "name": "store",
       "description": "Orders that reserve, sell and release animals, and the inventory of the catalogue.\nAn order is `placed` for an `available` animal, which becomes `pending`; it is then\n`completed` (the animal is `sold`), `cancelled` or `expired` (the animal is\n`available` again). Each API key sees only the orders it placed.\n"
     }
@@ -53,8 +61,15 @@ const openapi = {
           "pets"
         ],
         "summary": "List animals",
-        "description": "Returns animals in ascending `id` order (stable across calls), at most `limit`\nof them, optionally only those with the given `status`, or with the given `id`s\n(`?id=3&id=7`: those that exist; this is how to look one animal up,\n`GET /pets?id={petId}`, the replacement of the deprecated `getPet`). Filters\ncombine. The body is a plain JSON array; an empty array means no animal matched.\n\n**Pagination:** when more animals follow, the answer carries\n`Link: <...>; rel=\"next\"` (RFC 8288), the URL of the next page with the same\n`limit` and filters and an opaque `cursor`. Follow it until there is no\n`rel=\"next\"`: every animal is returned exactly once, even while animals are being\nadded (new ones appear on later pages). Animals added in parallel are never made to\nwait for each other, so one can become visible after animals with higher ids: a\npage stops before the first animal that a transaction still open could precede,\nand carries `rel=\"next\"` to resume from there. Such a page can be short, even\nempty; follow its `rel=\"next\"` (after a moment when it was empty). A cursor belongs\nto the operation and filters that made it: given to another, it is `400`.\n\n**A walk with `status`** returns each animal that has that status throughout the\nwalk exactly once. Statuses change when orders are placed, completed, cancelled or\nexpire (see the `store` operations); an animal whose status changes during the\nwalk is returned once or not at all, never twice: it is listed if it has the\nstatus when its page is read.\n",
+        "description": "Returns animals in ascending `id` order (stable across calls), at most `limit`\nof them, optionally only those with the given `status`, or with the given `id`s\n(`?id=3&id=7`: those that exist; this is how to look one animal up,\n`GET /pets?id={petId}`, the replacement of the deprecated `getPet`), or of the given\n`categoryId`. Filters combine. Removed animals (`deletePet`) are never listed. The\nbody is a plain JSON array; an empty array means no animal matched.\n\n**Pagination:** when more animals follow, the answer carries\n`Link: <...>; rel=\"next\"` (RFC 8288), the URL of the next page with the same\n`limit` and filters and an opaque `cursor`. Follow it until there is no\n`rel=\"next\"`: every animal is returned exactly once, even while animals are being\nadded (new ones appear on later pages). Animals added in parallel are never made to\nwait for each other, so one can become visible after animals with higher ids: a\npage stops before the first animal that a transaction still open could precede,\nand carries `rel=\"next\"` to resume from there. Such a page can be short, even\nempty; follow its `rel=\"next\"` (after a moment when it was empty). A cursor belongs\nto the operation and filters that made it: given to another, it is `400`.\n\n**A walk with `status` or `categoryId`** returns each animal that matches throughout\nthe walk exactly once. Statuses change when orders are placed, completed, cancelled\nor expire (see the `store` operations) and through `updatePet`, which also changes\ncategories; an animal that changes during the walk is returned once or not at all,\nnever twice: it is listed if it matches when its page is read.\n",
         "x-stability": "stable",
+        "security": [
+          {
+            "bearerAuth": [
+              "pets:read"
+            ]
+          }
+        ],
         "parameters": [
           {
             "$ref": "#/components/parameters/Limit"
@@ -64,6 +79,9 @@ const openapi = {
           },
           {
             "$ref": "#/components/parameters/PetIds"
+          },
+          {
+            "$ref": "#/components/parameters/CategoryFilter"
           },
           {
             "$ref": "#/components/parameters/Cursor"
@@ -129,6 +147,9 @@ const openapi = {
           "401": {
             "$ref": "#/components/responses/Unauthorized"
           },
+          "403": {
+            "$ref": "#/components/responses/InsufficientScope"
+          },
           "429": {
             "$ref": "#/components/responses/TooManyRequests"
           },
@@ -148,6 +169,13 @@ const openapi = {
         "summary": "Add an animal",
         "description": "Adds an animal to the catalogue. The service assigns its `id`, answers `201`\nwith the stored animal and a `Location` header naming it. Fields that\n`NewPet` does not define, `id` among them, are refused with `400`.\n",
         "x-stability": "stable",
+        "security": [
+          {
+            "bearerAuth": [
+              "pets:write"
+            ]
+          }
+        ],
         "parameters": [
           {
             "$ref": "#/components/parameters/IdempotencyKey"
@@ -195,6 +223,9 @@ const openapi = {
                 },
                 "example": "/v1/pets/1"
               },
+              "ETag": {
+                "$ref": "#/components/headers/ETag"
+              },
               "Idempotent-Replayed": {
                 "$ref": "#/components/headers/Idempotent-Replayed"
               },
@@ -233,6 +264,9 @@ const openapi = {
           "401": {
             "$ref": "#/components/responses/Unauthorized"
           },
+          "403": {
+            "$ref": "#/components/responses/InsufficientScope"
+          },
           "409": {
             "$ref": "#/components/responses/IdempotencyInFlight"
           },
@@ -264,13 +298,20 @@ const openapi = {
           "pets"
         ],
         "summary": "Get an animal (deprecated)",
-        "description": "**Deprecated, to be removed on 2030-12-05.** Use `GET /pets?id={petId}` instead\n(operation `listPets` with its `id` filter): it answers a list with the animal, or\nan empty list when no animal has that `id`.\n\nReturns the animal with the given `id`. Every answer, error or not, carries\nthe `Deprecation`, `Sunset` and `Link` headers; `Link` names the replacement\nrequest for this animal (`</v1/pets?id=42>; rel=\"successor-version\"`).\n",
+        "description": "**Deprecated, to be removed on 2030-12-05.** Use `GET /pets?id={petId}` instead\n(operation `listPets` with its `id` filter): it answers a list with the animal, or\nan empty list when no animal has that `id`.\n\nReturns the animal with the given `id`, and its `ETag`; with `If-None-Match` naming\nits current `ETag`, `304` without a body. Every answer, error or not, carries\nthe `Deprecation`, `Sunset` and `Link` headers; `Link` names the replacement\nrequest for this animal (`</v1/pets?id=42>; rel=\"successor-version\"`).\n",
         "deprecated": true,
         "x-sunset": "2030-12-05",
         "x-deprecated-since": "2026-11-21",
         "x-successor": "listPets",
         "x-successor-query": "id={petId}",
         "x-stability": "stable",
+        "security": [
+          {
+            "bearerAuth": [
+              "pets:read"
+            ]
+          }
+        ],
         "parameters": [
           {
             "name": "petId",
@@ -281,12 +322,18 @@ const openapi = {
               "$ref": "#/components/schemas/Id"
             },
             "example": 1
+          },
+          {
+            "$ref": "#/components/parameters/IfNoneMatch"
           }
         ],
         "responses": {
           "200": {
             "description": "The animal.",
             "headers": {
+              "ETag": {
+                "$ref": "#/components/headers/ETag"
+              },
               "Deprecation": {
                 "$ref": "#/components/headers/Deprecation"
               },
@@ -325,8 +372,34 @@ const openapi = {
               }
             }
           },
+          "304": {
+            "description": "The animal has not changed since the `ETag` that `If-None-Match` names; no body.",
+            "headers": {
+              "ETag": {
+                "$ref": "#/components/headers/ETag"
+              },
+              "Deprecation": {
+                "$ref": "#/components/headers/Deprecation"
+              },
+              "Sunset": {
+                "$ref": "#/components/headers/Sunset"
+              },
+              "Link": {
+                "$ref": "#/components/headers/Link"
+              },
+              "RateLimit-Limit": {
+                "$ref": "#/components/headers/RateLimit-Limit"
+              },
+              "RateLimit-Remaining": {
+                "$ref": "#/components/headers/RateLimit-Remaining"
+              },
+              "RateLimit-Reset": {
+                "$ref": "#/components/headers/RateLimit-Reset"
+              }
+            }
+          },
           "400": {
-            "description": "`petId` is not an integer in `1 .. 9007199254740991`.",
+            "description": "`petId` is not an integer in `1 .. 9007199254740991`, or `If-None-Match` is malformed.",
             "headers": {
               "Deprecation": {
                 "$ref": "#/components/headers/Deprecation"
@@ -398,8 +471,51 @@ const openapi = {
               }
             }
           },
+          "403": {
+            "description": "The API key lacks the scope `pets:read` (see `InsufficientScope`).",
+            "headers": {
+              "WWW-Authenticate": {
+                "$ref": "#/components/headers/WWW-Authenticate-Scope"
+              },
+              "Deprecation": {
+                "$ref": "#/components/headers/Deprecation"
+              },
+              "Sunset": {
+                "$ref": "#/components/headers/Sunset"
+              },
+              "Link": {
+                "$ref": "#/components/headers/Link"
+              },
+              "RateLimit-Limit": {
+                "$ref": "#/components/headers/RateLimit-Limit"
+              },
+              "RateLimit-Remaining": {
+                "$ref": "#/components/headers/RateLimit-Remaining"
+              },
+              "RateLimit-Reset": {
+                "$ref": "#/components/headers/RateLimit-Reset"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                },
+                "examples": {
+                  "insufficientScope": {
+                    "summary": "A key without pets:read",
+                    "value": {
+                      "code": "insufficient_scope",
+                      "message": "This API key lacks the scope pets:read, which getPet needs: use a key that holds it",
+                      "status": 403
+                    }
+                  }
+                }
+              }
+            }
+          },
           "404": {
-            "description": "No animal has this `id`.",
+            "description": "No animal has this `id` (it never existed, or was removed).",
             "headers": {
               "Deprecation": {
                 "$ref": "#/components/headers/Deprecation"
@@ -532,6 +648,1145 @@ const openapi = {
             }
           }
         }
+      },
+      "patch": {
+        "operationId": "updatePet",
+        "tags": [
+          "pets"
+        ],
+        "summary": "Change an animal",
+        "description": "Changes an animal's `name`, `categoryId` or `status` with a JSON Merge Patch\n(RFC 7396): the fields given replace the stored ones, the others stay. `status: null`\ntakes the status away (the animal is unlisted from `status` filters, kept in the\ncatalogue); `status: \"available\"` offers it (again); `status: \"sold\"` marks it sold.\n`{}` changes nothing and answers the animal and its `ETag`.\n\n- `pending` cannot be set: only placing an order makes an animal `pending`.\n- An animal held by a placed order keeps its status until the order is completed,\n  cancelled or expires: a patch that sets `status` on it is `409 pet_reserved`,\n  naming the order. Its `name` and `categoryId` may still change.\n- `id`, an unknown field, `name: null` and `categoryId: null` are `400`.\n- With `If-Match` (the `ETag` of a previous answer), the change is made only if the\n  animal is still as the client saw it; otherwise `412` and nothing changes. Without\n  it, the last change wins.\n\nThe body is sent as `application/merge-patch+json`; `application/json` is read the\nsame way. The answer carries the animal's new `ETag`: after `getPet`'s sunset, a\nclient gets an animal's current `ETag` from an `updatePet` answer (`{}` changes\nnothing).\n",
+        "x-stability": "stable",
+        "security": [
+          {
+            "bearerAuth": [
+              "pets:write"
+            ]
+          }
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/PetId"
+          },
+          {
+            "$ref": "#/components/parameters/IfMatch"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "description": "The fields to change.",
+          "content": {
+            "application/merge-patch+json": {
+              "schema": {
+                "$ref": "#/components/schemas/PetPatch"
+              },
+              "examples": {
+                "rename": {
+                  "summary": "Correct the name",
+                  "value": {
+                    "name": "Rex"
+                  }
+                },
+                "unlist": {
+                  "summary": "Take the status away (a draft again)",
+                  "value": {
+                    "status": null
+                  }
+                },
+                "offer": {
+                  "summary": "Offer it for sale",
+                  "value": {
+                    "status": "available"
+                  }
+                }
+              }
+            },
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/PetPatch"
+              },
+              "examples": {
+                "rename": {
+                  "summary": "Correct the name",
+                  "value": {
+                    "name": "Rex"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The animal as it is now.",
+            "headers": {
+              "ETag": {
+                "$ref": "#/components/headers/ETag"
+              },
+              "RateLimit-Limit": {
+                "$ref": "#/components/headers/RateLimit-Limit"
+              },
+              "RateLimit-Remaining": {
+                "$ref": "#/components/headers/RateLimit-Remaining"
+              },
+              "RateLimit-Reset": {
+                "$ref": "#/components/headers/RateLimit-Reset"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Pet"
+                },
+                "examples": {
+                  "updated": {
+                    "summary": "The animal after the change",
+                    "value": {
+                      "id": 1,
+                      "name": "Rex",
+                      "categoryId": 2,
+                      "status": "available"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadPetPatch"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/InsufficientScope"
+          },
+          "404": {
+            "$ref": "#/components/responses/PetNotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/PetReserved"
+          },
+          "412": {
+            "$ref": "#/components/responses/PreconditionFailed"
+          },
+          "413": {
+            "$ref": "#/components/responses/PayloadTooLarge"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "deletePet",
+        "tags": [
+          "pets"
+        ],
+        "summary": "Remove an animal",
+        "description": "Removes an animal from the catalogue: it leaves every `listPets` answer and the\ninventory; `getPet` and `updatePet` answer `404` for it, and an order for it `422\npet_not_found`. Orders that name it stay readable, with their `petId`.\n\n- An animal held by a placed order is `409 pet_reserved`: complete or cancel the\n  order first.\n- An unknown or already removed animal is `404`.\n- With `If-Match`, the animal is removed only if it is still as the client saw it;\n  otherwise `412` and nothing changes.\n\nIt takes no body. One sent anyway is read as any body is and then ignored: it must be\nJSON (`415` otherwise) within the size limit (`413`).\n",
+        "x-stability": "stable",
+        "security": [
+          {
+            "bearerAuth": [
+              "pets:write"
+            ]
+          }
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/PetId"
+          },
+          {
+            "$ref": "#/components/parameters/IfMatch"
+          }
+        ],
+        "responses": {
+          "204": {
+            "description": "The animal was removed.",
+            "headers": {
+              "RateLimit-Limit": {
+                "$ref": "#/components/headers/RateLimit-Limit"
+              },
+              "RateLimit-Remaining": {
+                "$ref": "#/components/headers/RateLimit-Remaining"
+              },
+              "RateLimit-Reset": {
+                "$ref": "#/components/headers/RateLimit-Reset"
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadPetId"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/InsufficientScope"
+          },
+          "404": {
+            "$ref": "#/components/responses/PetNotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/PetReserved"
+          },
+          "412": {
+            "$ref": "#/components/responses/PreconditionFailed"
+          },
+          "413": {
+            "$ref": "#/components/responses/PayloadTooLarge"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/categories": {
+      "get": {
+        "operationId": "listCategories",
+        "tags": [
+          "categories"
+        ],
+        "summary": "List categories",
+        "description": "Returns the named categories in ascending `id` order, at most `limit` of them. The\nbody is a plain JSON array. **Pagination** is that of `listPets`: follow\n`Link: <...>; rel=\"next\"` until there is none.\n\nA category is a name given to a `categoryId`. Animals may carry any `categoryId`,\nnamed or not: naming one, renaming it or removing its name changes no animal.\n",
+        "x-stability": "stable",
+        "security": [
+          {
+            "bearerAuth": [
+              "pets:read"
+            ]
+          }
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/Limit"
+          },
+          {
+            "$ref": "#/components/parameters/Cursor"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The categories, in ascending `id` order.",
+            "headers": {
+              "Link": {
+                "description": "`<...>; rel=\"next\"` when more categories follow: the next page's URL\n(relative), carrying `limit` and `cursor`. Absent on the last page.\n",
+                "required": false,
+                "schema": {
+                  "type": "string",
+                  "maxLength": 4096,
+                  "pattern": "^</v1/categories\\?[^>]*>; rel=\"next\"$"
+                },
+                "example": "</v1/categories?limit=20&cursor=eyJhIjoyMH0.Qk5u2y0f1mZqX3Jv9W6b1A>; rel=\"next\""
+              },
+              "RateLimit-Limit": {
+                "$ref": "#/components/headers/RateLimit-Limit"
+              },
+              "RateLimit-Remaining": {
+                "$ref": "#/components/headers/RateLimit-Remaining"
+              },
+              "RateLimit-Reset": {
+                "$ref": "#/components/headers/RateLimit-Reset"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Categories"
+                },
+                "examples": {
+                  "categories": {
+                    "summary": "Two categories",
+                    "value": [
+                      {
+                        "id": 2,
+                        "name": "Dogs"
+                      },
+                      {
+                        "id": 3,
+                        "name": "Cats"
+                      }
+                    ]
+                  },
+                  "empty": {
+                    "summary": "No category is named",
+                    "value": []
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadParameter"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/InsufficientScope"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/categories/{categoryId}": {
+      "get": {
+        "operationId": "getCategory",
+        "tags": [
+          "categories"
+        ],
+        "summary": "Get a category",
+        "description": "Returns the name of the category with this `id`, or `404` when the id has no name.",
+        "x-stability": "stable",
+        "security": [
+          {
+            "bearerAuth": [
+              "pets:read"
+            ]
+          }
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CategoryId"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The category.",
+            "headers": {
+              "RateLimit-Limit": {
+                "$ref": "#/components/headers/RateLimit-Limit"
+              },
+              "RateLimit-Remaining": {
+                "$ref": "#/components/headers/RateLimit-Remaining"
+              },
+              "RateLimit-Reset": {
+                "$ref": "#/components/headers/RateLimit-Reset"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Category"
+                },
+                "examples": {
+                  "found": {
+                    "$ref": "#/components/examples/Category"
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadCategoryId"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/InsufficientScope"
+          },
+          "404": {
+            "$ref": "#/components/responses/CategoryNotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      },
+      "put": {
+        "operationId": "putCategory",
+        "tags": [
+          "categories"
+        ],
+        "summary": "Name a category",
+        "description": "Gives the category with this `id` its name: `201` when the id had no name, `200`\nwhen it is renamed (or named the same again). Names are unique ignoring case: a\nname another category holds is `409 category_name_taken`. Animals are not changed.\n",
+        "x-stability": "stable",
+        "security": [
+          {
+            "bearerAuth": [
+              "pets:write"
+            ]
+          }
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CategoryId"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "description": "The category's name.",
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CategoryName"
+              },
+              "examples": {
+                "dogs": {
+                  "summary": "Name it Dogs",
+                  "value": {
+                    "name": "Dogs"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The category, renamed.",
+            "headers": {
+              "RateLimit-Limit": {
+                "$ref": "#/components/headers/RateLimit-Limit"
+              },
+              "RateLimit-Remaining": {
+                "$ref": "#/components/headers/RateLimit-Remaining"
+              },
+              "RateLimit-Reset": {
+                "$ref": "#/components/headers/RateLimit-Reset"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Category"
+                },
+                "examples": {
+                  "renamed": {
+                    "$ref": "#/components/examples/Category"
+                  }
+                }
+              }
+            }
+          },
+          "201": {
+            "description": "The category, named for the first time.",
+            "headers": {
+              "Location": {
+                "description": "Path of the category, `/v1/categories/{id}`.",
+                "required": true,
+                "schema": {
+                  "type": "string",
+                  "maxLength": 64,
+                  "pattern": "^/v1/categories/[1-9][0-9]*$"
+                },
+                "example": "/v1/categories/2"
+              },
+              "RateLimit-Limit": {
+                "$ref": "#/components/headers/RateLimit-Limit"
+              },
+              "RateLimit-Remaining": {
+                "$ref": "#/components/headers/RateLimit-Remaining"
+              },
+              "RateLimit-Reset": {
+                "$ref": "#/components/headers/RateLimit-Reset"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Category"
+                },
+                "examples": {
+                  "named": {
+                    "$ref": "#/components/examples/Category"
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadCategory"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/InsufficientScope"
+          },
+          "409": {
+            "$ref": "#/components/responses/CategoryNameTaken"
+          },
+          "413": {
+            "$ref": "#/components/responses/PayloadTooLarge"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "deleteCategory",
+        "tags": [
+          "categories"
+        ],
+        "summary": "Remove a category's name",
+        "description": "Removes the name of the category with this `id`. Animals keep their `categoryId`.\nAn id without a name is `404`.\nIt takes no body. One sent anyway is read as any body is and then ignored: it must be\nJSON (`415` otherwise) within the size limit (`413`).\n",
+        "x-stability": "stable",
+        "security": [
+          {
+            "bearerAuth": [
+              "pets:write"
+            ]
+          }
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CategoryId"
+          }
+        ],
+        "responses": {
+          "204": {
+            "description": "The name was removed.",
+            "headers": {
+              "RateLimit-Limit": {
+                "$ref": "#/components/headers/RateLimit-Limit"
+              },
+              "RateLimit-Remaining": {
+                "$ref": "#/components/headers/RateLimit-Remaining"
+              },
+              "RateLimit-Reset": {
+                "$ref": "#/components/headers/RateLimit-Reset"
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadCategoryId"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/InsufficientScope"
+          },
+          "404": {
+            "$ref": "#/components/responses/CategoryNotFound"
+          },
+          "413": {
+            "$ref": "#/components/responses/PayloadTooLarge"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/api-keys": {
+      "post": {
+        "operationId": "createApiKey",
+        "tags": [
+          "api-keys"
+        ],
+        "summary": "Create an API key",
+        "description": "Issues a new API key with the given `scopes` (and optionally an `expiresAt`). The\nanswer is the only one that ever holds the key's `secret`: store it now. A key can\ngrant only scopes its creator holds: asking for one the calling key lacks is\n`403 insufficient_scope`, naming it. An unknown scope, or an `expiresAt` that is not\nin the future, is `400`.\n",
+        "x-stability": "stable",
+        "security": [
+          {
+            "bearerAuth": [
+              "keys:manage"
+            ]
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "description": "The key to create.",
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/NewApiKey"
+              },
+              "examples": {
+                "storefront": {
+                  "summary": "A read-only key for a storefront",
+                  "value": {
+                    "name": "storefront",
+                    "scopes": [
+                      "pets:read"
+                    ]
+                  }
+                },
+                "expiring": {
+                  "summary": "A key for a batch job, expiring",
+                  "value": {
+                    "name": "nightly import",
+                    "scopes": [
+                      "pets:read",
+                      "pets:write"
+                    ],
+                    "expiresAt": "2030-01-01T00:00:00.000Z"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "The key, with its secret (shown this once).",
+            "headers": {
+              "Location": {
+                "description": "Path of the key, `/v1/api-keys/{id}`.",
+                "required": true,
+                "schema": {
+                  "type": "string",
+                  "maxLength": 64,
+                  "pattern": "^/v1/api-keys/[1-9][0-9]*$"
+                },
+                "example": "/v1/api-keys/2"
+              },
+              "RateLimit-Limit": {
+                "$ref": "#/components/headers/RateLimit-Limit"
+              },
+              "RateLimit-Remaining": {
+                "$ref": "#/components/headers/RateLimit-Remaining"
+              },
+              "RateLimit-Reset": {
+                "$ref": "#/components/headers/RateLimit-Reset"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ApiKeyWithSecret"
+                },
+                "examples": {
+                  "created": {
+                    "$ref": "#/components/examples/ApiKeyWithSecret"
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadApiKey"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "description": "The API key lacks `keys:manage`, or asks to grant a scope it does not hold itself\n(the message and `WWW-Authenticate` name the scope).\n",
+            "headers": {
+              "WWW-Authenticate": {
+                "$ref": "#/components/headers/WWW-Authenticate-Scope"
+              },
+              "RateLimit-Limit": {
+                "$ref": "#/components/headers/RateLimit-Limit"
+              },
+              "RateLimit-Remaining": {
+                "$ref": "#/components/headers/RateLimit-Remaining"
+              },
+              "RateLimit-Reset": {
+                "$ref": "#/components/headers/RateLimit-Reset"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                },
+                "examples": {
+                  "insufficientScope": {
+                    "summary": "A key without keys:manage",
+                    "value": {
+                      "code": "insufficient_scope",
+                      "message": "This API key lacks the scope keys:manage, which createApiKey needs: use a key that holds it",
+                      "status": 403
+                    }
+                  },
+                  "grantNotHeld": {
+                    "summary": "A key asks to grant a scope it does not hold",
+                    "value": {
+                      "code": "insufficient_scope",
+                      "message": "This API key lacks the scope orders:write, so it cannot grant it: ask for scopes it holds",
+                      "status": 403
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "413": {
+            "$ref": "#/components/responses/PayloadTooLarge"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      },
+      "get": {
+        "operationId": "listApiKeys",
+        "tags": [
+          "api-keys"
+        ],
+        "summary": "List API keys",
+        "description": "Returns the deployment's API keys in ascending `id` order, revoked and expired ones\nincluded, at most `limit` of them, never a secret. **Pagination** is that of\n`listPets`: follow `Link: <...>; rel=\"next\"` until there is none.\n",
+        "x-stability": "stable",
+        "security": [
+          {
+            "bearerAuth": [
+              "keys:manage"
+            ]
+          }
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/Limit"
+          },
+          {
+            "$ref": "#/components/parameters/Cursor"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The keys, in ascending `id` order.",
+            "headers": {
+              "Link": {
+                "description": "`<...>; rel=\"next\"` when more keys follow, or may follow once transactions\nstill open have ended: the next page's URL (relative), carrying `limit` and\n`cursor`. Absent on the last page.\n",
+                "required": false,
+                "schema": {
+                  "type": "string",
+                  "maxLength": 4096,
+                  "pattern": "^</v1/api-keys\\?[^>]*>; rel=\"next\"$"
+                },
+                "example": "</v1/api-keys?limit=20&cursor=eyJhIjoyMH0.Qk5u2y0f1mZqX3Jv9W6b1A>; rel=\"next\""
+              },
+              "RateLimit-Limit": {
+                "$ref": "#/components/headers/RateLimit-Limit"
+              },
+              "RateLimit-Remaining": {
+                "$ref": "#/components/headers/RateLimit-Remaining"
+              },
+              "RateLimit-Reset": {
+                "$ref": "#/components/headers/RateLimit-Reset"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ApiKeys"
+                },
+                "examples": {
+                  "keys": {
+                    "summary": "Two keys",
+                    "value": [
+                      {
+                        "id": 1,
+                        "name": "operators",
+                        "prefix": "ask_9fQ2",
+                        "scopes": [
+                          "pets:read",
+                          "pets:write",
+                          "orders:read",
+                          "orders:write",
+                          "keys:manage"
+                        ],
+                        "createdAt": "2026-11-21T09:00:00.000Z",
+                        "lastUsedAt": "2026-11-26T10:00:00.000Z"
+                      },
+                      {
+                        "id": 2,
+                        "name": "storefront",
+                        "prefix": "ask_x7Lm",
+                        "scopes": [
+                          "pets:read"
+                        ],
+                        "createdAt": "2026-11-26T10:00:00.000Z"
+                      }
+                    ]
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadParameter"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/InsufficientScope"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/api-keys/{keyId}": {
+      "get": {
+        "operationId": "getApiKey",
+        "tags": [
+          "api-keys"
+        ],
+        "summary": "Get an API key",
+        "description": "Returns the API key with this `id`, never its secret.",
+        "x-stability": "stable",
+        "security": [
+          {
+            "bearerAuth": [
+              "keys:manage"
+            ]
+          }
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/KeyId"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The key.",
+            "headers": {
+              "RateLimit-Limit": {
+                "$ref": "#/components/headers/RateLimit-Limit"
+              },
+              "RateLimit-Remaining": {
+                "$ref": "#/components/headers/RateLimit-Remaining"
+              },
+              "RateLimit-Reset": {
+                "$ref": "#/components/headers/RateLimit-Reset"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ApiKey"
+                },
+                "examples": {
+                  "key": {
+                    "$ref": "#/components/examples/ApiKey"
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadKeyId"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/InsufficientScope"
+          },
+          "404": {
+            "$ref": "#/components/responses/KeyNotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/api-keys/{keyId}/revoke": {
+      "post": {
+        "operationId": "revokeApiKey",
+        "tags": [
+          "api-keys"
+        ],
+        "summary": "Revoke an API key",
+        "description": "Revokes the key (its current secret and any secret still in a rotation's grace): within\n2 seconds every instance answers `401` to it. Revoking a revoked key answers it as it\nis. The key stays listed, with `revokedAt`; its orders stay its own.\n",
+        "x-stability": "stable",
+        "security": [
+          {
+            "bearerAuth": [
+              "keys:manage"
+            ]
+          }
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/KeyId"
+          }
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/NoFields"
+        },
+        "responses": {
+          "200": {
+            "description": "The key, revoked.",
+            "headers": {
+              "RateLimit-Limit": {
+                "$ref": "#/components/headers/RateLimit-Limit"
+              },
+              "RateLimit-Remaining": {
+                "$ref": "#/components/headers/RateLimit-Remaining"
+              },
+              "RateLimit-Reset": {
+                "$ref": "#/components/headers/RateLimit-Reset"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ApiKey"
+                },
+                "examples": {
+                  "revoked": {
+                    "summary": "A revoked key",
+                    "value": {
+                      "id": 2,
+                      "name": "storefront",
+                      "prefix": "ask_x7Lm",
+                      "scopes": [
+                        "pets:read"
+                      ],
+                      "createdAt": "2026-11-26T10:00:00.000Z",
+                      "revokedAt": "2026-11-26T11:00:00.000Z"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadKeyId"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/InsufficientScope"
+          },
+          "404": {
+            "$ref": "#/components/responses/KeyNotFound"
+          },
+          "413": {
+            "$ref": "#/components/responses/PayloadTooLarge"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/api-keys/{keyId}/rotate": {
+      "post": {
+        "operationId": "rotateApiKey",
+        "tags": [
+          "api-keys"
+        ],
+        "summary": "Rotate an API key's secret",
+        "description": "Gives the key a new secret, shown in this answer only. The previous secret keeps\nworking for `graceSeconds` (0 to 604800, default 86400), so that the new one can be\ndeployed without downtime; then it answers `401` on every instance within 2 seconds.\nThe key keeps its id, scopes and orders, whichever secret placed them. Rotating\nagain ends the earlier grace at once: only the secret just replaced keeps a grace.\nA revoked or expired key is `409 api_key_inactive`. Rotating hands out a secret that\nholds the key's scopes, so the calling key must hold every one of them: otherwise\n`403 insufficient_scope`, naming the first it lacks.\n",
+        "x-stability": "stable",
+        "security": [
+          {
+            "bearerAuth": [
+              "keys:manage"
+            ]
+          }
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/KeyId"
+          }
+        ],
+        "requestBody": {
+          "required": false,
+          "description": "How long the previous secret keeps working. Nothing, or `{}`, is the default.",
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/Rotation"
+              },
+              "examples": {
+                "day": {
+                  "summary": "The previous secret works one more day",
+                  "value": {
+                    "graceSeconds": 86400
+                  }
+                },
+                "now": {
+                  "summary": "The previous secret stops now",
+                  "value": {
+                    "graceSeconds": 0
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The key with its new secret (shown this once).",
+            "headers": {
+              "RateLimit-Limit": {
+                "$ref": "#/components/headers/RateLimit-Limit"
+              },
+              "RateLimit-Remaining": {
+                "$ref": "#/components/headers/RateLimit-Remaining"
+              },
+              "RateLimit-Reset": {
+                "$ref": "#/components/headers/RateLimit-Reset"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ApiKeyWithSecret"
+                },
+                "examples": {
+                  "rotated": {
+                    "$ref": "#/components/examples/ApiKeyWithSecret"
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRotation"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "description": "The API key lacks `keys:manage`, or the key to rotate holds a scope the calling key\ndoes not (rotating hands out a secret with that key's scopes); the message and\n`WWW-Authenticate` name the scope.\n",
+            "headers": {
+              "WWW-Authenticate": {
+                "$ref": "#/components/headers/WWW-Authenticate-Scope"
+              },
+              "RateLimit-Limit": {
+                "$ref": "#/components/headers/RateLimit-Limit"
+              },
+              "RateLimit-Remaining": {
+                "$ref": "#/components/headers/RateLimit-Remaining"
+              },
+              "RateLimit-Reset": {
+                "$ref": "#/components/headers/RateLimit-Reset"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                },
+                "examples": {
+                  "insufficientScope": {
+                    "summary": "A key without keys:manage",
+                    "value": {
+                      "code": "insufficient_scope",
+                      "message": "This API key lacks the scope keys:manage, which rotateApiKey needs: use a key that holds it",
+                      "status": 403
+                    }
+                  },
+                  "rotateNotHeld": {
+                    "summary": "A key asks to rotate a key that holds a scope it lacks",
+                    "value": {
+                      "code": "insufficient_scope",
+                      "message": "This API key lacks the scope pets:read, which API key 1 holds: only a key that holds every scope of API key 1 can rotate it",
+                      "status": 403
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "404": {
+            "$ref": "#/components/responses/KeyNotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/KeyInactive"
+          },
+          "413": {
+            "$ref": "#/components/responses/PayloadTooLarge"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
       }
     },
     "/store/orders": {
@@ -543,6 +1798,13 @@ const openapi = {
         "summary": "Place an order",
         "description": "Places an order for one `available` animal. In one transaction the order is stored\nas `placed` and the animal becomes `pending`, so an animal is never sold twice: of\nconcurrent orders for one animal, exactly one is placed and the others get `409`.\nThe order holds the animal until `expiresAt` (`placedAt` plus the store's hold time,\n15 minutes unless the deployment sets another): unless it is completed or cancelled\nfirst, it then expires and the animal is `available` again. The service assigns the\norder's `id` and answers `201` with the order and a `Location` header naming it.\nFields other than `petId` are refused with `400`.\n",
         "x-stability": "stable",
+        "security": [
+          {
+            "bearerAuth": [
+              "orders:write"
+            ]
+          }
+        ],
         "parameters": [
           {
             "$ref": "#/components/parameters/IdempotencyKey"
@@ -649,6 +1911,9 @@ const openapi = {
           "401": {
             "$ref": "#/components/responses/Unauthorized"
           },
+          "403": {
+            "$ref": "#/components/responses/InsufficientScope"
+          },
           "409": {
             "description": "The animal is not `available` (`pet_not_available`: the message names its\nstatus, or says that it has none), or a request with this `Idempotency-Key` is\nstill being processed (`idempotency_in_flight`, with `Retry-After`).\n",
             "headers": {
@@ -753,6 +2018,13 @@ const openapi = {
         "summary": "List your orders",
         "description": "Returns the orders placed with the caller's API key, in ascending `id` order, at\nmost `limit` of them, optionally only those with the given `status` or for the given\n`petId`. The body is a plain JSON array; an empty array means no order matched.\n\n**Pagination** is that of `listPets`: follow `Link: <...>; rel=\"next\"` until there\nis none, and every order is returned exactly once, even while orders are being\nplaced, on any instance. Orders placed in parallel are never made to wait for each\nother, so an order can become visible after orders with higher ids: a page stops\nbefore the first order that a transaction still open could precede, and carries\n`rel=\"next\"` to resume from there. Such a page can be short, even empty; follow\nits `rel=\"next\"` (after a moment when it was empty). With `status`, an order whose\nstatus changes during the walk is returned once or not at all.\n",
         "x-stability": "stable",
+        "security": [
+          {
+            "bearerAuth": [
+              "orders:read"
+            ]
+          }
+        ],
         "parameters": [
           {
             "$ref": "#/components/parameters/Limit"
@@ -831,6 +2103,9 @@ const openapi = {
           "401": {
             "$ref": "#/components/responses/Unauthorized"
           },
+          "403": {
+            "$ref": "#/components/responses/InsufficientScope"
+          },
           "429": {
             "$ref": "#/components/responses/TooManyRequests"
           },
@@ -852,6 +2127,13 @@ const openapi = {
         "summary": "Get an order",
         "description": "Returns the order with the given `id`, if it was placed with the caller's API key.\nAn order placed with another key is `404`, exactly as one that does not exist, so\nthat no key learns which order ids exist.\n",
         "x-stability": "stable",
+        "security": [
+          {
+            "bearerAuth": [
+              "orders:read"
+            ]
+          }
+        ],
         "parameters": [
           {
             "$ref": "#/components/parameters/OrderId"
@@ -890,6 +2172,9 @@ const openapi = {
           "401": {
             "$ref": "#/components/responses/Unauthorized"
           },
+          "403": {
+            "$ref": "#/components/responses/InsufficientScope"
+          },
           "404": {
             "$ref": "#/components/responses/OrderNotFound"
           },
@@ -914,6 +2199,13 @@ const openapi = {
         "summary": "Cancel an order",
         "description": "Cancels a `placed` order: in one transaction the order becomes `cancelled` and its\nanimal `available` again. An order in any other status is `409` (`order_closed`),\nand so is a placed order past its `expiresAt` (it is expired, and marked so). The\nrequest has no body, or an empty JSON object.\n",
         "x-stability": "stable",
+        "security": [
+          {
+            "bearerAuth": [
+              "orders:write"
+            ]
+          }
+        ],
         "parameters": [
           {
             "$ref": "#/components/parameters/OrderId"
@@ -934,6 +2226,9 @@ const openapi = {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/InsufficientScope"
           },
           "404": {
             "$ref": "#/components/responses/OrderNotFound"
@@ -971,6 +2266,13 @@ const openapi = {
         "summary": "Complete an order",
         "description": "Completes a `placed` order: in one transaction the order becomes `completed` and its\nanimal `sold`. An order in any other status is `409` (`order_closed`), and so is a\nplaced order past its `expiresAt` (it is expired, and marked so: its animal is\n`available` again, never sold). The request has no body, or an empty JSON object.\n",
         "x-stability": "stable",
+        "security": [
+          {
+            "bearerAuth": [
+              "orders:write"
+            ]
+          }
+        ],
         "parameters": [
           {
             "$ref": "#/components/parameters/OrderId"
@@ -991,6 +2293,9 @@ const openapi = {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/InsufficientScope"
           },
           "404": {
             "$ref": "#/components/responses/OrderNotFound"
@@ -1028,6 +2333,13 @@ const openapi = {
         "summary": "Count the animals by status",
         "description": "How many animals of the catalogue are `available`, `pending` and `sold`, and how\nmany have no status. The counts are exact: an order placed (or closed) before this\nrequest is in them. The cost does not grow with the catalogue.\n",
         "x-stability": "stable",
+        "security": [
+          {
+            "bearerAuth": [
+              "pets:read"
+            ]
+          }
+        ],
         "responses": {
           "200": {
             "description": "The counts.",
@@ -1067,6 +2379,9 @@ const openapi = {
           "401": {
             "$ref": "#/components/responses/Unauthorized"
           },
+          "403": {
+            "$ref": "#/components/responses/InsufficientScope"
+          },
           "429": {
             "$ref": "#/components/responses/TooManyRequests"
           },
@@ -1085,7 +2400,14 @@ const openapi = {
       "bearerAuth": {
         "type": "http",
         "scheme": "bearer",
-        "description": "An API key issued by the operators of the deployment, sent as\n`Authorization: Bearer <API_KEY>`.\n"
+        "description": "An API key, sent as `Authorization: Bearer <API_KEY>`. Each operation's requirement\nnames the scope it needs (`pets:read`, `pets:write`, `orders:read`, `orders:write`,\n`keys:manage`; see the `Scope` schema). A key that lacks it is answered `403\ninsufficient_scope`, after authentication (`401` first) and before validation.\nKeys are created, rotated and revoked with the `/api-keys` operations (or the\noperators' `apikey` CLI).\n",
+        "x-scopes-of-earlier-credentials": [
+          "pets:read",
+          "pets:write",
+          "orders:read",
+          "orders:write",
+          "keys:manage"
+        ]
       }
     },
     "parameters": {
@@ -1107,7 +2429,7 @@ const openapi = {
         "name": "cursor",
         "in": "query",
         "required": false,
-        "description": "Where the page starts: the opaque value from the previous page's `Link: rel=\"next\"`.\nDo not build or change it; a cursor that was altered, or that belongs to other\nfilters (another `status`, `id` list or `petId`) or another list, is refused with\n`400`.\n",
+        "description": "Where the page starts: the opaque value from the previous page's `Link: rel=\"next\"`.\nDo not build or change it; a cursor that was altered, or that belongs to other\nfilters (another `status`, `id` list, `categoryId` or `petId`) or another list, is refused with\n`400`.\n",
         "schema": {
           "type": "string",
           "minLength": 1,
@@ -1189,9 +2511,100 @@ const openapi = {
             "9b1f6c1e-4a0d-4c5e-8f3a-7d2e6b9c0a15"
           ]
         }
+      },
+      "CategoryFilter": {
+        "name": "categoryId",
+        "in": "query",
+        "required": false,
+        "description": "Keep only animals of this category. Without it, no filter applies.",
+        "schema": {
+          "$ref": "#/components/schemas/Id"
+        }
+      },
+      "KeyId": {
+        "name": "keyId",
+        "in": "path",
+        "required": true,
+        "description": "Identifier of the API key (not its secret).",
+        "schema": {
+          "$ref": "#/components/schemas/Id"
+        },
+        "example": 1
+      },
+      "PetId": {
+        "name": "petId",
+        "in": "path",
+        "required": true,
+        "description": "Identifier of the animal.",
+        "schema": {
+          "$ref": "#/components/schemas/Id"
+        },
+        "example": 1
+      },
+      "CategoryId": {
+        "name": "categoryId",
+        "in": "path",
+        "required": true,
+        "description": "Identifier of the category.",
+        "schema": {
+          "$ref": "#/components/schemas/Id"
+        },
+        "example": 2
+      },
+      "IfMatch": {
+        "name": "If-Match",
+        "in": "header",
+        "required": false,
+        "description": "Makes the change conditional (RFC 9110 §13.1.1): it is made only if the animal's\ncurrent `ETag` is one of those given, or if `*` is given and the animal exists;\notherwise `412 precondition_failed` and nothing changes. Entity tags compare\nstrongly: a weak one (`W/\"...\"`) never matches. Optional: without it, the last\nchange wins.\n",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 1024,
+          "pattern": "^(\\*|(W/)?\"[\\u0021\\u0023-\\u007E]*\"([ \\t]*,[ \\t]*(W/)?\"[\\u0021\\u0023-\\u007E]*\")*)$",
+          "x-pattern-description": "`*`, or entity tags in double quotes separated by commas",
+          "examples": [
+            "*"
+          ]
+        }
+      },
+      "IfNoneMatch": {
+        "name": "If-None-Match",
+        "in": "header",
+        "required": false,
+        "description": "Asks for the animal only if it changed (RFC 9110 §13.1.2): when its current `ETag`\nis one of those given (compared weakly), or `*` is given, the answer is `304` with\nno body.\n",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 1024,
+          "pattern": "^(\\*|(W/)?\"[\\u0021\\u0023-\\u007E]*\"([ \\t]*,[ \\t]*(W/)?\"[\\u0021\\u0023-\\u007E]*\")*)$",
+          "x-pattern-description": "`*`, or entity tags in double quotes separated by commas",
+          "examples": [
+            "\"kY3zBq9TQ0mFv1cXo2aR8w\""
+          ]
+        }
       }
     },
     "headers": {
+      "WWW-Authenticate-Scope": {
+        "description": "The Bearer challenge of a key that lacks the operation's scope (RFC 6750 §3.1):\n`Bearer realm=\"animal-store\", error=\"insufficient_scope\", scope=\"<the scope>\"`.\n",
+        "required": true,
+        "schema": {
+          "type": "string",
+          "maxLength": 256,
+          "pattern": "^Bearer realm=\"[^\"]*\", error=\"insufficient_scope\", scope=\"[a-z:]+( [a-z:]+)*\"$"
+        },
+        "example": "Bearer realm=\"animal-store\", error=\"insufficient_scope\", scope=\"pets:write\""
+      },
+      "ETag": {
+        "description": "The animal's entity tag, strong (RFC 9110 §8.8.3): it changes whenever the animal's\nrepresentation changes, by any operation (an update, an order placed, completed,\ncancelled or expired). Send it back in `If-Match` to change the animal only if\nnobody else did meanwhile, or in `If-None-Match` to `getPet`.\n",
+        "required": true,
+        "schema": {
+          "type": "string",
+          "maxLength": 64,
+          "pattern": "^\"[A-Za-z0-9_-]{1,62}\"$"
+        },
+        "example": "\"kY3zBq9TQ0mFv1cXo2aR8w\""
+      },
       "WWW-Authenticate": {
         "description": "Bearer challenge (RFC 6750), for example `Bearer realm=\"animal-store\"` or,\nwhen a key was sent but refused,\n`Bearer realm=\"animal-store\", error=\"invalid_token\"`.\n",
         "required": true,
@@ -1299,6 +2712,355 @@ const openapi = {
       }
     },
     "schemas": {
+      "Scope": {
+        "type": "string",
+        "enum": [
+          "pets:read",
+          "pets:write",
+          "orders:read",
+          "orders:write",
+          "keys:manage"
+        ],
+        "description": "A permission an API key holds. Each operation names the one it needs in its\n`security` requirement: `pets:read` (listPets, getPet, listCategories, getCategory,\ngetInventory), `pets:write` (createPet, updatePet, deletePet, putCategory,\ndeleteCategory), `orders:read` (listOrders, getOrder), `orders:write` (placeOrder,\ncancelOrder, completeOrder), `keys:manage` (the `/api-keys` operations).\n",
+        "examples": [
+          "pets:read"
+        ]
+      },
+      "NewApiKey": {
+        "type": "object",
+        "description": "An API key to create. Fields other than these are refused with `400`.",
+        "required": [
+          "name",
+          "scopes"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200,
+            "pattern": "^[^\\u0000-\\u001F\\u007F]*$",
+            "x-pattern-description": "free of control characters",
+            "description": "What the key is for, to recognise it in a list (not a secret).",
+            "examples": [
+              "storefront"
+            ]
+          },
+          "scopes": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 5,
+            "uniqueItems": true,
+            "description": "The scopes the key holds; each must be held by the key that creates it.",
+            "items": {
+              "$ref": "#/components/schemas/Scope"
+            },
+            "examples": [
+              [
+                "pets:read"
+              ]
+            ]
+          },
+          "expiresAt": {
+            "type": "string",
+            "format": "date-time",
+            "maxLength": 32,
+            "description": "When the key stops working (RFC 3339, in the future). Without it, never.",
+            "examples": [
+              "2030-01-01T00:00:00.000Z"
+            ]
+          }
+        }
+      },
+      "ApiKey": {
+        "type": "object",
+        "description": "An API key as stored. Its secret is never shown again after the answer that created or rotated it.",
+        "required": [
+          "id",
+          "name",
+          "scopes",
+          "createdAt"
+        ],
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/Id",
+            "description": "The key's identifier (not a secret)."
+          },
+          "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200,
+            "pattern": "^[^\\u0000-\\u001F\\u007F]*$",
+            "description": "What the key is for.",
+            "examples": [
+              "storefront"
+            ]
+          },
+          "prefix": {
+            "type": "string",
+            "minLength": 8,
+            "maxLength": 8,
+            "pattern": "^ask_[A-Za-z0-9_-]{4}$",
+            "description": "The first 8 characters of its current secret, to recognise it in a log or a\nconfiguration. Absent for a key issued before 1.3.0 until it is rotated: only a\nhash of its secret is stored, so its first characters are not known.\n",
+            "examples": [
+              "ask_x7Lm"
+            ]
+          },
+          "scopes": {
+            "type": "array",
+            "maxItems": 5,
+            "uniqueItems": true,
+            "description": "The scopes the key holds.",
+            "items": {
+              "$ref": "#/components/schemas/Scope"
+            },
+            "examples": [
+              [
+                "pets:read"
+              ]
+            ]
+          },
+          "createdAt": {
+            "type": "string",
+            "format": "date-time",
+            "maxLength": 32,
+            "description": "When it was created (RFC 3339, UTC).",
+            "examples": [
+              "2026-11-26T10:00:00.000Z"
+            ]
+          },
+          "expiresAt": {
+            "type": "string",
+            "format": "date-time",
+            "maxLength": 32,
+            "description": "When it stops working; absent when it never expires.",
+            "examples": [
+              "2030-01-01T00:00:00.000Z"
+            ]
+          },
+          "lastUsedAt": {
+            "type": "string",
+            "format": "date-time",
+            "maxLength": 32,
+            "description": "When it last authenticated a request, at most a minute stale; absent when never.",
+            "examples": [
+              "2026-11-26T10:00:00.000Z"
+            ]
+          },
+          "revokedAt": {
+            "type": "string",
+            "format": "date-time",
+            "maxLength": 32,
+            "description": "When it was revoked; absent while it is not.",
+            "examples": [
+              "2026-11-26T11:00:00.000Z"
+            ]
+          },
+          "previousSecretExpiresAt": {
+            "type": "string",
+            "format": "date-time",
+            "maxLength": 32,
+            "description": "After a rotation, until when the previous secret keeps working; absent when no previous secret works.",
+            "examples": [
+              "2026-11-27T10:00:00.000Z"
+            ]
+          }
+        }
+      },
+      "ApiKeyWithSecret": {
+        "type": "object",
+        "description": "An API key with its secret, in the one answer that shows it (createApiKey, rotateApiKey).",
+        "required": [
+          "id",
+          "name",
+          "prefix",
+          "scopes",
+          "createdAt",
+          "secret"
+        ],
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200,
+            "pattern": "^[^\\u0000-\\u001F\\u007F]*$",
+            "examples": [
+              "storefront"
+            ]
+          },
+          "prefix": {
+            "type": "string",
+            "minLength": 8,
+            "maxLength": 8,
+            "pattern": "^ask_[A-Za-z0-9_-]{4}$",
+            "examples": [
+              "ask_x7Lm"
+            ]
+          },
+          "scopes": {
+            "type": "array",
+            "maxItems": 5,
+            "uniqueItems": true,
+            "items": {
+              "$ref": "#/components/schemas/Scope"
+            }
+          },
+          "createdAt": {
+            "type": "string",
+            "format": "date-time",
+            "maxLength": 32
+          },
+          "expiresAt": {
+            "type": "string",
+            "format": "date-time",
+            "maxLength": 32
+          },
+          "lastUsedAt": {
+            "type": "string",
+            "format": "date-time",
+            "maxLength": 32
+          },
+          "revokedAt": {
+            "type": "string",
+            "format": "date-time",
+            "maxLength": 32
+          },
+          "previousSecretExpiresAt": {
+            "type": "string",
+            "format": "date-time",
+            "maxLength": 32
+          },
+          "secret": {
+            "type": "string",
+            "minLength": 47,
+            "maxLength": 47,
+            "pattern": "^ask_[A-Za-z0-9_-]{43}$",
+            "description": "The key: send it as `Authorization: Bearer <secret>`. Shown in this answer only; store it now.",
+            "examples": [
+              "ask_x7LmQ2cVh0mZ1pR8sT4uW6yB3nD5fG7jK9aL0eX2iOq"
+            ]
+          }
+        }
+      },
+      "ApiKeys": {
+        "type": "array",
+        "description": "A plain JSON array of API keys.",
+        "maxItems": 100,
+        "items": {
+          "$ref": "#/components/schemas/ApiKey"
+        }
+      },
+      "Rotation": {
+        "type": "object",
+        "description": "How long the previous secret keeps working. Fields other than `graceSeconds` are refused with `400`.",
+        "additionalProperties": false,
+        "properties": {
+          "graceSeconds": {
+            "type": "integer",
+            "format": "int32",
+            "minimum": 0,
+            "maximum": 604800,
+            "default": 86400,
+            "description": "Seconds, 0 to 604800 (7 days); 0 ends the previous secret at once.",
+            "examples": [
+              86400
+            ]
+          }
+        }
+      },
+      "PetPatch": {
+        "type": "object",
+        "description": "A JSON Merge Patch (RFC 7396) of an animal: the fields given replace the stored\nones. Fields other than these are refused with `400`, `id` among them.\n",
+        "additionalProperties": false,
+        "properties": {
+          "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 100,
+            "pattern": "^[^\\u0000-\\u001F\\u007F]*$",
+            "x-pattern-description": "free of control characters",
+            "description": "The animal's new name, 1 to 100 characters, without control characters.",
+            "examples": [
+              "Rex"
+            ]
+          },
+          "categoryId": {
+            "$ref": "#/components/schemas/Id",
+            "description": "The animal's new category."
+          },
+          "status": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "enum": [
+              "available",
+              "sold",
+              null
+            ],
+            "description": "`available` or `sold`, or `null` to take the status away. `pending` is refused:\nonly placing an order makes an animal `pending`.\n",
+            "examples": [
+              "available"
+            ]
+          }
+        }
+      },
+      "CategoryName": {
+        "type": "object",
+        "description": "A category's name. Fields other than `name` are refused with `400`.",
+        "required": [
+          "name"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 100,
+            "pattern": "^[^\\u0000-\\u001F\\u007F]*$",
+            "x-pattern-description": "free of control characters",
+            "description": "The category's name, 1 to 100 characters, unique ignoring case.",
+            "examples": [
+              "Dogs"
+            ]
+          }
+        }
+      },
+      "Category": {
+        "type": "object",
+        "description": "A name given to a `categoryId`.",
+        "required": [
+          "id",
+          "name"
+        ],
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/Id",
+            "description": "The category's identifier, the `categoryId` animals carry."
+          },
+          "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 100,
+            "pattern": "^[^\\u0000-\\u001F\\u007F]*$",
+            "description": "The category's name.",
+            "examples": [
+              "Dogs"
+            ]
+          }
+        }
+      },
+      "Categories": {
+        "type": "array",
+        "description": "A plain JSON array of categories.",
+        "maxItems": 100,
+        "items": {
+          "$ref": "#/components/schemas/Category"
+        }
+      },
       "Id": {
         "type": "integer",
         "format": "int64",
@@ -1516,7 +3278,7 @@ const openapi = {
       },
       "Error": {
         "type": "object",
-        "description": "The body of every error response. `code` is one of the values below; clients\nmust tolerate codes they do not know (new ones may be added in a minor\nversion) and then rely on `status`.\n\n| code | status | when |\n|---|---|---|\n| `bad_request` | 400 | malformed JSON, a parameter or body field that breaks the contract; a malformed HTTP message, an HTTP/1.1 request without `Host`, more than one `Content-Type` header |\n| `unauthorized` | 401 | missing, malformed, unknown or revoked API key, or more than one `Authorization` header |\n| `not_found` | 404 | no such animal or order (or an order of another API key), or no such path |\n| `method_not_allowed` | 405 | a path of the service with a method it does not take; `Allow` lists those it does |\n| `request_timeout` | 408 | the request's headers or body did not arrive in time (the connection is closed) |\n| `idempotency_in_flight` | 409 | a request with this `Idempotency-Key` is still being processed |\n| `pet_not_available` | 409 | the animal of a new order is not `available` (the message names its status) |\n| `order_closed` | 409 | the order is not `placed` any more (the message names its status), so it cannot be cancelled or completed |\n| `payload_too_large` | 413 | request body over the size limit |\n| `precondition_failed` | 412 | the /docs static files only: `If-Match` or `If-Unmodified-Since` not met |\n| `unsupported_media_type` | 415 | request body not `application/json`, or a charset other than UTF-8 |\n| `range_not_satisfiable` | 416 | the /docs static files only: a `Range` outside the file (with `Content-Range: bytes */<length>`) |\n| `expectation_failed` | 417 | an `Expect` header other than `100-continue` |\n| `idempotency_key_reused` | 422 | the `Idempotency-Key` was used with another request (body, or path) |\n| `pet_not_found` | 422 | no animal has the `petId` of a new order |\n| `rate_limited` | 429 | over the rate limit; retry after `Retry-After` |\n| `headers_too_large` | 431 | request line and headers over 16 KiB (the connection is closed) |\n| `internal` | 500 | an unexpected failure; details are only in the service's log |\n| `not_implemented` | 501 | the operation is documented but not implemented |\n| `unavailable` | 503 | the database cannot be reached; retry after `Retry-After` |\n",
+        "description": "The body of every error response. `code` is one of the values below; clients\nmust tolerate codes they do not know (new ones may be added in a minor\nversion) and then rely on `status`.\n\n| code | status | when |\n|---|---|---|\n| `bad_request` | 400 | malformed JSON, a parameter or body field that breaks the contract; a malformed HTTP message, an HTTP/1.1 request without `Host`, more than one `Content-Type` header |\n| `unauthorized` | 401 | missing, malformed, unknown, revoked or expired API key (or a secret whose rotation grace has ended), or more than one `Authorization` header |\n| `insufficient_scope` | 403 | the API key lacks the scope the operation needs (named in the message and `WWW-Authenticate`), or createApiKey asks to grant (rotateApiKey, to rotate a key that holds) a scope the calling key does not hold |\n| `not_found` | 404 | no such animal (or a removed one), order (or an order of another API key) or category name, or no such path |\n| `method_not_allowed` | 405 | a path of the service with a method it does not take; `Allow` lists those it does |\n| `request_timeout` | 408 | the request's headers or body did not arrive in time (the connection is closed) |\n| `idempotency_in_flight` | 409 | a request with this `Idempotency-Key` is still being processed |\n| `pet_not_available` | 409 | the animal of a new order is not `available` (the message names its status) |\n| `pet_reserved` | 409 | the animal is held by a placed order (the message names it): its status cannot be set and it cannot be removed until the order is closed |\n| `api_key_inactive` | 409 | rotateApiKey on a revoked or expired key |\n| `category_name_taken` | 409 | another category holds this name (names are unique ignoring case) |\n| `order_closed` | 409 | the order is not `placed` any more (the message names its status), so it cannot be cancelled or completed |\n| `payload_too_large` | 413 | request body over the size limit |\n| `precondition_failed` | 412 | `If-Match` names no entity tag the animal has now (updatePet, deletePet); on the /docs static files, `If-Match` or `If-Unmodified-Since` not met |\n| `unsupported_media_type` | 415 | request body not `application/json`, or a charset other than UTF-8 |\n| `range_not_satisfiable` | 416 | the /docs static files only: a `Range` outside the file (with `Content-Range: bytes */<length>`) |\n| `expectation_failed` | 417 | an `Expect` header other than `100-continue` |\n| `idempotency_key_reused` | 422 | the `Idempotency-Key` was used with another request (body, or path) |\n| `pet_not_found` | 422 | no animal has the `petId` of a new order (or it was removed) |\n| `rate_limited` | 429 | over the rate limit; retry after `Retry-After` |\n| `headers_too_large` | 431 | request line and headers over 16 KiB (the connection is closed) |\n| `internal` | 500 | an unexpected failure; details are only in the service's log |\n| `not_implemented` | 501 | the operation is documented but not implemented |\n| `unavailable` | 503 | the database cannot be reached; retry after `Retry-After` |\n",
         "required": [
           "code",
           "message",
@@ -1531,11 +3293,15 @@ const openapi = {
             "x-extensible-enum": [
               "bad_request",
               "unauthorized",
+              "insufficient_scope",
               "not_found",
               "method_not_allowed",
               "request_timeout",
               "idempotency_in_flight",
               "pet_not_available",
+              "pet_reserved",
+              "api_key_inactive",
+              "category_name_taken",
               "order_closed",
               "payload_too_large",
               "precondition_failed",
@@ -1630,6 +3396,39 @@ const openapi = {
       }
     },
     "examples": {
+      "ApiKey": {
+        "summary": "A key",
+        "value": {
+          "id": 2,
+          "name": "storefront",
+          "prefix": "ask_x7Lm",
+          "scopes": [
+            "pets:read"
+          ],
+          "createdAt": "2026-11-26T10:00:00.000Z",
+          "lastUsedAt": "2026-11-26T10:05:00.000Z"
+        }
+      },
+      "ApiKeyWithSecret": {
+        "summary": "A key with its secret, shown once",
+        "value": {
+          "id": 2,
+          "name": "storefront",
+          "prefix": "ask_x7Lm",
+          "scopes": [
+            "pets:read"
+          ],
+          "createdAt": "2026-11-26T10:00:00.000Z",
+          "secret": "ask_x7LmQ2cVh0mZ1pR8sT4uW6yB3nD5fG7jK9aL0eX2iOq"
+        }
+      },
+      "Category": {
+        "summary": "A category",
+        "value": {
+          "id": 2,
+          "name": "Dogs"
+        }
+      },
       "PlacedOrder": {
         "summary": "A placed order",
         "value": {
@@ -1782,14 +3581,14 @@ const openapi = {
                 "summary": "A parameter the operation does not take (a typo)",
                 "value": {
                   "code": "bad_request",
-                  "message": "query parameter stauts: is not a parameter of listPets (it takes limit, status, id, cursor)",
+                  "message": "query parameter stauts: is not a parameter of listPets (it takes limit, status, id, categoryId, cursor)",
                   "status": 400,
                   "details": [
                     {
                       "location": "query",
                       "field": "stauts",
                       "rule": "unknown",
-                      "message": "is not a parameter of listPets (it takes limit, status, id, cursor)"
+                      "message": "is not a parameter of listPets (it takes limit, status, id, categoryId, cursor)"
                     }
                   ]
                 }
@@ -2214,6 +4013,541 @@ const openapi = {
           }
         }
       },
+      "BadPetId": {
+        "description": "`petId` is not an integer in `1 .. 9007199254740991`, or `If-Match` is malformed; or\ncontent was sent (deletePet takes none, and ignores JSON) that is not valid JSON.\n",
+        "headers": {
+          "RateLimit-Limit": {
+            "$ref": "#/components/headers/RateLimit-Limit"
+          },
+          "RateLimit-Remaining": {
+            "$ref": "#/components/headers/RateLimit-Remaining"
+          },
+          "RateLimit-Reset": {
+            "$ref": "#/components/headers/RateLimit-Reset"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "examples": {
+              "badPetId": {
+                "$ref": "#/components/examples/BadPetId"
+              }
+            }
+          }
+        }
+      },
+      "BadPetPatch": {
+        "description": "The body is missing, is not valid JSON or not an object, or has an invalid or unknown\nfield (`id`, `name: null`, `categoryId: null`, `status: \"pending\"`); or\n`petId` or `If-Match` is malformed.\n",
+        "headers": {
+          "RateLimit-Limit": {
+            "$ref": "#/components/headers/RateLimit-Limit"
+          },
+          "RateLimit-Remaining": {
+            "$ref": "#/components/headers/RateLimit-Remaining"
+          },
+          "RateLimit-Reset": {
+            "$ref": "#/components/headers/RateLimit-Reset"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "examples": {
+              "pending": {
+                "summary": "pending cannot be set",
+                "value": {
+                  "code": "bad_request",
+                  "message": "body /status: must be equal to one of the allowed values: available, sold, null",
+                  "status": 400,
+                  "details": [
+                    {
+                      "location": "body",
+                      "field": "/status",
+                      "rule": "enum",
+                      "message": "must be equal to one of the allowed values: available, sold, null"
+                    }
+                  ]
+                }
+              }
+            }
+          }
+        }
+      },
+      "PetNotFound": {
+        "description": "No animal has this `id` (it never existed, or was removed).",
+        "headers": {
+          "RateLimit-Limit": {
+            "$ref": "#/components/headers/RateLimit-Limit"
+          },
+          "RateLimit-Remaining": {
+            "$ref": "#/components/headers/RateLimit-Remaining"
+          },
+          "RateLimit-Reset": {
+            "$ref": "#/components/headers/RateLimit-Reset"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "examples": {
+              "notFound": {
+                "summary": "Unknown or removed animal",
+                "value": {
+                  "code": "not_found",
+                  "message": "Pet 42 does not exist",
+                  "status": 404
+                }
+              }
+            }
+          }
+        }
+      },
+      "PetReserved": {
+        "description": "The animal is held by a placed order (it is `pending`): its status cannot be set and\nit cannot be removed until the order is completed, cancelled or expires. The message\nnames the order.\n",
+        "headers": {
+          "RateLimit-Limit": {
+            "$ref": "#/components/headers/RateLimit-Limit"
+          },
+          "RateLimit-Remaining": {
+            "$ref": "#/components/headers/RateLimit-Remaining"
+          },
+          "RateLimit-Reset": {
+            "$ref": "#/components/headers/RateLimit-Reset"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "examples": {
+              "reserved": {
+                "summary": "Held by an order",
+                "value": {
+                  "code": "pet_reserved",
+                  "message": "Pet 1 is held by order 1, which is placed: its status changes when the order is completed, cancelled or expires",
+                  "status": 409
+                }
+              },
+              "reservedDelete": {
+                "summary": "Held by an order, so not removed",
+                "value": {
+                  "code": "pet_reserved",
+                  "message": "Pet 1 is held by order 1, which is placed: complete or cancel the order first, then remove the animal",
+                  "status": 409
+                }
+              }
+            }
+          }
+        }
+      },
+      "PreconditionFailed": {
+        "description": "`If-Match` names no entity tag the animal has now: it changed since the client read\nit. Nothing was changed; read it again (its `ETag`) and decide again.\n",
+        "headers": {
+          "RateLimit-Limit": {
+            "$ref": "#/components/headers/RateLimit-Limit"
+          },
+          "RateLimit-Remaining": {
+            "$ref": "#/components/headers/RateLimit-Remaining"
+          },
+          "RateLimit-Reset": {
+            "$ref": "#/components/headers/RateLimit-Reset"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "examples": {
+              "changed": {
+                "summary": "Changed meanwhile",
+                "value": {
+                  "code": "precondition_failed",
+                  "message": "Pet 1 has changed since the ETag that If-Match names: read it again, then retry with its new ETag",
+                  "status": 412
+                }
+              }
+            }
+          }
+        }
+      },
+      "BadCategoryId": {
+        "description": "`categoryId` is not an integer in `1 .. 9007199254740991`.",
+        "headers": {
+          "RateLimit-Limit": {
+            "$ref": "#/components/headers/RateLimit-Limit"
+          },
+          "RateLimit-Remaining": {
+            "$ref": "#/components/headers/RateLimit-Remaining"
+          },
+          "RateLimit-Reset": {
+            "$ref": "#/components/headers/RateLimit-Reset"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "examples": {
+              "badCategoryId": {
+                "summary": "categoryId is not an integer",
+                "value": {
+                  "code": "bad_request",
+                  "message": "path parameter categoryId: must be an integer in plain decimal digits",
+                  "status": 400,
+                  "details": [
+                    {
+                      "location": "path",
+                      "field": "categoryId",
+                      "rule": "type",
+                      "message": "must be an integer in plain decimal digits"
+                    }
+                  ]
+                }
+              }
+            }
+          }
+        }
+      },
+      "BadCategory": {
+        "description": "`categoryId` is not an integer in `1 .. 9007199254740991`, or the body is missing,\nis not valid JSON, lacks `name`, or has an invalid or unknown field.\n",
+        "headers": {
+          "RateLimit-Limit": {
+            "$ref": "#/components/headers/RateLimit-Limit"
+          },
+          "RateLimit-Remaining": {
+            "$ref": "#/components/headers/RateLimit-Remaining"
+          },
+          "RateLimit-Reset": {
+            "$ref": "#/components/headers/RateLimit-Reset"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "examples": {
+              "emptyName": {
+                "summary": "An empty name",
+                "value": {
+                  "code": "bad_request",
+                  "message": "body /name: must NOT have fewer than 1 characters",
+                  "status": 400,
+                  "details": [
+                    {
+                      "location": "body",
+                      "field": "/name",
+                      "rule": "minLength",
+                      "message": "must NOT have fewer than 1 characters"
+                    }
+                  ]
+                }
+              }
+            }
+          }
+        }
+      },
+      "CategoryNotFound": {
+        "description": "The category has no name.",
+        "headers": {
+          "RateLimit-Limit": {
+            "$ref": "#/components/headers/RateLimit-Limit"
+          },
+          "RateLimit-Remaining": {
+            "$ref": "#/components/headers/RateLimit-Remaining"
+          },
+          "RateLimit-Reset": {
+            "$ref": "#/components/headers/RateLimit-Reset"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "examples": {
+              "notFound": {
+                "summary": "An id without a name",
+                "value": {
+                  "code": "not_found",
+                  "message": "Category 42 has no name",
+                  "status": 404
+                }
+              }
+            }
+          }
+        }
+      },
+      "CategoryNameTaken": {
+        "description": "Another category holds this name (names are unique ignoring case).",
+        "headers": {
+          "RateLimit-Limit": {
+            "$ref": "#/components/headers/RateLimit-Limit"
+          },
+          "RateLimit-Remaining": {
+            "$ref": "#/components/headers/RateLimit-Remaining"
+          },
+          "RateLimit-Reset": {
+            "$ref": "#/components/headers/RateLimit-Reset"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "examples": {
+              "taken": {
+                "summary": "The name is another category's",
+                "value": {
+                  "code": "category_name_taken",
+                  "message": "Category 3 is already named \"Dogs\" (names are unique ignoring case): choose another name, or rename or remove category 3 first",
+                  "status": 409
+                }
+              }
+            }
+          }
+        }
+      },
+      "InsufficientScope": {
+        "description": "The API key is valid but lacks the scope this operation needs. The message and\n`WWW-Authenticate` name the scope.\n",
+        "headers": {
+          "WWW-Authenticate": {
+            "$ref": "#/components/headers/WWW-Authenticate-Scope"
+          },
+          "RateLimit-Limit": {
+            "$ref": "#/components/headers/RateLimit-Limit"
+          },
+          "RateLimit-Remaining": {
+            "$ref": "#/components/headers/RateLimit-Remaining"
+          },
+          "RateLimit-Reset": {
+            "$ref": "#/components/headers/RateLimit-Reset"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "examples": {
+              "insufficientScope": {
+                "summary": "A read-only key asks to write",
+                "value": {
+                  "code": "insufficient_scope",
+                  "message": "This API key lacks the scope pets:write, which createPet needs: use a key that holds it",
+                  "status": 403
+                }
+              }
+            }
+          }
+        }
+      },
+      "BadApiKey": {
+        "description": "The body is missing, is not valid JSON, lacks `name` or `scopes`, names an unknown\nscope, has an `expiresAt` that is not in the future, or has an unknown field.\n",
+        "headers": {
+          "RateLimit-Limit": {
+            "$ref": "#/components/headers/RateLimit-Limit"
+          },
+          "RateLimit-Remaining": {
+            "$ref": "#/components/headers/RateLimit-Remaining"
+          },
+          "RateLimit-Reset": {
+            "$ref": "#/components/headers/RateLimit-Reset"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "examples": {
+              "unknownScope": {
+                "summary": "A scope that does not exist",
+                "value": {
+                  "code": "bad_request",
+                  "message": "body /scopes/0: must be equal to one of the allowed values: pets:read, pets:write, orders:read, orders:write, keys:manage",
+                  "status": 400,
+                  "details": [
+                    {
+                      "location": "body",
+                      "field": "/scopes/0",
+                      "rule": "enum",
+                      "message": "must be equal to one of the allowed values: pets:read, pets:write, orders:read, orders:write, keys:manage"
+                    }
+                  ]
+                }
+              },
+              "pastExpiry": {
+                "summary": "An expiresAt in the past",
+                "value": {
+                  "code": "bad_request",
+                  "message": "body /expiresAt: must be in the future; give a later time, or none for a key that never expires",
+                  "status": 400,
+                  "details": [
+                    {
+                      "location": "body",
+                      "field": "/expiresAt",
+                      "rule": "future",
+                      "message": "must be in the future; give a later time, or none for a key that never expires"
+                    }
+                  ]
+                }
+              }
+            }
+          }
+        }
+      },
+      "BadKeyId": {
+        "description": "`keyId` is not an integer in `1 .. 9007199254740991`.",
+        "headers": {
+          "RateLimit-Limit": {
+            "$ref": "#/components/headers/RateLimit-Limit"
+          },
+          "RateLimit-Remaining": {
+            "$ref": "#/components/headers/RateLimit-Remaining"
+          },
+          "RateLimit-Reset": {
+            "$ref": "#/components/headers/RateLimit-Reset"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "examples": {
+              "badKeyId": {
+                "summary": "keyId is not an integer",
+                "value": {
+                  "code": "bad_request",
+                  "message": "path parameter keyId: must be an integer in plain decimal digits",
+                  "status": 400,
+                  "details": [
+                    {
+                      "location": "path",
+                      "field": "keyId",
+                      "rule": "type",
+                      "message": "must be an integer in plain decimal digits"
+                    }
+                  ]
+                }
+              }
+            }
+          }
+        }
+      },
+      "BadRotation": {
+        "description": "`keyId` is not an integer in `1 .. 9007199254740991`, or `graceSeconds` is not an integer in `0 .. 604800`, or the body has an unknown field.",
+        "headers": {
+          "RateLimit-Limit": {
+            "$ref": "#/components/headers/RateLimit-Limit"
+          },
+          "RateLimit-Remaining": {
+            "$ref": "#/components/headers/RateLimit-Remaining"
+          },
+          "RateLimit-Reset": {
+            "$ref": "#/components/headers/RateLimit-Reset"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "examples": {
+              "graceTooLong": {
+                "summary": "A grace over 7 days",
+                "value": {
+                  "code": "bad_request",
+                  "message": "body /graceSeconds: must be <= 604800",
+                  "status": 400,
+                  "details": [
+                    {
+                      "location": "body",
+                      "field": "/graceSeconds",
+                      "rule": "maximum",
+                      "message": "must be <= 604800"
+                    }
+                  ]
+                }
+              }
+            }
+          }
+        }
+      },
+      "KeyNotFound": {
+        "description": "No API key has this `id`.",
+        "headers": {
+          "RateLimit-Limit": {
+            "$ref": "#/components/headers/RateLimit-Limit"
+          },
+          "RateLimit-Remaining": {
+            "$ref": "#/components/headers/RateLimit-Remaining"
+          },
+          "RateLimit-Reset": {
+            "$ref": "#/components/headers/RateLimit-Reset"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "examples": {
+              "notFound": {
+                "summary": "Unknown key",
+                "value": {
+                  "code": "not_found",
+                  "message": "API key 42 does not exist",
+                  "status": 404
+                }
+              }
+            }
+          }
+        }
+      },
+      "KeyInactive": {
+        "description": "The key is revoked or expired, so it has no secret to rotate.",
+        "headers": {
+          "RateLimit-Limit": {
+            "$ref": "#/components/headers/RateLimit-Limit"
+          },
+          "RateLimit-Remaining": {
+            "$ref": "#/components/headers/RateLimit-Remaining"
+          },
+          "RateLimit-Reset": {
+            "$ref": "#/components/headers/RateLimit-Reset"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "examples": {
+              "revoked": {
+                "summary": "A revoked key",
+                "value": {
+                  "code": "api_key_inactive",
+                  "message": "API key 2 is revoked: create a new key instead",
+                  "status": 409
+                }
+              }
+            }
+          }
+        }
+      },
       "TooManyRequests": {
         "description": "Over the rate limit: per API key, or per client address without a valid key. Retry\nafter `Retry-After` seconds.\n",
         "headers": {
@@ -2284,4 +4618,4 @@ const openapi = {
 
 export default openapi;
 
-export const yamlSource = "openapi: 3.1.0\n\ninfo:\n  title: Animal Store API\n  version: 1.2.0\n  summary: A catalogue of animals for sale, served under /v1.\n  description: |\n    The Animal Store API exposes the store's catalogue of animals (pets): list them,\n    optionally filtered by availability or identifiers, add one, and fetch one by its\n    identifier. Its store sells them: an order holds an available animal for a while, and is\n    then completed (the animal is sold), cancelled or left to expire (the animal is available\n    again). Request and response bodies are JSON (`application/json`).\n\n    Every operation needs an API key, `Authorization: Bearer <API_KEY>`. Every error has\n    one body, `Error` (`{\"code\", \"message\", \"status\"}`), and a `400` lists every problem in\n    `details`. The operations follow; the rules that hold for all of them are under\n    \"Conventions\".\n\n    <details>\n    <summary><strong>Conventions</strong>: authentication, errors, numbers, strings,\n    parameters, request ids, deprecation, stability</summary>\n\n    ## Authentication\n    Every operation requires an API key sent as an HTTP bearer token\n    (`Authorization: Bearer <API_KEY>`). A missing, malformed, unknown or revoked key,\n    or more than one `Authorization` header, is answered with `401`, an Error body and a\n    `WWW-Authenticate: Bearer` challenge (RFC 6750). Keys are issued and revoked by the\n    operators of a deployment. In the served documentation (`/docs`), \"Authorize\" takes\n    the key alone, without `Bearer `.\n\n    ## Errors\n    Every error response, whatever the status, has the same body, `Error`:\n    `{\"code\": \"not_found\", \"message\": \"Pet 42 does not exist\", \"status\": 404}`.\n    `code` is a stable machine-readable string and `status` repeats the HTTP status.\n    The codes in use are listed on the `Error` schema. **Clients must tolerate codes\n    they do not know** and fall back on `status`: adding a new code is not a breaking\n    change. A `400` carries `details`: every problem found, one per field, each naming\n    the field and the rule it broke (at most 20; the message says how many there were).\n    Every `GET` operation also answers `HEAD`, with the status and headers `GET` would\n    give and no body (RFC 9110 §9.3.2).\n    A path that exists with a method it does not take (`DELETE /v1/pets`, or `OPTIONS`\n    without CORS) is `405` with an `Allow` header naming the methods it takes\n    (RFC 9110); a path that does not exist is `404`. `GET /` answers where the\n    documentation and this contract are.\n    This holds for what is refused before any operation is chosen too: a malformed HTTP\n    message or an HTTP/1.1 request without `Host` (`400`), headers over 16 KiB (`431`),\n    a request that does not arrive in time (`408`), an `Expect` other than\n    `100-continue` (`417`). On a keep-alive connection such an answer follows the answers\n    to the requests before it, and the connection is then closed.\n\n    ## Numbers\n    Identifiers (`id`, `categoryId`) are integers in `1 .. 9007199254740991`\n    (2^53 - 1), the range that every JSON parser, JavaScript's included, represents\n    exactly. A larger value is never rounded: the request is refused with `400`.\n    - In a path or query, an integer is plain decimal digits: `0x1`, `+1`, ` 1`, `01`,\n      `1e2` and `1.0` are `400`.\n    - In a JSON body, a number is accepted as an integer when it denotes exactly that\n      integer: `2`, `2.0` and `2e0` are all 2 (JSON Schema 2020-12 counts `2.0` as an\n      integer). A fraction (`2.5`), a value past 2^53 - 1, or digits that no double holds\n      exactly (`9007199254740990.9`, `1.0000000000000001`) are `400`, and nothing is\n      stored.\n\n    ## Strings\n    Request bodies are UTF-8 JSON. A `Content-Type` charset other than `utf-8` is `415`;\n    more than one `Content-Type` header is `400` (which one was meant is ambiguous).\n    Bytes that are not valid UTF-8, or a `\\u` escape that leaves a lone surrogate\n    (`\"a\\ud800b\"`), are `400` with `details` naming the field; nothing is stored, and a\n    string is never silently replaced by U+FFFD.\n\n    ## Parameters\n    A query parameter that the operation does not declare is `400`, naming it and the\n    ones the operation takes (`?stauts=sold` would otherwise list every status), and so is\n    a parameter given more than once where one value is expected (`?limit=1&limit=2`).\n    Where a pattern rules a value (a cursor, an `Idempotency-Key`, a name), the message\n    says what is expected in words, as the schema's `x-pattern-description` does.\n\n    ## Request ids\n    Every response carries `X-Request-Id`. A client may send its own (up to 128\n    characters of `A-Z a-z 0-9 . _ : -`); otherwise the service generates one. Quote it\n    when reporting a problem.\n\n    ## Deprecation policy\n    A deprecated operation is marked `deprecated: true` and carries `x-sunset`, the\n    date from which it may be removed. Until then it keeps working unchanged, and every\n    answer it gives carries the `Deprecation` (RFC 9745), `Sunset` (RFC 8594) and\n    `Link` headers, the latter naming the replacement (`rel=\"successor-version\"`).\n    No operation is removed before its sunset.\n\n    ## Stability markers\n    Every operation carries `x-stability`:\n    - `stable`: covered by the compatibility promise of `/v1`; it changes only in\n      backward-compatible ways (new optional fields, parameters, operations, codes).\n    - `experimental`: may change or disappear in any release without notice; do not\n      build production code on it.\n\n    </details>\n  contact:\n    name: Animal Store API team\n    url: https://github.com/animal-store/animal-store-api\n    email: api@animal-store.example\n  license:\n    name: MIT\n    identifier: MIT\n\nservers:\n  # One entry a base address (docs/interface.md section 1: production and staging, each\n  # under /v1), written out in full: SDK generators take these URLs as they are (hey-api\n  # types its baseUrl as their union), so a template would reach clients as '{host}'.\n  # x-internal: the audience of each server, for documentation tools (OWASP API9:2023,\n  # inventory management): both are public addresses for client teams.\n  - url: https://api.animal-store.example/v1\n    description: Production\n    x-internal: false\n  - url: https://staging.animal-store.example/v1\n    description: Staging\n    x-internal: false\n\nsecurity:\n  - bearerAuth: []\n\ntags:\n  - name: pets\n    description: The catalogue of animals.\n  - name: store\n    description: |\n      Orders that reserve, sell and release animals, and the inventory of the catalogue.\n      An order is `placed` for an `available` animal, which becomes `pending`; it is then\n      `completed` (the animal is `sold`), `cancelled` or `expired` (the animal is\n      `available` again). Each API key sees only the orders it placed.\n\npaths:\n  /pets:\n    get:\n      operationId: listPets\n      tags: [pets]\n      summary: List animals\n      description: |\n        Returns animals in ascending `id` order (stable across calls), at most `limit`\n        of them, optionally only those with the given `status`, or with the given `id`s\n        (`?id=3&id=7`: those that exist; this is how to look one animal up,\n        `GET /pets?id={petId}`, the replacement of the deprecated `getPet`). Filters\n        combine. The body is a plain JSON array; an empty array means no animal matched.\n\n        **Pagination:** when more animals follow, the answer carries\n        `Link: <...>; rel=\"next\"` (RFC 8288), the URL of the next page with the same\n        `limit` and filters and an opaque `cursor`. Follow it until there is no\n        `rel=\"next\"`: every animal is returned exactly once, even while animals are being\n        added (new ones appear on later pages). Animals added in parallel are never made to\n        wait for each other, so one can become visible after animals with higher ids: a\n        page stops before the first animal that a transaction still open could precede,\n        and carries `rel=\"next\"` to resume from there. Such a page can be short, even\n        empty; follow its `rel=\"next\"` (after a moment when it was empty). A cursor belongs\n        to the operation and filters that made it: given to another, it is `400`.\n\n        **A walk with `status`** returns each animal that has that status throughout the\n        walk exactly once. Statuses change when orders are placed, completed, cancelled or\n        expire (see the `store` operations); an animal whose status changes during the\n        walk is returned once or not at all, never twice: it is listed if it has the\n        status when its page is read.\n      x-stability: stable\n      parameters:\n        - $ref: '#/components/parameters/Limit'\n        - $ref: '#/components/parameters/StatusFilter'\n        - $ref: '#/components/parameters/PetIds'\n        - $ref: '#/components/parameters/Cursor'\n      responses:\n        '200':\n          description: The animals, in ascending `id` order.\n          headers:\n            Link:\n              description: |\n                `<...>; rel=\"next\"` when more animals follow: the next page's URL (relative),\n                carrying `limit`, the filters and `cursor`. Absent on the last page.\n              required: false\n              schema:\n                type: string\n                # limit, the filters (at most 100 ids of at most 16 digits) and a cursor of\n                # at most 200 characters: under 2,500 characters.\n                maxLength: 4096\n                pattern: '^</v1/pets\\?[^>]*>; rel=\"next\"$'\n              example: </v1/pets?limit=20&cursor=eyJhIjoyMH0.Qk5u2y0f1mZqX3Jv9W6b1A>; rel=\"next\"\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Pets'\n              examples:\n                pets:\n                  summary: Two animals\n                  value:\n                    - id: 1\n                      name: Rex\n                      categoryId: 2\n                      status: available\n                    - id: 2\n                      name: Tom\n                      categoryId: 3\n                empty:\n                  summary: No animal matched\n                  value: []\n        '400':\n          $ref: '#/components/responses/BadParameter'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n    post:\n      operationId: createPet\n      tags: [pets]\n      summary: Add an animal\n      description: |\n        Adds an animal to the catalogue. The service assigns its `id`, answers `201`\n        with the stored animal and a `Location` header naming it. Fields that\n        `NewPet` does not define, `id` among them, are refused with `400`.\n      x-stability: stable\n      parameters:\n        - $ref: '#/components/parameters/IdempotencyKey'\n      requestBody:\n        required: true\n        description: The animal to add.\n        content:\n          application/json:\n            schema:\n              $ref: '#/components/schemas/NewPet'\n            examples:\n              withStatus:\n                summary: An available dog\n                value:\n                  name: Rex\n                  categoryId: 2\n                  status: available\n              withoutStatus:\n                summary: No status given\n                value:\n                  name: Tom\n                  categoryId: 3\n      responses:\n        '201':\n          description: The animal was added.\n          headers:\n            Location:\n              description: Path of the new animal, `/v1/pets/{id}`.\n              required: true\n              schema:\n                type: string\n                maxLength: 64\n                pattern: '^/v1/pets/[1-9][0-9]*$'\n              example: /v1/pets/1\n            Idempotent-Replayed:\n              $ref: '#/components/headers/Idempotent-Replayed'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Pet'\n              examples:\n                created:\n                  summary: The stored animal with its id\n                  value:\n                    id: 1\n                    name: Rex\n                    categoryId: 2\n                    status: available\n        '400':\n          $ref: '#/components/responses/BadBody'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '409':\n          $ref: '#/components/responses/IdempotencyInFlight'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '422':\n          $ref: '#/components/responses/IdempotencyKeyReused'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /pets/{petId}:\n    get:\n      operationId: getPet\n      tags: [pets]\n      summary: Get an animal (deprecated)\n      description: |\n        **Deprecated, to be removed on 2030-12-05.** Use `GET /pets?id={petId}` instead\n        (operation `listPets` with its `id` filter): it answers a list with the animal, or\n        an empty list when no animal has that `id`.\n\n        Returns the animal with the given `id`. Every answer, error or not, carries\n        the `Deprecation`, `Sunset` and `Link` headers; `Link` names the replacement\n        request for this animal (`</v1/pets?id=42>; rel=\"successor-version\"`).\n      deprecated: true\n      x-sunset: '2030-12-05'\n      x-deprecated-since: '2026-11-21'\n      x-successor: listPets\n      x-successor-query: id={petId}\n      x-stability: stable\n      parameters:\n        - name: petId\n          in: path\n          required: true\n          description: Identifier of the animal to retrieve.\n          schema:\n            $ref: '#/components/schemas/Id'\n          example: 1\n      responses:\n        '200':\n          description: The animal.\n          headers:\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Pet'\n              examples:\n                found:\n                  summary: An animal\n                  value:\n                    id: 1\n                    name: Rex\n                    categoryId: 2\n                    status: available\n        '400':\n          description: '`petId` is not an integer in `1 .. 9007199254740991`.'\n          headers:\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                badPetId:\n                  $ref: '#/components/examples/BadPetId'\n        '401':\n          description: Missing, malformed, unknown or revoked API key.\n          headers:\n            WWW-Authenticate:\n              $ref: '#/components/headers/WWW-Authenticate'\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                unauthorized:\n                  $ref: '#/components/examples/Unauthorized'\n        '404':\n          description: No animal has this `id`.\n          headers:\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                notFound:\n                  summary: Unknown animal\n                  value:\n                    code: not_found\n                    message: Pet 42 does not exist\n                    status: 404\n        '429':\n          description: Too many requests (see `TooManyRequests`).\n          headers:\n            Retry-After:\n              $ref: '#/components/headers/Retry-After'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                rateLimited:\n                  $ref: '#/components/examples/RateLimited'\n        '500':\n          description: An unexpected failure (see `InternalError`).\n          headers:\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                internal:\n                  $ref: '#/components/examples/Internal'\n        '503':\n          description: The database cannot be reached (see `Unavailable`).\n          headers:\n            Retry-After:\n              $ref: '#/components/headers/Retry-After'\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                unavailable:\n                  $ref: '#/components/examples/Unavailable'\n\n  /store/orders:\n    post:\n      operationId: placeOrder\n      tags: [store]\n      summary: Place an order\n      description: |\n        Places an order for one `available` animal. In one transaction the order is stored\n        as `placed` and the animal becomes `pending`, so an animal is never sold twice: of\n        concurrent orders for one animal, exactly one is placed and the others get `409`.\n        The order holds the animal until `expiresAt` (`placedAt` plus the store's hold time,\n        15 minutes unless the deployment sets another): unless it is completed or cancelled\n        first, it then expires and the animal is `available` again. The service assigns the\n        order's `id` and answers `201` with the order and a `Location` header naming it.\n        Fields other than `petId` are refused with `400`.\n      x-stability: stable\n      parameters:\n        - $ref: '#/components/parameters/IdempotencyKey'\n      requestBody:\n        required: true\n        description: The animal to order.\n        content:\n          application/json:\n            schema:\n              $ref: '#/components/schemas/NewOrder'\n            examples:\n              order:\n                summary: Order the animal with id 1\n                value:\n                  petId: 1\n      responses:\n        '201':\n          description: The order was placed; the animal is `pending`.\n          headers:\n            Location:\n              description: Path of the new order, `/v1/store/orders/{id}`.\n              required: true\n              schema:\n                type: string\n                maxLength: 64\n                pattern: '^/v1/store/orders/[1-9][0-9]*$'\n              example: /v1/store/orders/1\n            Idempotent-Replayed:\n              $ref: '#/components/headers/Idempotent-Replayed'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Order'\n              examples:\n                placed:\n                  $ref: '#/components/examples/PlacedOrder'\n        '400':\n          description: The body is missing, is not valid JSON, lacks `petId`, or has an invalid or unknown field.\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                missingPetId:\n                  summary: petId is missing\n                  value:\n                    code: bad_request\n                    message: \"body /petId: must have required property 'petId'\"\n                    status: 400\n                    details:\n                      - location: body\n                        field: /petId\n                        rule: required\n                        message: must have required property 'petId'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '409':\n          description: |\n            The animal is not `available` (`pet_not_available`: the message names its\n            status, or says that it has none), or a request with this `Idempotency-Key` is\n            still being processed (`idempotency_in_flight`, with `Retry-After`).\n          headers:\n            Retry-After:\n              $ref: '#/components/headers/Retry-After-In-Flight'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                notAvailable:\n                  summary: The animal is already held by an order\n                  value:\n                    code: pet_not_available\n                    message: Pet 1 is pending, not available\n                    status: 409\n                noStatus:\n                  summary: The animal has no status\n                  value:\n                    code: pet_not_available\n                    message: Pet 2 has no status, so it is not available\n                    status: 409\n                inFlight:\n                  $ref: '#/components/examples/IdempotencyInFlight'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '422':\n          description: |\n            No animal has this `petId` (`pet_not_found`), or this `Idempotency-Key` was used\n            with another request (`idempotency_key_reused`).\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                petNotFound:\n                  summary: No such animal\n                  value:\n                    code: pet_not_found\n                    message: Pet 42 does not exist\n                    status: 422\n                reused:\n                  $ref: '#/components/examples/IdempotencyKeyReused'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n    get:\n      operationId: listOrders\n      tags: [store]\n      summary: List your orders\n      description: |\n        Returns the orders placed with the caller's API key, in ascending `id` order, at\n        most `limit` of them, optionally only those with the given `status` or for the given\n        `petId`. The body is a plain JSON array; an empty array means no order matched.\n\n        **Pagination** is that of `listPets`: follow `Link: <...>; rel=\"next\"` until there\n        is none, and every order is returned exactly once, even while orders are being\n        placed, on any instance. Orders placed in parallel are never made to wait for each\n        other, so an order can become visible after orders with higher ids: a page stops\n        before the first order that a transaction still open could precede, and carries\n        `rel=\"next\"` to resume from there. Such a page can be short, even empty; follow\n        its `rel=\"next\"` (after a moment when it was empty). With `status`, an order whose\n        status changes during the walk is returned once or not at all.\n      x-stability: stable\n      parameters:\n        - $ref: '#/components/parameters/Limit'\n        - $ref: '#/components/parameters/OrderStatusFilter'\n        - $ref: '#/components/parameters/PetIdFilter'\n        - $ref: '#/components/parameters/Cursor'\n      responses:\n        '200':\n          description: The caller's orders, in ascending `id` order.\n          headers:\n            Link:\n              description: |\n                `<...>; rel=\"next\"` when more orders follow, or may follow once transactions\n                still open have ended: the next page's URL (relative), carrying `limit`, the\n                filters and `cursor`. Absent on the last page.\n              required: false\n              schema:\n                type: string\n                maxLength: 4096\n                pattern: '^</v1/store/orders\\?[^>]*>; rel=\"next\"$'\n              example: </v1/store/orders?limit=20&cursor=eyJhIjoyMCwicyI6Im86OiJ9.x3Jv9W6b1AQk5u2y0f1mZq>; rel=\"next\"\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Orders'\n              examples:\n                orders:\n                  summary: A placed and a completed order\n                  value:\n                    - id: 1\n                      petId: 1\n                      status: placed\n                      placedAt: '2026-11-24T10:00:00.000Z'\n                      expiresAt: '2026-11-24T10:15:00.000Z'\n                    - id: 2\n                      petId: 7\n                      status: completed\n                      placedAt: '2026-11-24T10:01:00.000Z'\n                      expiresAt: '2026-11-24T10:16:00.000Z'\n                      closedAt: '2026-11-24T10:05:30.000Z'\n                empty:\n                  summary: No order matched\n                  value: []\n        '400':\n          $ref: '#/components/responses/BadParameter'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /store/orders/{orderId}:\n    get:\n      operationId: getOrder\n      tags: [store]\n      summary: Get an order\n      description: |\n        Returns the order with the given `id`, if it was placed with the caller's API key.\n        An order placed with another key is `404`, exactly as one that does not exist, so\n        that no key learns which order ids exist.\n      x-stability: stable\n      parameters:\n        - $ref: '#/components/parameters/OrderId'\n      responses:\n        '200':\n          description: The order.\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Order'\n              examples:\n                placed:\n                  $ref: '#/components/examples/PlacedOrder'\n        '400':\n          $ref: '#/components/responses/BadOrderId'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '404':\n          $ref: '#/components/responses/OrderNotFound'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /store/orders/{orderId}/cancel:\n    post:\n      operationId: cancelOrder\n      tags: [store]\n      summary: Cancel an order\n      description: |\n        Cancels a `placed` order: in one transaction the order becomes `cancelled` and its\n        animal `available` again. An order in any other status is `409` (`order_closed`),\n        and so is a placed order past its `expiresAt` (it is expired, and marked so). The\n        request has no body, or an empty JSON object.\n      x-stability: stable\n      parameters:\n        - $ref: '#/components/parameters/OrderId'\n        - $ref: '#/components/parameters/IdempotencyKey'\n      requestBody:\n        $ref: '#/components/requestBodies/NoFields'\n      responses:\n        '200':\n          $ref: '#/components/responses/OrderClosedNow'\n        '400':\n          $ref: '#/components/responses/BadOrderAction'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '404':\n          $ref: '#/components/responses/OrderNotFound'\n        '409':\n          $ref: '#/components/responses/OrderClosed'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '422':\n          $ref: '#/components/responses/IdempotencyKeyReused'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /store/orders/{orderId}/complete:\n    post:\n      operationId: completeOrder\n      tags: [store]\n      summary: Complete an order\n      description: |\n        Completes a `placed` order: in one transaction the order becomes `completed` and its\n        animal `sold`. An order in any other status is `409` (`order_closed`), and so is a\n        placed order past its `expiresAt` (it is expired, and marked so: its animal is\n        `available` again, never sold). The request has no body, or an empty JSON object.\n      x-stability: stable\n      parameters:\n        - $ref: '#/components/parameters/OrderId'\n        - $ref: '#/components/parameters/IdempotencyKey'\n      requestBody:\n        $ref: '#/components/requestBodies/NoFields'\n      responses:\n        '200':\n          $ref: '#/components/responses/OrderClosedNow'\n        '400':\n          $ref: '#/components/responses/BadOrderAction'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '404':\n          $ref: '#/components/responses/OrderNotFound'\n        '409':\n          $ref: '#/components/responses/OrderClosed'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '422':\n          $ref: '#/components/responses/IdempotencyKeyReused'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /store/inventory:\n    get:\n      operationId: getInventory\n      tags: [store]\n      summary: Count the animals by status\n      description: |\n        How many animals of the catalogue are `available`, `pending` and `sold`, and how\n        many have no status. The counts are exact: an order placed (or closed) before this\n        request is in them. The cost does not grow with the catalogue.\n      x-stability: stable\n      responses:\n        '200':\n          description: The counts.\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Inventory'\n              examples:\n                inventory:\n                  summary: A small store\n                  value:\n                    available: 12\n                    pending: 2\n                    sold: 40\n                    noStatus: 3\n        '400':\n          # It takes no parameter: any query parameter is refused, naming it.\n          $ref: '#/components/responses/BadParameter'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\ncomponents:\n  securitySchemes:\n    bearerAuth:\n      type: http\n      scheme: bearer\n      description: |\n        An API key issued by the operators of the deployment, sent as\n        `Authorization: Bearer <API_KEY>`.\n\n  parameters:\n    Limit:\n      name: limit\n      in: query\n      required: false\n      description: Maximum number of items (animals, orders) returned.\n      schema:\n        type: integer\n        format: int32\n        minimum: 1\n        maximum: 100\n        default: 20\n      example: 20\n    # No example: a cursor is valid only as this service wrote it into a `rel=\"next\"` link\n    # (it is signed with the deployment's own secret), so any value written here would be\n    # refused with 400, by every deployment. A generator sends the parameter only when it\n    # has a cursor from a previous page.\n    Cursor:\n      name: cursor\n      in: query\n      required: false\n      description: |\n        Where the page starts: the opaque value from the previous page's `Link: rel=\"next\"`.\n        Do not build or change it; a cursor that was altered, or that belongs to other\n        filters (another `status`, `id` list or `petId`) or another list, is refused with\n        `400`.\n      schema:\n        type: string\n        minLength: 1\n        maxLength: 200\n        pattern: '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$'\n        x-pattern-description: the opaque value of a `rel=\"next\"` link of this API\n    StatusFilter:\n      name: status\n      in: query\n      required: false\n      description: Keep only animals with this status. Without it, no filter applies.\n      schema:\n        $ref: '#/components/schemas/PetStatus'\n    # The example is in the schema (`examples`), not on the parameter: Swagger UI fills a\n    # parameter with the parameter's example, so \"Try it out\" on listPets in /docs would\n    # send `?id=1` and list only that animal; generators (openapi-to-postman, which Portman\n    # runs) take the schema's. The same holds for every optional parameter here: status\n    # and petId take theirs from PetStatus, OrderStatus and Id.\n    PetIds:\n      name: id\n      in: query\n      required: false\n      description: |\n        Keep only the animals with these ids, repeated for several (`?id=3&id=7`): 1 to 100\n        of them. Ids that no animal has are left out of the answer, not refused.\n      style: form\n      explode: true\n      schema:\n        type: array\n        minItems: 1\n        maxItems: 100\n        items:\n          $ref: '#/components/schemas/Id'\n        examples: [[1]]\n    OrderStatusFilter:\n      name: status\n      in: query\n      required: false\n      description: Keep only orders with this status. Without it, no filter applies.\n      schema:\n        $ref: '#/components/schemas/OrderStatus'\n    PetIdFilter:\n      name: petId\n      in: query\n      required: false\n      description: Keep only orders for this animal.\n      schema:\n        $ref: '#/components/schemas/Id'\n    OrderId:\n      name: orderId\n      in: path\n      required: true\n      description: Identifier of the order.\n      schema:\n        $ref: '#/components/schemas/Id'\n      example: 1\n\n    # The example is in the schema (`examples`), not on the parameter: Swagger UI fills a\n    # parameter with the parameter's example, so \"Try it out\" in /docs would send one key\n    # with different bodies (422); generators (openapi-to-postman, which Portman runs) take\n    # the schema's. Said here, not in the description, which every generated SDK copies\n    # into its types.\n    IdempotencyKey:\n      name: Idempotency-Key\n      in: header\n      required: false\n      description: |\n        Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). The first\n        request with a key is processed once and its answer kept for 24 hours; a retry with\n        the same key and the same body gets that answer again (same status, body and\n        `Location`, plus `Idempotent-Replayed: true`) and adds nothing. The same key with a\n        different body is `422`; a retry while the first request is still being processed is\n        `409`. Keys are scoped to the API key that sent them and to the operation (the same\n        key sent to two operations names two requests): 1 to 255 visible ASCII\n        characters (U+0021 to U+007E), a UUID is a good choice. The draft's quoted form\n        (`\"abc\"`, 1 to 255 characters between the quotes) is accepted and names the same\n        key as `abc`; a value that starts and ends with `\"` is always read as quoted.\n        Anything else is `400`.\n      schema:\n        type: string\n        minLength: 1\n        maxLength: 257\n        pattern: '^(?:\"[\\u0021-\\u007E]{1,255}\"|(?!\".*\"$)[\\u0021-\\u007E]{1,255})$'\n        x-pattern-description: 1 to 255 visible ASCII characters, bare or in double quotes\n        examples: ['9b1f6c1e-4a0d-4c5e-8f3a-7d2e6b9c0a15']\n\n  headers:\n    WWW-Authenticate:\n      description: |\n        Bearer challenge (RFC 6750), for example `Bearer realm=\"animal-store\"` or,\n        when a key was sent but refused,\n        `Bearer realm=\"animal-store\", error=\"invalid_token\"`.\n      required: true\n      schema:\n        type: string\n        maxLength: 256\n        pattern: '^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$'\n      example: Bearer realm=\"animal-store\", error=\"invalid_token\"\n    # The bounds below are the service's settings' (src/config.ts): at most 10,000,000\n    # requests per window (RATE_LIMIT_MAX, RATE_LIMIT_ANONYMOUS_MAX), a window of at most\n    # 86,400 s (RATE_LIMIT_WINDOW_MS), so no wait is longer than a day.\n    Retry-After:\n      description: Seconds after which the client may retry (RFC 9110).\n      required: true\n      schema:\n        type: integer\n        format: int32\n        minimum: 0\n        maximum: 86400\n      example: 1\n    # The rate limit's headers are on every answer of an operation that the rate limit\n    # counted: every 2xx and 4xx answer (the limit is counted before anything else is\n    # checked), and most 5xx ones, which do not declare them (a 503 of load shedding comes\n    # before the count).\n    RateLimit-Limit:\n      description: Requests allowed in the current window (IETF draft-ietf-httpapi-ratelimit-headers).\n      required: true\n      schema:\n        type: integer\n        format: int32\n        minimum: 0\n        maximum: 10000000\n      example: 1000\n    RateLimit-Remaining:\n      description: Requests left in the current window.\n      required: true\n      schema:\n        type: integer\n        format: int32\n        minimum: 0\n        maximum: 10000000\n      example: 0\n    RateLimit-Reset:\n      description: Seconds until the window resets.\n      required: true\n      schema:\n        type: integer\n        format: int32\n        minimum: 0\n        maximum: 86400\n      example: 42\n    Deprecation:\n      description: |\n        When the operation was deprecated, as `@` followed by Unix seconds (RFC 9745).\n      required: true\n      schema:\n        type: string\n        maxLength: 32\n        pattern: '^@[0-9]+$'\n      example: '@1795219200'\n    Sunset:\n      description: When the operation may be removed, as an HTTP-date (RFC 8594).\n      required: true\n      schema:\n        type: string\n        maxLength: 29\n        pattern: '^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), [0-9]{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2} GMT$'\n      example: Thu, 05 Dec 2030 00:00:00 GMT\n    Link:\n      description: |\n        The replacement (`rel=\"successor-version\"`), as an RFC 8288 link; further links\n        (for example `rel=\"deprecation\"` to a notice) may be added.\n      required: true\n      schema:\n        type: string\n        maxLength: 1024\n        pattern: '^<[^>]*>;'\n      example: </v1/pets?id=1>; rel=\"successor-version\"\n    Idempotent-Replayed:\n      description: |\n        `true` when this answer is the stored answer to an earlier request with the same\n        `Idempotency-Key` (nothing was done again).\n      required: false\n      schema:\n        type: string\n        enum: ['true']\n    Retry-After-In-Flight:\n      description: |\n        With `idempotency_in_flight` only: seconds after which the client may retry\n        (RFC 9110).\n      required: false\n      schema:\n        type: integer\n        format: int32\n        minimum: 0\n        maximum: 86400\n      example: 1\n\n  schemas:\n    Id:\n      type: integer\n      format: int64\n      minimum: 1\n      maximum: 9007199254740991\n      description: |\n        A positive identifier. At most 2^53 - 1 so that every JSON parser keeps it\n        exact; a larger value is refused with `400`, never rounded.\n      examples: [1]\n\n    PetStatus:\n      type: string\n      enum: [available, pending, sold]\n      description: Availability of an animal.\n      examples: [available]\n\n    NewPet:\n      type: object\n      description: |\n        An animal to add. Fields other than these are refused with `400`; `id` is\n        assigned by the service.\n      required: [name, categoryId]\n      additionalProperties: false\n      properties:\n        name:\n          type: string\n          minLength: 1\n          maxLength: 100\n          pattern: '^[^\\u0000-\\u001F\\u007F]*$'\n          x-pattern-description: free of control characters\n          description: The animal's name, 1 to 100 characters, without control characters.\n          examples: [Rex]\n        categoryId:\n          $ref: '#/components/schemas/Id'\n          description: Identifier of the category the animal belongs to.\n        status:\n          $ref: '#/components/schemas/PetStatus'\n          description: Availability of the animal. Optional, with no default.\n\n    Pet:\n      type: object\n      description: An animal as stored, with the `id` the service assigned.\n      required: [id, name, categoryId]\n      properties:\n        id:\n          $ref: '#/components/schemas/Id'\n          description: Unique identifier assigned by the service on creation.\n        name:\n          type: string\n          minLength: 1\n          maxLength: 100\n          # createPet, the only way in, refuses a name with a control character (NewPet).\n          pattern: '^[^\\u0000-\\u001F\\u007F]*$'\n          description: The animal's name.\n          examples: [Rex]\n        categoryId:\n          $ref: '#/components/schemas/Id'\n          description: Identifier of the category the animal belongs to.\n        status:\n          $ref: '#/components/schemas/PetStatus'\n          description: Availability of the animal; absent when it was never given.\n\n    Pets:\n      type: array\n      description: A plain JSON array of animals.\n      # A page holds at most `limit` animals, and `limit` is at most 100.\n      maxItems: 100\n      items:\n        $ref: '#/components/schemas/Pet'\n\n    OrderStatus:\n      type: string\n      enum: [placed, completed, cancelled, expired]\n      description: |\n        Where an order is: `placed` (it holds its animal, which is `pending`), then\n        `completed` (the animal is `sold`), `cancelled` or `expired` (the animal is\n        `available` again). The last three are final.\n      examples: [placed]\n\n    NewOrder:\n      type: object\n      description: An order to place. Fields other than `petId` are refused with `400`.\n      required: [petId]\n      additionalProperties: false\n      properties:\n        petId:\n          $ref: '#/components/schemas/Id'\n          description: The animal to order; it must be `available`.\n\n    Order:\n      type: object\n      description: An order as stored, with the `id` the service assigned.\n      required: [id, petId, status, placedAt, expiresAt]\n      properties:\n        id:\n          $ref: '#/components/schemas/Id'\n          description: Unique identifier assigned by the service when the order was placed.\n        petId:\n          $ref: '#/components/schemas/Id'\n          description: The animal it holds or held.\n        status:\n          $ref: '#/components/schemas/OrderStatus'\n        placedAt:\n          type: string\n          format: date-time\n          # An ISO 8601 instant as JavaScript writes it (`toISOString`): 24 characters, 27\n          # for a year past 9999.\n          maxLength: 32\n          description: When it was placed (RFC 3339, UTC).\n          examples: ['2026-11-24T10:00:00.000Z']\n        expiresAt:\n          type: string\n          format: date-time\n          maxLength: 32\n          description: |\n            When it expires if it is still `placed` then: `placedAt` plus the store's hold\n            time. Within 2 seconds after it, a placed order reads `expired` and its animal\n            `available`.\n          examples: ['2026-11-24T10:15:00.000Z']\n        closedAt:\n          type: string\n          format: date-time\n          maxLength: 32\n          description: When it was completed, cancelled or expired; absent while it is placed.\n          examples: ['2026-11-24T10:05:30.000Z']\n\n    Orders:\n      type: array\n      description: A plain JSON array of orders.\n      maxItems: 100\n      items:\n        $ref: '#/components/schemas/Order'\n\n    Inventory:\n      type: object\n      description: How many animals have each status, and how many have none.\n      required: [available, pending, sold, noStatus]\n      additionalProperties: false\n      properties:\n        available:\n          $ref: '#/components/schemas/Count'\n        pending:\n          $ref: '#/components/schemas/Count'\n        sold:\n          $ref: '#/components/schemas/Count'\n        noStatus:\n          $ref: '#/components/schemas/Count'\n          description: Animals created without a status.\n\n    Count:\n      type: integer\n      format: int64\n      minimum: 0\n      maximum: 9007199254740991\n      description: A number of animals.\n      examples: [12]\n\n    Error:\n      type: object\n      description: |\n        The body of every error response. `code` is one of the values below; clients\n        must tolerate codes they do not know (new ones may be added in a minor\n        version) and then rely on `status`.\n\n        | code | status | when |\n        |---|---|---|\n        | `bad_request` | 400 | malformed JSON, a parameter or body field that breaks the contract; a malformed HTTP message, an HTTP/1.1 request without `Host`, more than one `Content-Type` header |\n        | `unauthorized` | 401 | missing, malformed, unknown or revoked API key, or more than one `Authorization` header |\n        | `not_found` | 404 | no such animal or order (or an order of another API key), or no such path |\n        | `method_not_allowed` | 405 | a path of the service with a method it does not take; `Allow` lists those it does |\n        | `request_timeout` | 408 | the request's headers or body did not arrive in time (the connection is closed) |\n        | `idempotency_in_flight` | 409 | a request with this `Idempotency-Key` is still being processed |\n        | `pet_not_available` | 409 | the animal of a new order is not `available` (the message names its status) |\n        | `order_closed` | 409 | the order is not `placed` any more (the message names its status), so it cannot be cancelled or completed |\n        | `payload_too_large` | 413 | request body over the size limit |\n        | `precondition_failed` | 412 | the /docs static files only: `If-Match` or `If-Unmodified-Since` not met |\n        | `unsupported_media_type` | 415 | request body not `application/json`, or a charset other than UTF-8 |\n        | `range_not_satisfiable` | 416 | the /docs static files only: a `Range` outside the file (with `Content-Range: bytes */<length>`) |\n        | `expectation_failed` | 417 | an `Expect` header other than `100-continue` |\n        | `idempotency_key_reused` | 422 | the `Idempotency-Key` was used with another request (body, or path) |\n        | `pet_not_found` | 422 | no animal has the `petId` of a new order |\n        | `rate_limited` | 429 | over the rate limit; retry after `Retry-After` |\n        | `headers_too_large` | 431 | request line and headers over 16 KiB (the connection is closed) |\n        | `internal` | 500 | an unexpected failure; details are only in the service's log |\n        | `not_implemented` | 501 | the operation is documented but not implemented |\n        | `unavailable` | 503 | the database cannot be reached; retry after `Retry-After` |\n      required: [code, message, status]\n      properties:\n        code:\n          type: string\n          maxLength: 64\n          pattern: '^[a-z][a-z0-9_]*$'\n          description: Machine-readable error code (see the table above).\n          x-extensible-enum:\n            - bad_request\n            - unauthorized\n            - not_found\n            - method_not_allowed\n            - request_timeout\n            - idempotency_in_flight\n            - pet_not_available\n            - order_closed\n            - payload_too_large\n            - precondition_failed\n            - unsupported_media_type\n            - range_not_satisfiable\n            - expectation_failed\n            - idempotency_key_reused\n            - pet_not_found\n            - rate_limited\n            - headers_too_large\n            - internal\n            - not_implemented\n            - unavailable\n          examples: [not_found]\n        message:\n          type: string\n          # What the client sent is repeated in at most 60 characters (src/errors.ts).\n          maxLength: 1024\n          description: Human-readable description, for people, not for parsing.\n          examples: [Pet 42 does not exist]\n        status:\n          type: integer\n          format: int32\n          minimum: 400\n          maximum: 599\n          description: The HTTP status code of the response.\n          examples: [404]\n        details:\n          type: array\n          description: For `400`, every problem found, one per field (the first rule it broke), at most 20.\n          maxItems: 20\n          items:\n            $ref: '#/components/schemas/ErrorDetail'\n\n    ErrorDetail:\n      type: object\n      description: One rule that the request broke.\n      required: [location, field, rule, message]\n      properties:\n        location:\n          type: string\n          maxLength: 16\n          pattern: '^[a-z]+$'\n          description: Where the field is, `body`, `query`, `path` or `header`.\n          examples: [body]\n        field:\n          type: string\n          maxLength: 128\n          description: |\n            The field: a parameter name, or a JSON Pointer into the body\n            (`/name`); empty for the body as a whole.\n          examples: [/name]\n        rule:\n          type: string\n          maxLength: 64\n          pattern: '^[A-Za-z]+$'\n          description: The JSON Schema keyword that failed (`required`, `maxLength`, ...).\n          examples: [maxLength]\n        message:\n          type: string\n          maxLength: 512\n          description: What the rule asks for.\n          examples: [must NOT have more than 100 characters]\n\n  examples:\n    PlacedOrder:\n      summary: A placed order\n      value:\n        id: 1\n        petId: 1\n        status: placed\n        placedAt: '2026-11-24T10:00:00.000Z'\n        expiresAt: '2026-11-24T10:15:00.000Z'\n    IdempotencyInFlight:\n      summary: The first request has not finished\n      value:\n        code: idempotency_in_flight\n        message: A request with this Idempotency-Key is still being processed\n        status: 409\n    IdempotencyKeyReused:\n      summary: Same key, other body\n      value:\n        code: idempotency_key_reused\n        message: This Idempotency-Key was already used with a different request body\n        status: 422\n    RateLimited:\n      summary: Over the budget\n      value:\n        code: rate_limited\n        message: 'Rate limit exceeded: at most 1000 requests per 60 s; retry in 42 seconds'\n        status: 429\n    Internal:\n      summary: Unexpected failure\n      value:\n        code: internal\n        message: Internal server error\n        status: 500\n    Unavailable:\n      summary: Database unreachable\n      value:\n        code: unavailable\n        message: Service temporarily unavailable, retry later\n        status: 503\n    Unauthorized:\n      summary: No API key\n      value:\n        code: unauthorized\n        message: 'Missing API key: send Authorization: Bearer <API_KEY>'\n        status: 401\n    BadPetId:\n      summary: petId is not an integer\n      value:\n        code: bad_request\n        message: 'path parameter petId: must be an integer in plain decimal digits'\n        status: 400\n        details:\n          - location: path\n            field: petId\n            rule: type\n            message: must be an integer in plain decimal digits\n\n  requestBodies:\n    NoFields:\n      required: false\n      description: Nothing, or an empty JSON object (`{}`); any field is refused with `400`.\n      content:\n        application/json:\n          schema:\n            type: object\n            additionalProperties: false\n            maxProperties: 0\n          examples:\n            empty:\n              summary: No field, the same as no body\n              value: {}\n\n  responses:\n    BadParameter:\n      description: A query parameter breaks the contract (for example `limit=0`, `limit=abc`, `status=lost`).\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            limitTooSmall:\n              summary: limit below 1\n              value:\n                code: bad_request\n                message: 'query parameter limit: must be >= 1'\n                status: 400\n                details:\n                  - location: query\n                    field: limit\n                    rule: minimum\n                    message: must be >= 1\n            unknownStatus:\n              summary: status not in the enumeration\n              value:\n                code: bad_request\n                message: 'query parameter status: must be equal to one of the allowed values: available, pending, sold'\n                status: 400\n                details:\n                  - location: query\n                    field: status\n                    rule: enum\n                    message: 'must be equal to one of the allowed values: available, pending, sold'\n            unknownParameter:\n              summary: A parameter the operation does not take (a typo)\n              value:\n                code: bad_request\n                message: 'query parameter stauts: is not a parameter of listPets (it takes limit, status, id, cursor)'\n                status: 400\n                details:\n                  - location: query\n                    field: stauts\n                    rule: unknown\n                    message: is not a parameter of listPets (it takes limit, status, id, cursor)\n            repeated:\n              summary: One value given twice\n              value:\n                code: bad_request\n                message: 'query parameter limit: must be given once, not 2 times'\n                status: 400\n                details:\n                  - location: query\n                    field: limit\n                    rule: once\n                    message: must be given once, not 2 times\n    BadBody:\n      description: The body is missing, is not valid JSON, lacks `name` or `categoryId`, or has an invalid or unknown field.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            missingName:\n              summary: name is missing\n              value:\n                code: bad_request\n                message: \"body /name: must have required property 'name'\"\n                status: 400\n                details:\n                  - location: body\n                    field: /name\n                    rule: required\n                    message: must have required property 'name'\n            malformedJson:\n              summary: The body is not valid JSON\n              value:\n                code: bad_request\n                message: \"Body is not valid JSON: object value expected after ':' at line 1, column 9\"\n                status: 400\n                details:\n                  - location: body\n                    field: ''\n                    rule: json\n                    message: \"object value expected after ':' at line 1, column 9\"\n    Unauthorized:\n      description: Missing, malformed, unknown or revoked API key.\n      headers:\n        WWW-Authenticate:\n          $ref: '#/components/headers/WWW-Authenticate'\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            unauthorized:\n              $ref: '#/components/examples/Unauthorized'\n    PayloadTooLarge:\n      description: The request body is larger than the service accepts (64 KiB).\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            tooLarge:\n              summary: Body over the limit\n              value:\n                code: payload_too_large\n                message: Request body is larger than 65536 bytes\n                status: 413\n    UnsupportedMediaType:\n      description: The request body is not `application/json`.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            notJson:\n              summary: A text body\n              value:\n                code: unsupported_media_type\n                message: 'Content-Type must be application/json'\n                status: 415\n    IdempotencyInFlight:\n      description: A request with this `Idempotency-Key` is still being processed; retry later.\n      headers:\n        Retry-After:\n          $ref: '#/components/headers/Retry-After'\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            inFlight:\n              $ref: '#/components/examples/IdempotencyInFlight'\n    IdempotencyKeyReused:\n      description: This `Idempotency-Key` was used with a different request (body, or path).\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            reused:\n              $ref: '#/components/examples/IdempotencyKeyReused'\n            reusedOnAnotherOrder:\n              summary: Same key, another order\n              value:\n                code: idempotency_key_reused\n                message: This Idempotency-Key was already used with a different request (path or body)\n                status: 422\n    BadOrderId:\n      description: '`orderId` is not an integer in `1 .. 9007199254740991`.'\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            badOrderId:\n              summary: orderId is not an integer\n              value:\n                code: bad_request\n                message: 'path parameter orderId: must be an integer in plain decimal digits'\n                status: 400\n                details:\n                  - location: path\n                    field: orderId\n                    rule: type\n                    message: must be an integer in plain decimal digits\n    BadOrderAction:\n      description: |\n        `orderId` is not an integer in `1 .. 9007199254740991`, the body is not empty, or\n        the `Idempotency-Key` is malformed.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            badOrderId:\n              summary: orderId is not an integer\n              value:\n                code: bad_request\n                message: 'path parameter orderId: must be an integer in plain decimal digits'\n                status: 400\n                details:\n                  - location: path\n                    field: orderId\n                    rule: type\n                    message: must be an integer in plain decimal digits\n    OrderNotFound:\n      description: No order with this `id` was placed with the caller's API key.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            notFound:\n              summary: Unknown order, or another key's\n              value:\n                code: not_found\n                message: Order 42 does not exist\n                status: 404\n    OrderClosedNow:\n      description: The order as it is now, closed by this request.\n      headers:\n        Idempotent-Replayed:\n          $ref: '#/components/headers/Idempotent-Replayed'\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Order'\n          examples:\n            closed:\n              summary: A completed order\n              value:\n                id: 1\n                petId: 1\n                status: completed\n                placedAt: '2026-11-24T10:00:00.000Z'\n                expiresAt: '2026-11-24T10:15:00.000Z'\n                closedAt: '2026-11-24T10:05:30.000Z'\n    OrderClosed:\n      description: |\n        The order is not `placed` (`order_closed`: the message names its status; a placed\n        order past its `expiresAt` is expired), or a request with this `Idempotency-Key` is\n        still being processed (`idempotency_in_flight`, with `Retry-After`).\n      headers:\n        Retry-After:\n          $ref: '#/components/headers/Retry-After-In-Flight'\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            closed:\n              summary: The order was already completed\n              value:\n                code: order_closed\n                message: Order 1 is completed, not placed\n                status: 409\n            expired:\n              summary: The order expired\n              value:\n                code: order_closed\n                message: Order 2 is expired, not placed\n                status: 409\n            inFlight:\n              $ref: '#/components/examples/IdempotencyInFlight'\n    TooManyRequests:\n      description: |\n        Over the rate limit: per API key, or per client address without a valid key. Retry\n        after `Retry-After` seconds.\n      headers:\n        Retry-After:\n          $ref: '#/components/headers/Retry-After'\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            rateLimited:\n              $ref: '#/components/examples/RateLimited'\n    InternalError:\n      description: An unexpected failure. The details are in the service's log under the request id, never in the answer.\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            internal:\n              $ref: '#/components/examples/Internal'\n    Unavailable:\n      description: The database cannot be reached. Retry after `Retry-After` seconds.\n      headers:\n        Retry-After:\n          $ref: '#/components/headers/Retry-After'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            unavailable:\n              $ref: '#/components/examples/Unavailable'\n";
+export const yamlSource = "openapi: 3.1.0\n\ninfo:\n  title: Animal Store API\n  version: 1.3.0\n  summary: A catalogue of animals for sale, served under /v1.\n  description: |\n    The Animal Store API exposes the store's catalogue of animals (pets): list them,\n    optionally filtered by availability or identifiers, add one, and fetch one by its\n    identifier. Its store sells them: an order holds an available animal for a while, and is\n    then completed (the animal is sold), cancelled or left to expire (the animal is available\n    again). Request and response bodies are JSON (`application/json`).\n\n    Every operation needs an API key, `Authorization: Bearer <API_KEY>`. Every error has\n    one body, `Error` (`{\"code\", \"message\", \"status\"}`), and a `400` lists every problem in\n    `details`. The operations follow; the rules that hold for all of them are under\n    \"Conventions\".\n\n    <details>\n    <summary><strong>Conventions</strong>: authentication, errors, numbers, strings,\n    parameters, request ids, deprecation, stability</summary>\n\n    ## Authentication\n    Every operation requires an API key sent as an HTTP bearer token\n    (`Authorization: Bearer <API_KEY>`). A missing, malformed, unknown or revoked key,\n    or more than one `Authorization` header, is answered with `401`, an Error body and a\n    `WWW-Authenticate: Bearer` challenge (RFC 6750). Keys are issued and revoked by the\n    operators of a deployment. In the served documentation (`/docs`), \"Authorize\" takes\n    the key alone, without `Bearer `.\n\n    ## Errors\n    Every error response, whatever the status, has the same body, `Error`:\n    `{\"code\": \"not_found\", \"message\": \"Pet 42 does not exist\", \"status\": 404}`.\n    `code` is a stable machine-readable string and `status` repeats the HTTP status.\n    The codes in use are listed on the `Error` schema. **Clients must tolerate codes\n    they do not know** and fall back on `status`: adding a new code is not a breaking\n    change. A `400` carries `details`: every problem found, one per field, each naming\n    the field and the rule it broke (at most 20; the message says how many there were).\n    Every `GET` operation also answers `HEAD`, with the status and headers `GET` would\n    give and no body (RFC 9110 §9.3.2).\n    A path that exists with a method it does not take (`DELETE /v1/pets`, or `OPTIONS`\n    without CORS) is `405` with an `Allow` header naming the methods it takes\n    (RFC 9110); a path that does not exist is `404`. `GET /` answers where the\n    documentation and this contract are.\n    This holds for what is refused before any operation is chosen too: a malformed HTTP\n    message or an HTTP/1.1 request without `Host` (`400`), headers over 16 KiB (`431`),\n    a request that does not arrive in time (`408`), an `Expect` other than\n    `100-continue` (`417`). On a keep-alive connection such an answer follows the answers\n    to the requests before it, and the connection is then closed.\n\n    ## Numbers\n    Identifiers (`id`, `categoryId`) are integers in `1 .. 9007199254740991`\n    (2^53 - 1), the range that every JSON parser, JavaScript's included, represents\n    exactly. A larger value is never rounded: the request is refused with `400`.\n    - In a path or query, an integer is plain decimal digits: `0x1`, `+1`, ` 1`, `01`,\n      `1e2` and `1.0` are `400`.\n    - In a JSON body, a number is accepted as an integer when it denotes exactly that\n      integer: `2`, `2.0` and `2e0` are all 2 (JSON Schema 2020-12 counts `2.0` as an\n      integer). A fraction (`2.5`), a value past 2^53 - 1, or digits that no double holds\n      exactly (`9007199254740990.9`, `1.0000000000000001`) are `400`, and nothing is\n      stored.\n\n    ## Strings\n    Request bodies are UTF-8 JSON. A `Content-Type` charset other than `utf-8` is `415`;\n    more than one `Content-Type` header is `400` (which one was meant is ambiguous).\n    Bytes that are not valid UTF-8, or a `\\u` escape that leaves a lone surrogate\n    (`\"a\\ud800b\"`), are `400` with `details` naming the field; nothing is stored, and a\n    string is never silently replaced by U+FFFD.\n\n    ## Parameters\n    A query parameter that the operation does not declare is `400`, naming it and the\n    ones the operation takes (`?stauts=sold` would otherwise list every status), and so is\n    a parameter given more than once where one value is expected (`?limit=1&limit=2`).\n    Where a pattern rules a value (a cursor, an `Idempotency-Key`, a name), the message\n    says what is expected in words, as the schema's `x-pattern-description` does.\n\n    ## Request ids\n    Every response carries `X-Request-Id`. A client may send its own (up to 128\n    characters of `A-Z a-z 0-9 . _ : -`); otherwise the service generates one. Quote it\n    when reporting a problem.\n\n    ## Deprecation policy\n    A deprecated operation is marked `deprecated: true` and carries `x-sunset`, the\n    date from which it may be removed. Until then it keeps working unchanged, and every\n    answer it gives carries the `Deprecation` (RFC 9745), `Sunset` (RFC 8594) and\n    `Link` headers, the latter naming the replacement (`rel=\"successor-version\"`).\n    No operation is removed before its sunset.\n\n    ## Stability markers\n    Every operation carries `x-stability`:\n    - `stable`: covered by the compatibility promise of `/v1`; it changes only in\n      backward-compatible ways (new optional fields, parameters, operations, codes).\n    - `experimental`: may change or disappear in any release without notice; do not\n      build production code on it.\n\n    </details>\n  contact:\n    name: Animal Store API team\n    url: https://github.com/animal-store/animal-store-api\n    email: api@animal-store.example\n  license:\n    name: MIT\n    identifier: MIT\n\nservers:\n  # One entry a base address (docs/interface.md section 1: production and staging, each\n  # under /v1), written out in full: SDK generators take these URLs as they are (hey-api\n  # types its baseUrl as their union), so a template would reach clients as '{host}'.\n  # x-internal: the audience of each server, for documentation tools (OWASP API9:2023,\n  # inventory management): both are public addresses for client teams.\n  - url: https://api.animal-store.example/v1\n    description: Production\n    x-internal: false\n  - url: https://staging.animal-store.example/v1\n    description: Staging\n    x-internal: false\n\nsecurity:\n  - bearerAuth: []\n\ntags:\n  - name: pets\n    description: The catalogue of animals.\n  - name: categories\n    description: |\n      Names given to the `categoryId`s that animals carry. Any `categoryId` stays valid on an\n      animal, named or not.\n  - name: api-keys\n    description: |\n      The API keys of the deployment, their scopes, rotation and revocation. Every operation\n      here needs the scope `keys:manage`.\n  - name: store\n    description: |\n      Orders that reserve, sell and release animals, and the inventory of the catalogue.\n      An order is `placed` for an `available` animal, which becomes `pending`; it is then\n      `completed` (the animal is `sold`), `cancelled` or `expired` (the animal is\n      `available` again). Each API key sees only the orders it placed.\n\npaths:\n  /pets:\n    get:\n      operationId: listPets\n      tags: [pets]\n      summary: List animals\n      description: |\n        Returns animals in ascending `id` order (stable across calls), at most `limit`\n        of them, optionally only those with the given `status`, or with the given `id`s\n        (`?id=3&id=7`: those that exist; this is how to look one animal up,\n        `GET /pets?id={petId}`, the replacement of the deprecated `getPet`), or of the given\n        `categoryId`. Filters combine. Removed animals (`deletePet`) are never listed. The\n        body is a plain JSON array; an empty array means no animal matched.\n\n        **Pagination:** when more animals follow, the answer carries\n        `Link: <...>; rel=\"next\"` (RFC 8288), the URL of the next page with the same\n        `limit` and filters and an opaque `cursor`. Follow it until there is no\n        `rel=\"next\"`: every animal is returned exactly once, even while animals are being\n        added (new ones appear on later pages). Animals added in parallel are never made to\n        wait for each other, so one can become visible after animals with higher ids: a\n        page stops before the first animal that a transaction still open could precede,\n        and carries `rel=\"next\"` to resume from there. Such a page can be short, even\n        empty; follow its `rel=\"next\"` (after a moment when it was empty). A cursor belongs\n        to the operation and filters that made it: given to another, it is `400`.\n\n        **A walk with `status` or `categoryId`** returns each animal that matches throughout\n        the walk exactly once. Statuses change when orders are placed, completed, cancelled\n        or expire (see the `store` operations) and through `updatePet`, which also changes\n        categories; an animal that changes during the walk is returned once or not at all,\n        never twice: it is listed if it matches when its page is read.\n      x-stability: stable\n      security:\n        - bearerAuth: ['pets:read']\n      parameters:\n        - $ref: '#/components/parameters/Limit'\n        - $ref: '#/components/parameters/StatusFilter'\n        - $ref: '#/components/parameters/PetIds'\n        - $ref: '#/components/parameters/CategoryFilter'\n        - $ref: '#/components/parameters/Cursor'\n      responses:\n        '200':\n          description: The animals, in ascending `id` order.\n          headers:\n            Link:\n              description: |\n                `<...>; rel=\"next\"` when more animals follow: the next page's URL (relative),\n                carrying `limit`, the filters and `cursor`. Absent on the last page.\n              required: false\n              schema:\n                type: string\n                # limit, the filters (at most 100 ids of at most 16 digits) and a cursor of\n                # at most 200 characters: under 2,500 characters.\n                maxLength: 4096\n                pattern: '^</v1/pets\\?[^>]*>; rel=\"next\"$'\n              example: </v1/pets?limit=20&cursor=eyJhIjoyMH0.Qk5u2y0f1mZqX3Jv9W6b1A>; rel=\"next\"\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Pets'\n              examples:\n                pets:\n                  summary: Two animals\n                  value:\n                    - id: 1\n                      name: Rex\n                      categoryId: 2\n                      status: available\n                    - id: 2\n                      name: Tom\n                      categoryId: 3\n                empty:\n                  summary: No animal matched\n                  value: []\n        '400':\n          $ref: '#/components/responses/BadParameter'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n    post:\n      operationId: createPet\n      tags: [pets]\n      summary: Add an animal\n      description: |\n        Adds an animal to the catalogue. The service assigns its `id`, answers `201`\n        with the stored animal and a `Location` header naming it. Fields that\n        `NewPet` does not define, `id` among them, are refused with `400`.\n      x-stability: stable\n      security:\n        - bearerAuth: ['pets:write']\n      parameters:\n        - $ref: '#/components/parameters/IdempotencyKey'\n      requestBody:\n        required: true\n        description: The animal to add.\n        content:\n          application/json:\n            schema:\n              $ref: '#/components/schemas/NewPet'\n            examples:\n              withStatus:\n                summary: An available dog\n                value:\n                  name: Rex\n                  categoryId: 2\n                  status: available\n              withoutStatus:\n                summary: No status given\n                value:\n                  name: Tom\n                  categoryId: 3\n      responses:\n        '201':\n          description: The animal was added.\n          headers:\n            Location:\n              description: Path of the new animal, `/v1/pets/{id}`.\n              required: true\n              schema:\n                type: string\n                maxLength: 64\n                pattern: '^/v1/pets/[1-9][0-9]*$'\n              example: /v1/pets/1\n            ETag:\n              $ref: '#/components/headers/ETag'\n            Idempotent-Replayed:\n              $ref: '#/components/headers/Idempotent-Replayed'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Pet'\n              examples:\n                created:\n                  summary: The stored animal with its id\n                  value:\n                    id: 1\n                    name: Rex\n                    categoryId: 2\n                    status: available\n        '400':\n          $ref: '#/components/responses/BadBody'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '409':\n          $ref: '#/components/responses/IdempotencyInFlight'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '422':\n          $ref: '#/components/responses/IdempotencyKeyReused'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /pets/{petId}:\n    get:\n      operationId: getPet\n      tags: [pets]\n      summary: Get an animal (deprecated)\n      description: |\n        **Deprecated, to be removed on 2030-12-05.** Use `GET /pets?id={petId}` instead\n        (operation `listPets` with its `id` filter): it answers a list with the animal, or\n        an empty list when no animal has that `id`.\n\n        Returns the animal with the given `id`, and its `ETag`; with `If-None-Match` naming\n        its current `ETag`, `304` without a body. Every answer, error or not, carries\n        the `Deprecation`, `Sunset` and `Link` headers; `Link` names the replacement\n        request for this animal (`</v1/pets?id=42>; rel=\"successor-version\"`).\n      deprecated: true\n      x-sunset: '2030-12-05'\n      x-deprecated-since: '2026-11-21'\n      x-successor: listPets\n      x-successor-query: id={petId}\n      x-stability: stable\n      security:\n        - bearerAuth: ['pets:read']\n      parameters:\n        - name: petId\n          in: path\n          required: true\n          description: Identifier of the animal to retrieve.\n          schema:\n            $ref: '#/components/schemas/Id'\n          example: 1\n        - $ref: '#/components/parameters/IfNoneMatch'\n      responses:\n        '200':\n          description: The animal.\n          headers:\n            ETag:\n              $ref: '#/components/headers/ETag'\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Pet'\n              examples:\n                found:\n                  summary: An animal\n                  value:\n                    id: 1\n                    name: Rex\n                    categoryId: 2\n                    status: available\n        '304':\n          description: The animal has not changed since the `ETag` that `If-None-Match` names; no body.\n          headers:\n            ETag:\n              $ref: '#/components/headers/ETag'\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n        '400':\n          description: '`petId` is not an integer in `1 .. 9007199254740991`, or `If-None-Match` is malformed.'\n          headers:\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                badPetId:\n                  $ref: '#/components/examples/BadPetId'\n        '401':\n          description: Missing, malformed, unknown or revoked API key.\n          headers:\n            WWW-Authenticate:\n              $ref: '#/components/headers/WWW-Authenticate'\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                unauthorized:\n                  $ref: '#/components/examples/Unauthorized'\n        '403':\n          description: The API key lacks the scope `pets:read` (see `InsufficientScope`).\n          headers:\n            WWW-Authenticate:\n              $ref: '#/components/headers/WWW-Authenticate-Scope'\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                insufficientScope:\n                  summary: A key without pets:read\n                  value:\n                    code: insufficient_scope\n                    message: 'This API key lacks the scope pets:read, which getPet needs: use a key that holds it'\n                    status: 403\n        '404':\n          description: No animal has this `id` (it never existed, or was removed).\n          headers:\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                notFound:\n                  summary: Unknown animal\n                  value:\n                    code: not_found\n                    message: Pet 42 does not exist\n                    status: 404\n        '429':\n          description: Too many requests (see `TooManyRequests`).\n          headers:\n            Retry-After:\n              $ref: '#/components/headers/Retry-After'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                rateLimited:\n                  $ref: '#/components/examples/RateLimited'\n        '500':\n          description: An unexpected failure (see `InternalError`).\n          headers:\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                internal:\n                  $ref: '#/components/examples/Internal'\n        '503':\n          description: The database cannot be reached (see `Unavailable`).\n          headers:\n            Retry-After:\n              $ref: '#/components/headers/Retry-After'\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                unavailable:\n                  $ref: '#/components/examples/Unavailable'\n\n    patch:\n      operationId: updatePet\n      tags: [pets]\n      summary: Change an animal\n      description: |\n        Changes an animal's `name`, `categoryId` or `status` with a JSON Merge Patch\n        (RFC 7396): the fields given replace the stored ones, the others stay. `status: null`\n        takes the status away (the animal is unlisted from `status` filters, kept in the\n        catalogue); `status: \"available\"` offers it (again); `status: \"sold\"` marks it sold.\n        `{}` changes nothing and answers the animal and its `ETag`.\n\n        - `pending` cannot be set: only placing an order makes an animal `pending`.\n        - An animal held by a placed order keeps its status until the order is completed,\n          cancelled or expires: a patch that sets `status` on it is `409 pet_reserved`,\n          naming the order. Its `name` and `categoryId` may still change.\n        - `id`, an unknown field, `name: null` and `categoryId: null` are `400`.\n        - With `If-Match` (the `ETag` of a previous answer), the change is made only if the\n          animal is still as the client saw it; otherwise `412` and nothing changes. Without\n          it, the last change wins.\n\n        The body is sent as `application/merge-patch+json`; `application/json` is read the\n        same way. The answer carries the animal's new `ETag`: after `getPet`'s sunset, a\n        client gets an animal's current `ETag` from an `updatePet` answer (`{}` changes\n        nothing).\n      x-stability: stable\n      security:\n        - bearerAuth: ['pets:write']\n      parameters:\n        - $ref: '#/components/parameters/PetId'\n        - $ref: '#/components/parameters/IfMatch'\n      requestBody:\n        required: true\n        description: The fields to change.\n        content:\n          application/merge-patch+json:\n            schema:\n              $ref: '#/components/schemas/PetPatch'\n            examples:\n              rename:\n                summary: Correct the name\n                value:\n                  name: Rex\n              unlist:\n                summary: Take the status away (a draft again)\n                value:\n                  status: null\n              offer:\n                summary: Offer it for sale\n                value:\n                  status: available\n          application/json:\n            schema:\n              $ref: '#/components/schemas/PetPatch'\n            examples:\n              rename:\n                summary: Correct the name\n                value:\n                  name: Rex\n      responses:\n        '200':\n          description: The animal as it is now.\n          headers:\n            ETag:\n              $ref: '#/components/headers/ETag'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Pet'\n              examples:\n                updated:\n                  summary: The animal after the change\n                  value:\n                    id: 1\n                    name: Rex\n                    categoryId: 2\n                    status: available\n        '400':\n          $ref: '#/components/responses/BadPetPatch'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '404':\n          $ref: '#/components/responses/PetNotFound'\n        '409':\n          $ref: '#/components/responses/PetReserved'\n        '412':\n          $ref: '#/components/responses/PreconditionFailed'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n    delete:\n      operationId: deletePet\n      tags: [pets]\n      summary: Remove an animal\n      description: |\n        Removes an animal from the catalogue: it leaves every `listPets` answer and the\n        inventory; `getPet` and `updatePet` answer `404` for it, and an order for it `422\n        pet_not_found`. Orders that name it stay readable, with their `petId`.\n\n        - An animal held by a placed order is `409 pet_reserved`: complete or cancel the\n          order first.\n        - An unknown or already removed animal is `404`.\n        - With `If-Match`, the animal is removed only if it is still as the client saw it;\n          otherwise `412` and nothing changes.\n\n        It takes no body. One sent anyway is read as any body is and then ignored: it must be\n        JSON (`415` otherwise) within the size limit (`413`).\n      x-stability: stable\n      security:\n        - bearerAuth: ['pets:write']\n      parameters:\n        - $ref: '#/components/parameters/PetId'\n        - $ref: '#/components/parameters/IfMatch'\n      responses:\n        '204':\n          description: The animal was removed.\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n        '400':\n          $ref: '#/components/responses/BadPetId'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '404':\n          $ref: '#/components/responses/PetNotFound'\n        '409':\n          $ref: '#/components/responses/PetReserved'\n        '412':\n          $ref: '#/components/responses/PreconditionFailed'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /categories:\n    get:\n      operationId: listCategories\n      tags: [categories]\n      summary: List categories\n      description: |\n        Returns the named categories in ascending `id` order, at most `limit` of them. The\n        body is a plain JSON array. **Pagination** is that of `listPets`: follow\n        `Link: <...>; rel=\"next\"` until there is none.\n\n        A category is a name given to a `categoryId`. Animals may carry any `categoryId`,\n        named or not: naming one, renaming it or removing its name changes no animal.\n      x-stability: stable\n      security:\n        - bearerAuth: ['pets:read']\n      parameters:\n        - $ref: '#/components/parameters/Limit'\n        - $ref: '#/components/parameters/Cursor'\n      responses:\n        '200':\n          description: The categories, in ascending `id` order.\n          headers:\n            Link:\n              description: |\n                `<...>; rel=\"next\"` when more categories follow: the next page's URL\n                (relative), carrying `limit` and `cursor`. Absent on the last page.\n              required: false\n              schema:\n                type: string\n                maxLength: 4096\n                pattern: '^</v1/categories\\?[^>]*>; rel=\"next\"$'\n              example: </v1/categories?limit=20&cursor=eyJhIjoyMH0.Qk5u2y0f1mZqX3Jv9W6b1A>; rel=\"next\"\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Categories'\n              examples:\n                categories:\n                  summary: Two categories\n                  value:\n                    - id: 2\n                      name: Dogs\n                    - id: 3\n                      name: Cats\n                empty:\n                  summary: No category is named\n                  value: []\n        '400':\n          $ref: '#/components/responses/BadParameter'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /categories/{categoryId}:\n    get:\n      operationId: getCategory\n      tags: [categories]\n      summary: Get a category\n      description: Returns the name of the category with this `id`, or `404` when the id has no name.\n      x-stability: stable\n      security:\n        - bearerAuth: ['pets:read']\n      parameters:\n        - $ref: '#/components/parameters/CategoryId'\n      responses:\n        '200':\n          description: The category.\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Category'\n              examples:\n                found:\n                  $ref: '#/components/examples/Category'\n        '400':\n          $ref: '#/components/responses/BadCategoryId'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '404':\n          $ref: '#/components/responses/CategoryNotFound'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n    put:\n      operationId: putCategory\n      tags: [categories]\n      summary: Name a category\n      description: |\n        Gives the category with this `id` its name: `201` when the id had no name, `200`\n        when it is renamed (or named the same again). Names are unique ignoring case: a\n        name another category holds is `409 category_name_taken`. Animals are not changed.\n      x-stability: stable\n      security:\n        - bearerAuth: ['pets:write']\n      parameters:\n        - $ref: '#/components/parameters/CategoryId'\n      requestBody:\n        required: true\n        description: The category's name.\n        content:\n          application/json:\n            schema:\n              $ref: '#/components/schemas/CategoryName'\n            examples:\n              dogs:\n                summary: Name it Dogs\n                value:\n                  name: Dogs\n      responses:\n        '200':\n          description: The category, renamed.\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Category'\n              examples:\n                renamed:\n                  $ref: '#/components/examples/Category'\n        '201':\n          description: The category, named for the first time.\n          headers:\n            Location:\n              description: Path of the category, `/v1/categories/{id}`.\n              required: true\n              schema:\n                type: string\n                maxLength: 64\n                pattern: '^/v1/categories/[1-9][0-9]*$'\n              example: /v1/categories/2\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Category'\n              examples:\n                named:\n                  $ref: '#/components/examples/Category'\n        '400':\n          $ref: '#/components/responses/BadCategory'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '409':\n          $ref: '#/components/responses/CategoryNameTaken'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n    delete:\n      operationId: deleteCategory\n      tags: [categories]\n      summary: Remove a category's name\n      description: |\n        Removes the name of the category with this `id`. Animals keep their `categoryId`.\n        An id without a name is `404`.\n        It takes no body. One sent anyway is read as any body is and then ignored: it must be\n        JSON (`415` otherwise) within the size limit (`413`).\n      x-stability: stable\n      security:\n        - bearerAuth: ['pets:write']\n      parameters:\n        - $ref: '#/components/parameters/CategoryId'\n      responses:\n        '204':\n          description: The name was removed.\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n        '400':\n          $ref: '#/components/responses/BadCategoryId'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '404':\n          $ref: '#/components/responses/CategoryNotFound'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /api-keys:\n    post:\n      operationId: createApiKey\n      tags: [api-keys]\n      summary: Create an API key\n      description: |\n        Issues a new API key with the given `scopes` (and optionally an `expiresAt`). The\n        answer is the only one that ever holds the key's `secret`: store it now. A key can\n        grant only scopes its creator holds: asking for one the calling key lacks is\n        `403 insufficient_scope`, naming it. An unknown scope, or an `expiresAt` that is not\n        in the future, is `400`.\n      x-stability: stable\n      security:\n        - bearerAuth: ['keys:manage']\n      requestBody:\n        required: true\n        description: The key to create.\n        content:\n          application/json:\n            schema:\n              $ref: '#/components/schemas/NewApiKey'\n            examples:\n              storefront:\n                summary: A read-only key for a storefront\n                value:\n                  name: storefront\n                  scopes: ['pets:read']\n              expiring:\n                summary: A key for a batch job, expiring\n                value:\n                  name: nightly import\n                  scopes: ['pets:read', 'pets:write']\n                  expiresAt: '2030-01-01T00:00:00.000Z'\n      responses:\n        '201':\n          description: The key, with its secret (shown this once).\n          headers:\n            Location:\n              description: Path of the key, `/v1/api-keys/{id}`.\n              required: true\n              schema:\n                type: string\n                maxLength: 64\n                pattern: '^/v1/api-keys/[1-9][0-9]*$'\n              example: /v1/api-keys/2\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/ApiKeyWithSecret'\n              examples:\n                created:\n                  $ref: '#/components/examples/ApiKeyWithSecret'\n        '400':\n          $ref: '#/components/responses/BadApiKey'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          description: |\n            The API key lacks `keys:manage`, or asks to grant a scope it does not hold itself\n            (the message and `WWW-Authenticate` name the scope).\n          headers:\n            WWW-Authenticate:\n              $ref: '#/components/headers/WWW-Authenticate-Scope'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                insufficientScope:\n                  summary: A key without keys:manage\n                  value:\n                    code: insufficient_scope\n                    message: 'This API key lacks the scope keys:manage, which createApiKey needs: use a key that holds it'\n                    status: 403\n                grantNotHeld:\n                  summary: A key asks to grant a scope it does not hold\n                  value:\n                    code: insufficient_scope\n                    message: 'This API key lacks the scope orders:write, so it cannot grant it: ask for scopes it holds'\n                    status: 403\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n    get:\n      operationId: listApiKeys\n      tags: [api-keys]\n      summary: List API keys\n      description: |\n        Returns the deployment's API keys in ascending `id` order, revoked and expired ones\n        included, at most `limit` of them, never a secret. **Pagination** is that of\n        `listPets`: follow `Link: <...>; rel=\"next\"` until there is none.\n      x-stability: stable\n      security:\n        - bearerAuth: ['keys:manage']\n      parameters:\n        - $ref: '#/components/parameters/Limit'\n        - $ref: '#/components/parameters/Cursor'\n      responses:\n        '200':\n          description: The keys, in ascending `id` order.\n          headers:\n            Link:\n              description: |\n                `<...>; rel=\"next\"` when more keys follow, or may follow once transactions\n                still open have ended: the next page's URL (relative), carrying `limit` and\n                `cursor`. Absent on the last page.\n              required: false\n              schema:\n                type: string\n                maxLength: 4096\n                pattern: '^</v1/api-keys\\?[^>]*>; rel=\"next\"$'\n              example: </v1/api-keys?limit=20&cursor=eyJhIjoyMH0.Qk5u2y0f1mZqX3Jv9W6b1A>; rel=\"next\"\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/ApiKeys'\n              examples:\n                keys:\n                  summary: Two keys\n                  value:\n                    - id: 1\n                      name: operators\n                      prefix: ask_9fQ2\n                      scopes: ['pets:read', 'pets:write', 'orders:read', 'orders:write', 'keys:manage']\n                      createdAt: '2026-11-21T09:00:00.000Z'\n                      lastUsedAt: '2026-11-26T10:00:00.000Z'\n                    - id: 2\n                      name: storefront\n                      prefix: ask_x7Lm\n                      scopes: ['pets:read']\n                      createdAt: '2026-11-26T10:00:00.000Z'\n        '400':\n          $ref: '#/components/responses/BadParameter'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /api-keys/{keyId}:\n    get:\n      operationId: getApiKey\n      tags: [api-keys]\n      summary: Get an API key\n      description: Returns the API key with this `id`, never its secret.\n      x-stability: stable\n      security:\n        - bearerAuth: ['keys:manage']\n      parameters:\n        - $ref: '#/components/parameters/KeyId'\n      responses:\n        '200':\n          description: The key.\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/ApiKey'\n              examples:\n                key:\n                  $ref: '#/components/examples/ApiKey'\n        '400':\n          $ref: '#/components/responses/BadKeyId'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '404':\n          $ref: '#/components/responses/KeyNotFound'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /api-keys/{keyId}/revoke:\n    post:\n      operationId: revokeApiKey\n      tags: [api-keys]\n      summary: Revoke an API key\n      description: |\n        Revokes the key (its current secret and any secret still in a rotation's grace): within\n        2 seconds every instance answers `401` to it. Revoking a revoked key answers it as it\n        is. The key stays listed, with `revokedAt`; its orders stay its own.\n      x-stability: stable\n      security:\n        - bearerAuth: ['keys:manage']\n      parameters:\n        - $ref: '#/components/parameters/KeyId'\n      requestBody:\n        $ref: '#/components/requestBodies/NoFields'\n      responses:\n        '200':\n          description: The key, revoked.\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/ApiKey'\n              examples:\n                revoked:\n                  summary: A revoked key\n                  value:\n                    id: 2\n                    name: storefront\n                    prefix: ask_x7Lm\n                    scopes: ['pets:read']\n                    createdAt: '2026-11-26T10:00:00.000Z'\n                    revokedAt: '2026-11-26T11:00:00.000Z'\n        '400':\n          $ref: '#/components/responses/BadKeyId'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '404':\n          $ref: '#/components/responses/KeyNotFound'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /api-keys/{keyId}/rotate:\n    post:\n      operationId: rotateApiKey\n      tags: [api-keys]\n      summary: Rotate an API key's secret\n      description: |\n        Gives the key a new secret, shown in this answer only. The previous secret keeps\n        working for `graceSeconds` (0 to 604800, default 86400), so that the new one can be\n        deployed without downtime; then it answers `401` on every instance within 2 seconds.\n        The key keeps its id, scopes and orders, whichever secret placed them. Rotating\n        again ends the earlier grace at once: only the secret just replaced keeps a grace.\n        A revoked or expired key is `409 api_key_inactive`. Rotating hands out a secret that\n        holds the key's scopes, so the calling key must hold every one of them: otherwise\n        `403 insufficient_scope`, naming the first it lacks.\n      x-stability: stable\n      security:\n        - bearerAuth: ['keys:manage']\n      parameters:\n        - $ref: '#/components/parameters/KeyId'\n      requestBody:\n        required: false\n        description: How long the previous secret keeps working. Nothing, or `{}`, is the default.\n        content:\n          application/json:\n            schema:\n              $ref: '#/components/schemas/Rotation'\n            examples:\n              day:\n                summary: The previous secret works one more day\n                value:\n                  graceSeconds: 86400\n              now:\n                summary: The previous secret stops now\n                value:\n                  graceSeconds: 0\n      responses:\n        '200':\n          description: The key with its new secret (shown this once).\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/ApiKeyWithSecret'\n              examples:\n                rotated:\n                  $ref: '#/components/examples/ApiKeyWithSecret'\n        '400':\n          $ref: '#/components/responses/BadRotation'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          description: |\n            The API key lacks `keys:manage`, or the key to rotate holds a scope the calling key\n            does not (rotating hands out a secret with that key's scopes); the message and\n            `WWW-Authenticate` name the scope.\n          headers:\n            WWW-Authenticate:\n              $ref: '#/components/headers/WWW-Authenticate-Scope'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                insufficientScope:\n                  summary: A key without keys:manage\n                  value:\n                    code: insufficient_scope\n                    message: 'This API key lacks the scope keys:manage, which rotateApiKey needs: use a key that holds it'\n                    status: 403\n                rotateNotHeld:\n                  summary: A key asks to rotate a key that holds a scope it lacks\n                  value:\n                    code: insufficient_scope\n                    message: 'This API key lacks the scope pets:read, which API key 1 holds: only a key that holds every scope of API key 1 can rotate it'\n                    status: 403\n        '404':\n          $ref: '#/components/responses/KeyNotFound'\n        '409':\n          $ref: '#/components/responses/KeyInactive'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /store/orders:\n    post:\n      operationId: placeOrder\n      tags: [store]\n      summary: Place an order\n      description: |\n        Places an order for one `available` animal. In one transaction the order is stored\n        as `placed` and the animal becomes `pending`, so an animal is never sold twice: of\n        concurrent orders for one animal, exactly one is placed and the others get `409`.\n        The order holds the animal until `expiresAt` (`placedAt` plus the store's hold time,\n        15 minutes unless the deployment sets another): unless it is completed or cancelled\n        first, it then expires and the animal is `available` again. The service assigns the\n        order's `id` and answers `201` with the order and a `Location` header naming it.\n        Fields other than `petId` are refused with `400`.\n      x-stability: stable\n      security:\n        - bearerAuth: ['orders:write']\n      parameters:\n        - $ref: '#/components/parameters/IdempotencyKey'\n      requestBody:\n        required: true\n        description: The animal to order.\n        content:\n          application/json:\n            schema:\n              $ref: '#/components/schemas/NewOrder'\n            examples:\n              order:\n                summary: Order the animal with id 1\n                value:\n                  petId: 1\n      responses:\n        '201':\n          description: The order was placed; the animal is `pending`.\n          headers:\n            Location:\n              description: Path of the new order, `/v1/store/orders/{id}`.\n              required: true\n              schema:\n                type: string\n                maxLength: 64\n                pattern: '^/v1/store/orders/[1-9][0-9]*$'\n              example: /v1/store/orders/1\n            Idempotent-Replayed:\n              $ref: '#/components/headers/Idempotent-Replayed'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Order'\n              examples:\n                placed:\n                  $ref: '#/components/examples/PlacedOrder'\n        '400':\n          description: The body is missing, is not valid JSON, lacks `petId`, or has an invalid or unknown field.\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                missingPetId:\n                  summary: petId is missing\n                  value:\n                    code: bad_request\n                    message: \"body /petId: must have required property 'petId'\"\n                    status: 400\n                    details:\n                      - location: body\n                        field: /petId\n                        rule: required\n                        message: must have required property 'petId'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '409':\n          description: |\n            The animal is not `available` (`pet_not_available`: the message names its\n            status, or says that it has none), or a request with this `Idempotency-Key` is\n            still being processed (`idempotency_in_flight`, with `Retry-After`).\n          headers:\n            Retry-After:\n              $ref: '#/components/headers/Retry-After-In-Flight'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                notAvailable:\n                  summary: The animal is already held by an order\n                  value:\n                    code: pet_not_available\n                    message: Pet 1 is pending, not available\n                    status: 409\n                noStatus:\n                  summary: The animal has no status\n                  value:\n                    code: pet_not_available\n                    message: Pet 2 has no status, so it is not available\n                    status: 409\n                inFlight:\n                  $ref: '#/components/examples/IdempotencyInFlight'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '422':\n          description: |\n            No animal has this `petId` (`pet_not_found`), or this `Idempotency-Key` was used\n            with another request (`idempotency_key_reused`).\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                petNotFound:\n                  summary: No such animal\n                  value:\n                    code: pet_not_found\n                    message: Pet 42 does not exist\n                    status: 422\n                reused:\n                  $ref: '#/components/examples/IdempotencyKeyReused'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n    get:\n      operationId: listOrders\n      tags: [store]\n      summary: List your orders\n      description: |\n        Returns the orders placed with the caller's API key, in ascending `id` order, at\n        most `limit` of them, optionally only those with the given `status` or for the given\n        `petId`. The body is a plain JSON array; an empty array means no order matched.\n\n        **Pagination** is that of `listPets`: follow `Link: <...>; rel=\"next\"` until there\n        is none, and every order is returned exactly once, even while orders are being\n        placed, on any instance. Orders placed in parallel are never made to wait for each\n        other, so an order can become visible after orders with higher ids: a page stops\n        before the first order that a transaction still open could precede, and carries\n        `rel=\"next\"` to resume from there. Such a page can be short, even empty; follow\n        its `rel=\"next\"` (after a moment when it was empty). With `status`, an order whose\n        status changes during the walk is returned once or not at all.\n      x-stability: stable\n      security:\n        - bearerAuth: ['orders:read']\n      parameters:\n        - $ref: '#/components/parameters/Limit'\n        - $ref: '#/components/parameters/OrderStatusFilter'\n        - $ref: '#/components/parameters/PetIdFilter'\n        - $ref: '#/components/parameters/Cursor'\n      responses:\n        '200':\n          description: The caller's orders, in ascending `id` order.\n          headers:\n            Link:\n              description: |\n                `<...>; rel=\"next\"` when more orders follow, or may follow once transactions\n                still open have ended: the next page's URL (relative), carrying `limit`, the\n                filters and `cursor`. Absent on the last page.\n              required: false\n              schema:\n                type: string\n                maxLength: 4096\n                pattern: '^</v1/store/orders\\?[^>]*>; rel=\"next\"$'\n              example: </v1/store/orders?limit=20&cursor=eyJhIjoyMCwicyI6Im86OiJ9.x3Jv9W6b1AQk5u2y0f1mZq>; rel=\"next\"\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Orders'\n              examples:\n                orders:\n                  summary: A placed and a completed order\n                  value:\n                    - id: 1\n                      petId: 1\n                      status: placed\n                      placedAt: '2026-11-24T10:00:00.000Z'\n                      expiresAt: '2026-11-24T10:15:00.000Z'\n                    - id: 2\n                      petId: 7\n                      status: completed\n                      placedAt: '2026-11-24T10:01:00.000Z'\n                      expiresAt: '2026-11-24T10:16:00.000Z'\n                      closedAt: '2026-11-24T10:05:30.000Z'\n                empty:\n                  summary: No order matched\n                  value: []\n        '400':\n          $ref: '#/components/responses/BadParameter'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /store/orders/{orderId}:\n    get:\n      operationId: getOrder\n      tags: [store]\n      summary: Get an order\n      description: |\n        Returns the order with the given `id`, if it was placed with the caller's API key.\n        An order placed with another key is `404`, exactly as one that does not exist, so\n        that no key learns which order ids exist.\n      x-stability: stable\n      security:\n        - bearerAuth: ['orders:read']\n      parameters:\n        - $ref: '#/components/parameters/OrderId'\n      responses:\n        '200':\n          description: The order.\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Order'\n              examples:\n                placed:\n                  $ref: '#/components/examples/PlacedOrder'\n        '400':\n          $ref: '#/components/responses/BadOrderId'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '404':\n          $ref: '#/components/responses/OrderNotFound'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /store/orders/{orderId}/cancel:\n    post:\n      operationId: cancelOrder\n      tags: [store]\n      summary: Cancel an order\n      description: |\n        Cancels a `placed` order: in one transaction the order becomes `cancelled` and its\n        animal `available` again. An order in any other status is `409` (`order_closed`),\n        and so is a placed order past its `expiresAt` (it is expired, and marked so). The\n        request has no body, or an empty JSON object.\n      x-stability: stable\n      security:\n        - bearerAuth: ['orders:write']\n      parameters:\n        - $ref: '#/components/parameters/OrderId'\n        - $ref: '#/components/parameters/IdempotencyKey'\n      requestBody:\n        $ref: '#/components/requestBodies/NoFields'\n      responses:\n        '200':\n          $ref: '#/components/responses/OrderClosedNow'\n        '400':\n          $ref: '#/components/responses/BadOrderAction'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '404':\n          $ref: '#/components/responses/OrderNotFound'\n        '409':\n          $ref: '#/components/responses/OrderClosed'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '422':\n          $ref: '#/components/responses/IdempotencyKeyReused'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /store/orders/{orderId}/complete:\n    post:\n      operationId: completeOrder\n      tags: [store]\n      summary: Complete an order\n      description: |\n        Completes a `placed` order: in one transaction the order becomes `completed` and its\n        animal `sold`. An order in any other status is `409` (`order_closed`), and so is a\n        placed order past its `expiresAt` (it is expired, and marked so: its animal is\n        `available` again, never sold). The request has no body, or an empty JSON object.\n      x-stability: stable\n      security:\n        - bearerAuth: ['orders:write']\n      parameters:\n        - $ref: '#/components/parameters/OrderId'\n        - $ref: '#/components/parameters/IdempotencyKey'\n      requestBody:\n        $ref: '#/components/requestBodies/NoFields'\n      responses:\n        '200':\n          $ref: '#/components/responses/OrderClosedNow'\n        '400':\n          $ref: '#/components/responses/BadOrderAction'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '404':\n          $ref: '#/components/responses/OrderNotFound'\n        '409':\n          $ref: '#/components/responses/OrderClosed'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '422':\n          $ref: '#/components/responses/IdempotencyKeyReused'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /store/inventory:\n    get:\n      operationId: getInventory\n      tags: [store]\n      summary: Count the animals by status\n      description: |\n        How many animals of the catalogue are `available`, `pending` and `sold`, and how\n        many have no status. The counts are exact: an order placed (or closed) before this\n        request is in them. The cost does not grow with the catalogue.\n      x-stability: stable\n      security:\n        - bearerAuth: ['pets:read']\n      responses:\n        '200':\n          description: The counts.\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Inventory'\n              examples:\n                inventory:\n                  summary: A small store\n                  value:\n                    available: 12\n                    pending: 2\n                    sold: 40\n                    noStatus: 3\n        '400':\n          # It takes no parameter: any query parameter is refused, naming it.\n          $ref: '#/components/responses/BadParameter'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\ncomponents:\n  securitySchemes:\n    bearerAuth:\n      type: http\n      scheme: bearer\n      description: |\n        An API key, sent as `Authorization: Bearer <API_KEY>`. Each operation's requirement\n        names the scope it needs (`pets:read`, `pets:write`, `orders:read`, `orders:write`,\n        `keys:manage`; see the `Scope` schema). A key that lacks it is answered `403\n        insufficient_scope`, after authentication (`401` first) and before validation.\n        Keys are created, rotated and revoked with the `/api-keys` operations (or the\n        operators' `apikey` CLI).\n      # Keys issued before scopes existed (1.2.0 and earlier) hold every scope, so no client\n      # of the released contract loses an operation (npm run spec:breaking reads this).\n      x-scopes-of-earlier-credentials: ['pets:read', 'pets:write', 'orders:read', 'orders:write', 'keys:manage']\n\n  parameters:\n    Limit:\n      name: limit\n      in: query\n      required: false\n      description: Maximum number of items (animals, orders) returned.\n      schema:\n        type: integer\n        format: int32\n        minimum: 1\n        maximum: 100\n        default: 20\n      example: 20\n    # No example: a cursor is valid only as this service wrote it into a `rel=\"next\"` link\n    # (it is signed with the deployment's own secret), so any value written here would be\n    # refused with 400, by every deployment. A generator sends the parameter only when it\n    # has a cursor from a previous page.\n    Cursor:\n      name: cursor\n      in: query\n      required: false\n      description: |\n        Where the page starts: the opaque value from the previous page's `Link: rel=\"next\"`.\n        Do not build or change it; a cursor that was altered, or that belongs to other\n        filters (another `status`, `id` list, `categoryId` or `petId`) or another list, is refused with\n        `400`.\n      schema:\n        type: string\n        minLength: 1\n        maxLength: 200\n        pattern: '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$'\n        x-pattern-description: the opaque value of a `rel=\"next\"` link of this API\n    StatusFilter:\n      name: status\n      in: query\n      required: false\n      description: Keep only animals with this status. Without it, no filter applies.\n      schema:\n        $ref: '#/components/schemas/PetStatus'\n    # The example is in the schema (`examples`), not on the parameter: Swagger UI fills a\n    # parameter with the parameter's example, so \"Try it out\" on listPets in /docs would\n    # send `?id=1` and list only that animal; generators (openapi-to-postman, which Portman\n    # runs) take the schema's. The same holds for every optional parameter here: status\n    # and petId take theirs from PetStatus, OrderStatus and Id.\n    PetIds:\n      name: id\n      in: query\n      required: false\n      description: |\n        Keep only the animals with these ids, repeated for several (`?id=3&id=7`): 1 to 100\n        of them. Ids that no animal has are left out of the answer, not refused.\n      style: form\n      explode: true\n      schema:\n        type: array\n        minItems: 1\n        maxItems: 100\n        items:\n          $ref: '#/components/schemas/Id'\n        examples: [[1]]\n    OrderStatusFilter:\n      name: status\n      in: query\n      required: false\n      description: Keep only orders with this status. Without it, no filter applies.\n      schema:\n        $ref: '#/components/schemas/OrderStatus'\n    PetIdFilter:\n      name: petId\n      in: query\n      required: false\n      description: Keep only orders for this animal.\n      schema:\n        $ref: '#/components/schemas/Id'\n    OrderId:\n      name: orderId\n      in: path\n      required: true\n      description: Identifier of the order.\n      schema:\n        $ref: '#/components/schemas/Id'\n      example: 1\n\n    # The example is in the schema (`examples`), not on the parameter: Swagger UI fills a\n    # parameter with the parameter's example, so \"Try it out\" in /docs would send one key\n    # with different bodies (422); generators (openapi-to-postman, which Portman runs) take\n    # the schema's. Said here, not in the description, which every generated SDK copies\n    # into its types.\n    IdempotencyKey:\n      name: Idempotency-Key\n      in: header\n      required: false\n      description: |\n        Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). The first\n        request with a key is processed once and its answer kept for 24 hours; a retry with\n        the same key and the same body gets that answer again (same status, body and\n        `Location`, plus `Idempotent-Replayed: true`) and adds nothing. The same key with a\n        different body is `422`; a retry while the first request is still being processed is\n        `409`. Keys are scoped to the API key that sent them and to the operation (the same\n        key sent to two operations names two requests): 1 to 255 visible ASCII\n        characters (U+0021 to U+007E), a UUID is a good choice. The draft's quoted form\n        (`\"abc\"`, 1 to 255 characters between the quotes) is accepted and names the same\n        key as `abc`; a value that starts and ends with `\"` is always read as quoted.\n        Anything else is `400`.\n      schema:\n        type: string\n        minLength: 1\n        maxLength: 257\n        pattern: '^(?:\"[\\u0021-\\u007E]{1,255}\"|(?!\".*\"$)[\\u0021-\\u007E]{1,255})$'\n        x-pattern-description: 1 to 255 visible ASCII characters, bare or in double quotes\n        examples: ['9b1f6c1e-4a0d-4c5e-8f3a-7d2e6b9c0a15']\n\n    CategoryFilter:\n      name: categoryId\n      in: query\n      required: false\n      description: Keep only animals of this category. Without it, no filter applies.\n      schema:\n        $ref: '#/components/schemas/Id'\n    KeyId:\n      name: keyId\n      in: path\n      required: true\n      description: Identifier of the API key (not its secret).\n      schema:\n        $ref: '#/components/schemas/Id'\n      example: 1\n    PetId:\n      name: petId\n      in: path\n      required: true\n      description: Identifier of the animal.\n      schema:\n        $ref: '#/components/schemas/Id'\n      example: 1\n    CategoryId:\n      name: categoryId\n      in: path\n      required: true\n      description: Identifier of the category.\n      schema:\n        $ref: '#/components/schemas/Id'\n      example: 2\n    IfMatch:\n      name: If-Match\n      in: header\n      required: false\n      description: |\n        Makes the change conditional (RFC 9110 §13.1.1): it is made only if the animal's\n        current `ETag` is one of those given, or if `*` is given and the animal exists;\n        otherwise `412 precondition_failed` and nothing changes. Entity tags compare\n        strongly: a weak one (`W/\"...\"`) never matches. Optional: without it, the last\n        change wins.\n      schema:\n        type: string\n        minLength: 1\n        maxLength: 1024\n        pattern: '^(\\*|(W/)?\"[\\u0021\\u0023-\\u007E]*\"([ \\t]*,[ \\t]*(W/)?\"[\\u0021\\u0023-\\u007E]*\")*)$'\n        x-pattern-description: '`*`, or entity tags in double quotes separated by commas'\n        examples: ['*']\n    IfNoneMatch:\n      name: If-None-Match\n      in: header\n      required: false\n      description: |\n        Asks for the animal only if it changed (RFC 9110 §13.1.2): when its current `ETag`\n        is one of those given (compared weakly), or `*` is given, the answer is `304` with\n        no body.\n      schema:\n        type: string\n        minLength: 1\n        maxLength: 1024\n        pattern: '^(\\*|(W/)?\"[\\u0021\\u0023-\\u007E]*\"([ \\t]*,[ \\t]*(W/)?\"[\\u0021\\u0023-\\u007E]*\")*)$'\n        x-pattern-description: '`*`, or entity tags in double quotes separated by commas'\n        examples: ['\"kY3zBq9TQ0mFv1cXo2aR8w\"']\n\n  headers:\n    WWW-Authenticate-Scope:\n      description: |\n        The Bearer challenge of a key that lacks the operation's scope (RFC 6750 §3.1):\n        `Bearer realm=\"animal-store\", error=\"insufficient_scope\", scope=\"<the scope>\"`.\n      required: true\n      schema:\n        type: string\n        maxLength: 256\n        pattern: '^Bearer realm=\"[^\"]*\", error=\"insufficient_scope\", scope=\"[a-z:]+( [a-z:]+)*\"$'\n      example: Bearer realm=\"animal-store\", error=\"insufficient_scope\", scope=\"pets:write\"\n    ETag:\n      description: |\n        The animal's entity tag, strong (RFC 9110 §8.8.3): it changes whenever the animal's\n        representation changes, by any operation (an update, an order placed, completed,\n        cancelled or expired). Send it back in `If-Match` to change the animal only if\n        nobody else did meanwhile, or in `If-None-Match` to `getPet`.\n      required: true\n      schema:\n        type: string\n        maxLength: 64\n        pattern: '^\"[A-Za-z0-9_-]{1,62}\"$'\n      example: '\"kY3zBq9TQ0mFv1cXo2aR8w\"'\n    WWW-Authenticate:\n      description: |\n        Bearer challenge (RFC 6750), for example `Bearer realm=\"animal-store\"` or,\n        when a key was sent but refused,\n        `Bearer realm=\"animal-store\", error=\"invalid_token\"`.\n      required: true\n      schema:\n        type: string\n        maxLength: 256\n        pattern: '^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$'\n      example: Bearer realm=\"animal-store\", error=\"invalid_token\"\n    # The bounds below are the service's settings' (src/config.ts): at most 10,000,000\n    # requests per window (RATE_LIMIT_MAX, RATE_LIMIT_ANONYMOUS_MAX), a window of at most\n    # 86,400 s (RATE_LIMIT_WINDOW_MS), so no wait is longer than a day.\n    Retry-After:\n      description: Seconds after which the client may retry (RFC 9110).\n      required: true\n      schema:\n        type: integer\n        format: int32\n        minimum: 0\n        maximum: 86400\n      example: 1\n    # The rate limit's headers are on every answer of an operation that the rate limit\n    # counted: every 2xx and 4xx answer (the limit is counted before anything else is\n    # checked), and most 5xx ones, which do not declare them (a 503 of load shedding comes\n    # before the count).\n    RateLimit-Limit:\n      description: Requests allowed in the current window (IETF draft-ietf-httpapi-ratelimit-headers).\n      required: true\n      schema:\n        type: integer\n        format: int32\n        minimum: 0\n        maximum: 10000000\n      example: 1000\n    RateLimit-Remaining:\n      description: Requests left in the current window.\n      required: true\n      schema:\n        type: integer\n        format: int32\n        minimum: 0\n        maximum: 10000000\n      example: 0\n    RateLimit-Reset:\n      description: Seconds until the window resets.\n      required: true\n      schema:\n        type: integer\n        format: int32\n        minimum: 0\n        maximum: 86400\n      example: 42\n    Deprecation:\n      description: |\n        When the operation was deprecated, as `@` followed by Unix seconds (RFC 9745).\n      required: true\n      schema:\n        type: string\n        maxLength: 32\n        pattern: '^@[0-9]+$'\n      example: '@1795219200'\n    Sunset:\n      description: When the operation may be removed, as an HTTP-date (RFC 8594).\n      required: true\n      schema:\n        type: string\n        maxLength: 29\n        pattern: '^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), [0-9]{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2} GMT$'\n      example: Thu, 05 Dec 2030 00:00:00 GMT\n    Link:\n      description: |\n        The replacement (`rel=\"successor-version\"`), as an RFC 8288 link; further links\n        (for example `rel=\"deprecation\"` to a notice) may be added.\n      required: true\n      schema:\n        type: string\n        maxLength: 1024\n        pattern: '^<[^>]*>;'\n      example: </v1/pets?id=1>; rel=\"successor-version\"\n    Idempotent-Replayed:\n      description: |\n        `true` when this answer is the stored answer to an earlier request with the same\n        `Idempotency-Key` (nothing was done again).\n      required: false\n      schema:\n        type: string\n        enum: ['true']\n    Retry-After-In-Flight:\n      description: |\n        With `idempotency_in_flight` only: seconds after which the client may retry\n        (RFC 9110).\n      required: false\n      schema:\n        type: integer\n        format: int32\n        minimum: 0\n        maximum: 86400\n      example: 1\n\n  schemas:\n    Scope:\n      type: string\n      enum: ['pets:read', 'pets:write', 'orders:read', 'orders:write', 'keys:manage']\n      description: |\n        A permission an API key holds. Each operation names the one it needs in its\n        `security` requirement: `pets:read` (listPets, getPet, listCategories, getCategory,\n        getInventory), `pets:write` (createPet, updatePet, deletePet, putCategory,\n        deleteCategory), `orders:read` (listOrders, getOrder), `orders:write` (placeOrder,\n        cancelOrder, completeOrder), `keys:manage` (the `/api-keys` operations).\n      examples: ['pets:read']\n\n    NewApiKey:\n      type: object\n      description: An API key to create. Fields other than these are refused with `400`.\n      required: [name, scopes]\n      additionalProperties: false\n      properties:\n        name:\n          type: string\n          minLength: 1\n          maxLength: 200\n          pattern: '^[^\\u0000-\\u001F\\u007F]*$'\n          x-pattern-description: free of control characters\n          description: What the key is for, to recognise it in a list (not a secret).\n          examples: [storefront]\n        scopes:\n          type: array\n          minItems: 1\n          maxItems: 5\n          uniqueItems: true\n          description: The scopes the key holds; each must be held by the key that creates it.\n          items:\n            $ref: '#/components/schemas/Scope'\n          examples: [['pets:read']]\n        expiresAt:\n          type: string\n          format: date-time\n          maxLength: 32\n          description: When the key stops working (RFC 3339, in the future). Without it, never.\n          examples: ['2030-01-01T00:00:00.000Z']\n\n    ApiKey:\n      type: object\n      description: An API key as stored. Its secret is never shown again after the answer that created or rotated it.\n      required: [id, name, scopes, createdAt]\n      properties:\n        id:\n          $ref: '#/components/schemas/Id'\n          description: The key's identifier (not a secret).\n        name:\n          type: string\n          minLength: 1\n          maxLength: 200\n          pattern: '^[^\\u0000-\\u001F\\u007F]*$'\n          description: What the key is for.\n          examples: [storefront]\n        prefix:\n          type: string\n          minLength: 8\n          maxLength: 8\n          pattern: '^ask_[A-Za-z0-9_-]{4}$'\n          description: |\n            The first 8 characters of its current secret, to recognise it in a log or a\n            configuration. Absent for a key issued before 1.3.0 until it is rotated: only a\n            hash of its secret is stored, so its first characters are not known.\n          examples: [ask_x7Lm]\n        scopes:\n          type: array\n          maxItems: 5\n          uniqueItems: true\n          description: The scopes the key holds.\n          items:\n            $ref: '#/components/schemas/Scope'\n          examples: [['pets:read']]\n        createdAt:\n          type: string\n          format: date-time\n          maxLength: 32\n          description: When it was created (RFC 3339, UTC).\n          examples: ['2026-11-26T10:00:00.000Z']\n        expiresAt:\n          type: string\n          format: date-time\n          maxLength: 32\n          description: When it stops working; absent when it never expires.\n          examples: ['2030-01-01T00:00:00.000Z']\n        lastUsedAt:\n          type: string\n          format: date-time\n          maxLength: 32\n          description: When it last authenticated a request, at most a minute stale; absent when never.\n          examples: ['2026-11-26T10:00:00.000Z']\n        revokedAt:\n          type: string\n          format: date-time\n          maxLength: 32\n          description: When it was revoked; absent while it is not.\n          examples: ['2026-11-26T11:00:00.000Z']\n        previousSecretExpiresAt:\n          type: string\n          format: date-time\n          maxLength: 32\n          description: After a rotation, until when the previous secret keeps working; absent when no previous secret works.\n          examples: ['2026-11-27T10:00:00.000Z']\n\n    ApiKeyWithSecret:\n      type: object\n      description: An API key with its secret, in the one answer that shows it (createApiKey, rotateApiKey).\n      required: [id, name, prefix, scopes, createdAt, secret]\n      properties:\n        id:\n          $ref: '#/components/schemas/Id'\n        name:\n          type: string\n          minLength: 1\n          maxLength: 200\n          pattern: '^[^\\u0000-\\u001F\\u007F]*$'\n          examples: [storefront]\n        prefix:\n          type: string\n          minLength: 8\n          maxLength: 8\n          pattern: '^ask_[A-Za-z0-9_-]{4}$'\n          examples: [ask_x7Lm]\n        scopes:\n          type: array\n          maxItems: 5\n          uniqueItems: true\n          items:\n            $ref: '#/components/schemas/Scope'\n        createdAt:\n          type: string\n          format: date-time\n          maxLength: 32\n        expiresAt:\n          type: string\n          format: date-time\n          maxLength: 32\n        lastUsedAt:\n          type: string\n          format: date-time\n          maxLength: 32\n        revokedAt:\n          type: string\n          format: date-time\n          maxLength: 32\n        previousSecretExpiresAt:\n          type: string\n          format: date-time\n          maxLength: 32\n        secret:\n          type: string\n          minLength: 47\n          maxLength: 47\n          pattern: '^ask_[A-Za-z0-9_-]{43}$'\n          description: 'The key: send it as `Authorization: Bearer <secret>`. Shown in this answer only; store it now.'\n          examples: [ask_x7LmQ2cVh0mZ1pR8sT4uW6yB3nD5fG7jK9aL0eX2iOq]\n\n    ApiKeys:\n      type: array\n      description: A plain JSON array of API keys.\n      maxItems: 100\n      items:\n        $ref: '#/components/schemas/ApiKey'\n\n    Rotation:\n      type: object\n      description: How long the previous secret keeps working. Fields other than `graceSeconds` are refused with `400`.\n      additionalProperties: false\n      properties:\n        graceSeconds:\n          type: integer\n          format: int32\n          minimum: 0\n          maximum: 604800\n          default: 86400\n          description: Seconds, 0 to 604800 (7 days); 0 ends the previous secret at once.\n          examples: [86400]\n\n    PetPatch:\n      type: object\n      description: |\n        A JSON Merge Patch (RFC 7396) of an animal: the fields given replace the stored\n        ones. Fields other than these are refused with `400`, `id` among them.\n      additionalProperties: false\n      properties:\n        name:\n          type: string\n          minLength: 1\n          maxLength: 100\n          pattern: '^[^\\u0000-\\u001F\\u007F]*$'\n          x-pattern-description: free of control characters\n          description: The animal's new name, 1 to 100 characters, without control characters.\n          examples: [Rex]\n        categoryId:\n          $ref: '#/components/schemas/Id'\n          description: The animal's new category.\n        status:\n          type: [string, 'null']\n          enum: [available, sold, null]\n          description: |\n            `available` or `sold`, or `null` to take the status away. `pending` is refused:\n            only placing an order makes an animal `pending`.\n          examples: [available]\n\n    CategoryName:\n      type: object\n      description: A category's name. Fields other than `name` are refused with `400`.\n      required: [name]\n      additionalProperties: false\n      properties:\n        name:\n          type: string\n          minLength: 1\n          maxLength: 100\n          pattern: '^[^\\u0000-\\u001F\\u007F]*$'\n          x-pattern-description: free of control characters\n          description: The category's name, 1 to 100 characters, unique ignoring case.\n          examples: [Dogs]\n\n    Category:\n      type: object\n      description: A name given to a `categoryId`.\n      required: [id, name]\n      properties:\n        id:\n          $ref: '#/components/schemas/Id'\n          description: The category's identifier, the `categoryId` animals carry.\n        name:\n          type: string\n          minLength: 1\n          maxLength: 100\n          pattern: '^[^\\u0000-\\u001F\\u007F]*$'\n          description: The category's name.\n          examples: [Dogs]\n\n    Categories:\n      type: array\n      description: A plain JSON array of categories.\n      maxItems: 100\n      items:\n        $ref: '#/components/schemas/Category'\n\n    Id:\n      type: integer\n      format: int64\n      minimum: 1\n      maximum: 9007199254740991\n      description: |\n        A positive identifier. At most 2^53 - 1 so that every JSON parser keeps it\n        exact; a larger value is refused with `400`, never rounded.\n      examples: [1]\n\n    PetStatus:\n      type: string\n      enum: [available, pending, sold]\n      description: Availability of an animal.\n      examples: [available]\n\n    NewPet:\n      type: object\n      description: |\n        An animal to add. Fields other than these are refused with `400`; `id` is\n        assigned by the service.\n      required: [name, categoryId]\n      additionalProperties: false\n      properties:\n        name:\n          type: string\n          minLength: 1\n          maxLength: 100\n          pattern: '^[^\\u0000-\\u001F\\u007F]*$'\n          x-pattern-description: free of control characters\n          description: The animal's name, 1 to 100 characters, without control characters.\n          examples: [Rex]\n        categoryId:\n          $ref: '#/components/schemas/Id'\n          description: Identifier of the category the animal belongs to.\n        status:\n          $ref: '#/components/schemas/PetStatus'\n          description: Availability of the animal. Optional, with no default.\n\n    Pet:\n      type: object\n      description: An animal as stored, with the `id` the service assigned.\n      required: [id, name, categoryId]\n      properties:\n        id:\n          $ref: '#/components/schemas/Id'\n          description: Unique identifier assigned by the service on creation.\n        name:\n          type: string\n          minLength: 1\n          maxLength: 100\n          # createPet, the only way in, refuses a name with a control character (NewPet).\n          pattern: '^[^\\u0000-\\u001F\\u007F]*$'\n          description: The animal's name.\n          examples: [Rex]\n        categoryId:\n          $ref: '#/components/schemas/Id'\n          description: Identifier of the category the animal belongs to.\n        status:\n          $ref: '#/components/schemas/PetStatus'\n          description: Availability of the animal; absent when it was never given.\n\n    Pets:\n      type: array\n      description: A plain JSON array of animals.\n      # A page holds at most `limit` animals, and `limit` is at most 100.\n      maxItems: 100\n      items:\n        $ref: '#/components/schemas/Pet'\n\n    OrderStatus:\n      type: string\n      enum: [placed, completed, cancelled, expired]\n      description: |\n        Where an order is: `placed` (it holds its animal, which is `pending`), then\n        `completed` (the animal is `sold`), `cancelled` or `expired` (the animal is\n        `available` again). The last three are final.\n      examples: [placed]\n\n    NewOrder:\n      type: object\n      description: An order to place. Fields other than `petId` are refused with `400`.\n      required: [petId]\n      additionalProperties: false\n      properties:\n        petId:\n          $ref: '#/components/schemas/Id'\n          description: The animal to order; it must be `available`.\n\n    Order:\n      type: object\n      description: An order as stored, with the `id` the service assigned.\n      required: [id, petId, status, placedAt, expiresAt]\n      properties:\n        id:\n          $ref: '#/components/schemas/Id'\n          description: Unique identifier assigned by the service when the order was placed.\n        petId:\n          $ref: '#/components/schemas/Id'\n          description: The animal it holds or held.\n        status:\n          $ref: '#/components/schemas/OrderStatus'\n        placedAt:\n          type: string\n          format: date-time\n          # An ISO 8601 instant as JavaScript writes it (`toISOString`): 24 characters, 27\n          # for a year past 9999.\n          maxLength: 32\n          description: When it was placed (RFC 3339, UTC).\n          examples: ['2026-11-24T10:00:00.000Z']\n        expiresAt:\n          type: string\n          format: date-time\n          maxLength: 32\n          description: |\n            When it expires if it is still `placed` then: `placedAt` plus the store's hold\n            time. Within 2 seconds after it, a placed order reads `expired` and its animal\n            `available`.\n          examples: ['2026-11-24T10:15:00.000Z']\n        closedAt:\n          type: string\n          format: date-time\n          maxLength: 32\n          description: When it was completed, cancelled or expired; absent while it is placed.\n          examples: ['2026-11-24T10:05:30.000Z']\n\n    Orders:\n      type: array\n      description: A plain JSON array of orders.\n      maxItems: 100\n      items:\n        $ref: '#/components/schemas/Order'\n\n    Inventory:\n      type: object\n      description: How many animals have each status, and how many have none.\n      required: [available, pending, sold, noStatus]\n      additionalProperties: false\n      properties:\n        available:\n          $ref: '#/components/schemas/Count'\n        pending:\n          $ref: '#/components/schemas/Count'\n        sold:\n          $ref: '#/components/schemas/Count'\n        noStatus:\n          $ref: '#/components/schemas/Count'\n          description: Animals created without a status.\n\n    Count:\n      type: integer\n      format: int64\n      minimum: 0\n      maximum: 9007199254740991\n      description: A number of animals.\n      examples: [12]\n\n    Error:\n      type: object\n      description: |\n        The body of every error response. `code` is one of the values below; clients\n        must tolerate codes they do not know (new ones may be added in a minor\n        version) and then rely on `status`.\n\n        | code | status | when |\n        |---|---|---|\n        | `bad_request` | 400 | malformed JSON, a parameter or body field that breaks the contract; a malformed HTTP message, an HTTP/1.1 request without `Host`, more than one `Content-Type` header |\n        | `unauthorized` | 401 | missing, malformed, unknown, revoked or expired API key (or a secret whose rotation grace has ended), or more than one `Authorization` header |\n        | `insufficient_scope` | 403 | the API key lacks the scope the operation needs (named in the message and `WWW-Authenticate`), or createApiKey asks to grant (rotateApiKey, to rotate a key that holds) a scope the calling key does not hold |\n        | `not_found` | 404 | no such animal (or a removed one), order (or an order of another API key) or category name, or no such path |\n        | `method_not_allowed` | 405 | a path of the service with a method it does not take; `Allow` lists those it does |\n        | `request_timeout` | 408 | the request's headers or body did not arrive in time (the connection is closed) |\n        | `idempotency_in_flight` | 409 | a request with this `Idempotency-Key` is still being processed |\n        | `pet_not_available` | 409 | the animal of a new order is not `available` (the message names its status) |\n        | `pet_reserved` | 409 | the animal is held by a placed order (the message names it): its status cannot be set and it cannot be removed until the order is closed |\n        | `api_key_inactive` | 409 | rotateApiKey on a revoked or expired key |\n        | `category_name_taken` | 409 | another category holds this name (names are unique ignoring case) |\n        | `order_closed` | 409 | the order is not `placed` any more (the message names its status), so it cannot be cancelled or completed |\n        | `payload_too_large` | 413 | request body over the size limit |\n        | `precondition_failed` | 412 | `If-Match` names no entity tag the animal has now (updatePet, deletePet); on the /docs static files, `If-Match` or `If-Unmodified-Since` not met |\n        | `unsupported_media_type` | 415 | request body not `application/json`, or a charset other than UTF-8 |\n        | `range_not_satisfiable` | 416 | the /docs static files only: a `Range` outside the file (with `Content-Range: bytes */<length>`) |\n        | `expectation_failed` | 417 | an `Expect` header other than `100-continue` |\n        | `idempotency_key_reused` | 422 | the `Idempotency-Key` was used with another request (body, or path) |\n        | `pet_not_found` | 422 | no animal has the `petId` of a new order (or it was removed) |\n        | `rate_limited` | 429 | over the rate limit; retry after `Retry-After` |\n        | `headers_too_large` | 431 | request line and headers over 16 KiB (the connection is closed) |\n        | `internal` | 500 | an unexpected failure; details are only in the service's log |\n        | `not_implemented` | 501 | the operation is documented but not implemented |\n        | `unavailable` | 503 | the database cannot be reached; retry after `Retry-After` |\n      required: [code, message, status]\n      properties:\n        code:\n          type: string\n          maxLength: 64\n          pattern: '^[a-z][a-z0-9_]*$'\n          description: Machine-readable error code (see the table above).\n          x-extensible-enum:\n            - bad_request\n            - unauthorized\n            - insufficient_scope\n            - not_found\n            - method_not_allowed\n            - request_timeout\n            - idempotency_in_flight\n            - pet_not_available\n            - pet_reserved\n            - api_key_inactive\n            - category_name_taken\n            - order_closed\n            - payload_too_large\n            - precondition_failed\n            - unsupported_media_type\n            - range_not_satisfiable\n            - expectation_failed\n            - idempotency_key_reused\n            - pet_not_found\n            - rate_limited\n            - headers_too_large\n            - internal\n            - not_implemented\n            - unavailable\n          examples: [not_found]\n        message:\n          type: string\n          # What the client sent is repeated in at most 60 characters (src/errors.ts).\n          maxLength: 1024\n          description: Human-readable description, for people, not for parsing.\n          examples: [Pet 42 does not exist]\n        status:\n          type: integer\n          format: int32\n          minimum: 400\n          maximum: 599\n          description: The HTTP status code of the response.\n          examples: [404]\n        details:\n          type: array\n          description: For `400`, every problem found, one per field (the first rule it broke), at most 20.\n          maxItems: 20\n          items:\n            $ref: '#/components/schemas/ErrorDetail'\n\n    ErrorDetail:\n      type: object\n      description: One rule that the request broke.\n      required: [location, field, rule, message]\n      properties:\n        location:\n          type: string\n          maxLength: 16\n          pattern: '^[a-z]+$'\n          description: Where the field is, `body`, `query`, `path` or `header`.\n          examples: [body]\n        field:\n          type: string\n          maxLength: 128\n          description: |\n            The field: a parameter name, or a JSON Pointer into the body\n            (`/name`); empty for the body as a whole.\n          examples: [/name]\n        rule:\n          type: string\n          maxLength: 64\n          pattern: '^[A-Za-z]+$'\n          description: The JSON Schema keyword that failed (`required`, `maxLength`, ...).\n          examples: [maxLength]\n        message:\n          type: string\n          maxLength: 512\n          description: What the rule asks for.\n          examples: [must NOT have more than 100 characters]\n\n  examples:\n    ApiKey:\n      summary: A key\n      value:\n        id: 2\n        name: storefront\n        prefix: ask_x7Lm\n        scopes: ['pets:read']\n        createdAt: '2026-11-26T10:00:00.000Z'\n        lastUsedAt: '2026-11-26T10:05:00.000Z'\n    ApiKeyWithSecret:\n      summary: A key with its secret, shown once\n      value:\n        id: 2\n        name: storefront\n        prefix: ask_x7Lm\n        scopes: ['pets:read']\n        createdAt: '2026-11-26T10:00:00.000Z'\n        secret: ask_x7LmQ2cVh0mZ1pR8sT4uW6yB3nD5fG7jK9aL0eX2iOq\n    Category:\n      summary: A category\n      value:\n        id: 2\n        name: Dogs\n    PlacedOrder:\n      summary: A placed order\n      value:\n        id: 1\n        petId: 1\n        status: placed\n        placedAt: '2026-11-24T10:00:00.000Z'\n        expiresAt: '2026-11-24T10:15:00.000Z'\n    IdempotencyInFlight:\n      summary: The first request has not finished\n      value:\n        code: idempotency_in_flight\n        message: A request with this Idempotency-Key is still being processed\n        status: 409\n    IdempotencyKeyReused:\n      summary: Same key, other body\n      value:\n        code: idempotency_key_reused\n        message: This Idempotency-Key was already used with a different request body\n        status: 422\n    RateLimited:\n      summary: Over the budget\n      value:\n        code: rate_limited\n        message: 'Rate limit exceeded: at most 1000 requests per 60 s; retry in 42 seconds'\n        status: 429\n    Internal:\n      summary: Unexpected failure\n      value:\n        code: internal\n        message: Internal server error\n        status: 500\n    Unavailable:\n      summary: Database unreachable\n      value:\n        code: unavailable\n        message: Service temporarily unavailable, retry later\n        status: 503\n    Unauthorized:\n      summary: No API key\n      value:\n        code: unauthorized\n        message: 'Missing API key: send Authorization: Bearer <API_KEY>'\n        status: 401\n    BadPetId:\n      summary: petId is not an integer\n      value:\n        code: bad_request\n        message: 'path parameter petId: must be an integer in plain decimal digits'\n        status: 400\n        details:\n          - location: path\n            field: petId\n            rule: type\n            message: must be an integer in plain decimal digits\n\n  requestBodies:\n    NoFields:\n      required: false\n      description: Nothing, or an empty JSON object (`{}`); any field is refused with `400`.\n      content:\n        application/json:\n          schema:\n            type: object\n            additionalProperties: false\n            maxProperties: 0\n          examples:\n            empty:\n              summary: No field, the same as no body\n              value: {}\n\n  responses:\n    BadParameter:\n      description: A query parameter breaks the contract (for example `limit=0`, `limit=abc`, `status=lost`).\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            limitTooSmall:\n              summary: limit below 1\n              value:\n                code: bad_request\n                message: 'query parameter limit: must be >= 1'\n                status: 400\n                details:\n                  - location: query\n                    field: limit\n                    rule: minimum\n                    message: must be >= 1\n            unknownStatus:\n              summary: status not in the enumeration\n              value:\n                code: bad_request\n                message: 'query parameter status: must be equal to one of the allowed values: available, pending, sold'\n                status: 400\n                details:\n                  - location: query\n                    field: status\n                    rule: enum\n                    message: 'must be equal to one of the allowed values: available, pending, sold'\n            unknownParameter:\n              summary: A parameter the operation does not take (a typo)\n              value:\n                code: bad_request\n                message: 'query parameter stauts: is not a parameter of listPets (it takes limit, status, id, categoryId, cursor)'\n                status: 400\n                details:\n                  - location: query\n                    field: stauts\n                    rule: unknown\n                    message: is not a parameter of listPets (it takes limit, status, id, categoryId, cursor)\n            repeated:\n              summary: One value given twice\n              value:\n                code: bad_request\n                message: 'query parameter limit: must be given once, not 2 times'\n                status: 400\n                details:\n                  - location: query\n                    field: limit\n                    rule: once\n                    message: must be given once, not 2 times\n    BadBody:\n      description: The body is missing, is not valid JSON, lacks `name` or `categoryId`, or has an invalid or unknown field.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            missingName:\n              summary: name is missing\n              value:\n                code: bad_request\n                message: \"body /name: must have required property 'name'\"\n                status: 400\n                details:\n                  - location: body\n                    field: /name\n                    rule: required\n                    message: must have required property 'name'\n            malformedJson:\n              summary: The body is not valid JSON\n              value:\n                code: bad_request\n                message: \"Body is not valid JSON: object value expected after ':' at line 1, column 9\"\n                status: 400\n                details:\n                  - location: body\n                    field: ''\n                    rule: json\n                    message: \"object value expected after ':' at line 1, column 9\"\n    Unauthorized:\n      description: Missing, malformed, unknown or revoked API key.\n      headers:\n        WWW-Authenticate:\n          $ref: '#/components/headers/WWW-Authenticate'\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            unauthorized:\n              $ref: '#/components/examples/Unauthorized'\n    PayloadTooLarge:\n      description: The request body is larger than the service accepts (64 KiB).\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            tooLarge:\n              summary: Body over the limit\n              value:\n                code: payload_too_large\n                message: Request body is larger than 65536 bytes\n                status: 413\n    UnsupportedMediaType:\n      description: The request body is not `application/json`.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            notJson:\n              summary: A text body\n              value:\n                code: unsupported_media_type\n                message: 'Content-Type must be application/json'\n                status: 415\n    IdempotencyInFlight:\n      description: A request with this `Idempotency-Key` is still being processed; retry later.\n      headers:\n        Retry-After:\n          $ref: '#/components/headers/Retry-After'\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            inFlight:\n              $ref: '#/components/examples/IdempotencyInFlight'\n    IdempotencyKeyReused:\n      description: This `Idempotency-Key` was used with a different request (body, or path).\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            reused:\n              $ref: '#/components/examples/IdempotencyKeyReused'\n            reusedOnAnotherOrder:\n              summary: Same key, another order\n              value:\n                code: idempotency_key_reused\n                message: This Idempotency-Key was already used with a different request (path or body)\n                status: 422\n    BadOrderId:\n      description: '`orderId` is not an integer in `1 .. 9007199254740991`.'\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            badOrderId:\n              summary: orderId is not an integer\n              value:\n                code: bad_request\n                message: 'path parameter orderId: must be an integer in plain decimal digits'\n                status: 400\n                details:\n                  - location: path\n                    field: orderId\n                    rule: type\n                    message: must be an integer in plain decimal digits\n    BadOrderAction:\n      description: |\n        `orderId` is not an integer in `1 .. 9007199254740991`, the body is not empty, or\n        the `Idempotency-Key` is malformed.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            badOrderId:\n              summary: orderId is not an integer\n              value:\n                code: bad_request\n                message: 'path parameter orderId: must be an integer in plain decimal digits'\n                status: 400\n                details:\n                  - location: path\n                    field: orderId\n                    rule: type\n                    message: must be an integer in plain decimal digits\n    OrderNotFound:\n      description: No order with this `id` was placed with the caller's API key.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            notFound:\n              summary: Unknown order, or another key's\n              value:\n                code: not_found\n                message: Order 42 does not exist\n                status: 404\n    OrderClosedNow:\n      description: The order as it is now, closed by this request.\n      headers:\n        Idempotent-Replayed:\n          $ref: '#/components/headers/Idempotent-Replayed'\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Order'\n          examples:\n            closed:\n              summary: A completed order\n              value:\n                id: 1\n                petId: 1\n                status: completed\n                placedAt: '2026-11-24T10:00:00.000Z'\n                expiresAt: '2026-11-24T10:15:00.000Z'\n                closedAt: '2026-11-24T10:05:30.000Z'\n    OrderClosed:\n      description: |\n        The order is not `placed` (`order_closed`: the message names its status; a placed\n        order past its `expiresAt` is expired), or a request with this `Idempotency-Key` is\n        still being processed (`idempotency_in_flight`, with `Retry-After`).\n      headers:\n        Retry-After:\n          $ref: '#/components/headers/Retry-After-In-Flight'\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            closed:\n              summary: The order was already completed\n              value:\n                code: order_closed\n                message: Order 1 is completed, not placed\n                status: 409\n            expired:\n              summary: The order expired\n              value:\n                code: order_closed\n                message: Order 2 is expired, not placed\n                status: 409\n            inFlight:\n              $ref: '#/components/examples/IdempotencyInFlight'\n    BadPetId:\n      description: |\n        `petId` is not an integer in `1 .. 9007199254740991`, or `If-Match` is malformed; or\n        content was sent (deletePet takes none, and ignores JSON) that is not valid JSON.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            badPetId:\n              $ref: '#/components/examples/BadPetId'\n    BadPetPatch:\n      description: |\n        The body is missing, is not valid JSON or not an object, or has an invalid or unknown\n        field (`id`, `name: null`, `categoryId: null`, `status: \"pending\"`); or\n        `petId` or `If-Match` is malformed.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            pending:\n              summary: pending cannot be set\n              value:\n                code: bad_request\n                message: 'body /status: must be equal to one of the allowed values: available, sold, null'\n                status: 400\n                details:\n                  - location: body\n                    field: /status\n                    rule: enum\n                    message: 'must be equal to one of the allowed values: available, sold, null'\n    PetNotFound:\n      description: No animal has this `id` (it never existed, or was removed).\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            notFound:\n              summary: Unknown or removed animal\n              value:\n                code: not_found\n                message: Pet 42 does not exist\n                status: 404\n    PetReserved:\n      description: |\n        The animal is held by a placed order (it is `pending`): its status cannot be set and\n        it cannot be removed until the order is completed, cancelled or expires. The message\n        names the order.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            reserved:\n              summary: Held by an order\n              value:\n                code: pet_reserved\n                message: 'Pet 1 is held by order 1, which is placed: its status changes when the order is completed, cancelled or expires'\n                status: 409\n            reservedDelete:\n              summary: Held by an order, so not removed\n              value:\n                code: pet_reserved\n                message: 'Pet 1 is held by order 1, which is placed: complete or cancel the order first, then remove the animal'\n                status: 409\n    PreconditionFailed:\n      description: |\n        `If-Match` names no entity tag the animal has now: it changed since the client read\n        it. Nothing was changed; read it again (its `ETag`) and decide again.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            changed:\n              summary: Changed meanwhile\n              value:\n                code: precondition_failed\n                message: 'Pet 1 has changed since the ETag that If-Match names: read it again, then retry with its new ETag'\n                status: 412\n    BadCategoryId:\n      description: '`categoryId` is not an integer in `1 .. 9007199254740991`.'\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            badCategoryId:\n              summary: categoryId is not an integer\n              value:\n                code: bad_request\n                message: 'path parameter categoryId: must be an integer in plain decimal digits'\n                status: 400\n                details:\n                  - location: path\n                    field: categoryId\n                    rule: type\n                    message: must be an integer in plain decimal digits\n    BadCategory:\n      description: |\n        `categoryId` is not an integer in `1 .. 9007199254740991`, or the body is missing,\n        is not valid JSON, lacks `name`, or has an invalid or unknown field.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            emptyName:\n              summary: An empty name\n              value:\n                code: bad_request\n                message: 'body /name: must NOT have fewer than 1 characters'\n                status: 400\n                details:\n                  - location: body\n                    field: /name\n                    rule: minLength\n                    message: must NOT have fewer than 1 characters\n    CategoryNotFound:\n      description: The category has no name.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            notFound:\n              summary: An id without a name\n              value:\n                code: not_found\n                message: Category 42 has no name\n                status: 404\n    CategoryNameTaken:\n      description: Another category holds this name (names are unique ignoring case).\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            taken:\n              summary: The name is another category's\n              value:\n                code: category_name_taken\n                message: 'Category 3 is already named \"Dogs\" (names are unique ignoring case): choose another name, or rename or remove category 3 first'\n                status: 409\n    InsufficientScope:\n      description: |\n        The API key is valid but lacks the scope this operation needs. The message and\n        `WWW-Authenticate` name the scope.\n      headers:\n        WWW-Authenticate:\n          $ref: '#/components/headers/WWW-Authenticate-Scope'\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            insufficientScope:\n              summary: A read-only key asks to write\n              value:\n                code: insufficient_scope\n                message: 'This API key lacks the scope pets:write, which createPet needs: use a key that holds it'\n                status: 403\n    BadApiKey:\n      description: |\n        The body is missing, is not valid JSON, lacks `name` or `scopes`, names an unknown\n        scope, has an `expiresAt` that is not in the future, or has an unknown field.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            unknownScope:\n              summary: A scope that does not exist\n              value:\n                code: bad_request\n                message: \"body /scopes/0: must be equal to one of the allowed values: pets:read, pets:write, orders:read, orders:write, keys:manage\"\n                status: 400\n                details:\n                  - location: body\n                    field: /scopes/0\n                    rule: enum\n                    message: 'must be equal to one of the allowed values: pets:read, pets:write, orders:read, orders:write, keys:manage'\n            pastExpiry:\n              summary: An expiresAt in the past\n              value:\n                code: bad_request\n                message: 'body /expiresAt: must be in the future; give a later time, or none for a key that never expires'\n                status: 400\n                details:\n                  - location: body\n                    field: /expiresAt\n                    rule: future\n                    message: must be in the future; give a later time, or none for a key that never expires\n    BadKeyId:\n      description: '`keyId` is not an integer in `1 .. 9007199254740991`.'\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            badKeyId:\n              summary: keyId is not an integer\n              value:\n                code: bad_request\n                message: 'path parameter keyId: must be an integer in plain decimal digits'\n                status: 400\n                details:\n                  - location: path\n                    field: keyId\n                    rule: type\n                    message: must be an integer in plain decimal digits\n    BadRotation:\n      description: '`keyId` is not an integer in `1 .. 9007199254740991`, or `graceSeconds` is not an integer in `0 .. 604800`, or the body has an unknown field.'\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            graceTooLong:\n              summary: A grace over 7 days\n              value:\n                code: bad_request\n                message: 'body /graceSeconds: must be <= 604800'\n                status: 400\n                details:\n                  - location: body\n                    field: /graceSeconds\n                    rule: maximum\n                    message: must be <= 604800\n    KeyNotFound:\n      description: No API key has this `id`.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            notFound:\n              summary: Unknown key\n              value:\n                code: not_found\n                message: API key 42 does not exist\n                status: 404\n    KeyInactive:\n      description: The key is revoked or expired, so it has no secret to rotate.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            revoked:\n              summary: A revoked key\n              value:\n                code: api_key_inactive\n                message: 'API key 2 is revoked: create a new key instead'\n                status: 409\n    TooManyRequests:\n      description: |\n        Over the rate limit: per API key, or per client address without a valid key. Retry\n        after `Retry-After` seconds.\n      headers:\n        Retry-After:\n          $ref: '#/components/headers/Retry-After'\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            rateLimited:\n              $ref: '#/components/examples/RateLimited'\n    InternalError:\n      description: An unexpected failure. The details are in the service's log under the request id, never in the answer.\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            internal:\n              $ref: '#/components/examples/Internal'\n    Unavailable:\n      description: The database cannot be reached. Retry after `Retry-After` seconds.\n      headers:\n        Retry-After:\n          $ref: '#/components/headers/Retry-After'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            unavailable:\n              $ref: '#/components/examples/Unavailable'\n";

@@ -72,7 +72,7 @@ export interface OperationEntry {
 }
 
 /** The version of the contract this table was generated from (info.version). */
-export const contractVersion = "1.2.0";
+export const contractVersion = "1.3.0";
 
 /** The path of the first server URL, with its variables at their defaults. */
 export const basePath = "/v1";
@@ -87,9 +87,10 @@ export const operationTable = {
       { name: "limit", in: "query", required: false, list: false, type: "integer", default: 20 },
       { name: "status", in: "query", required: false, list: false, type: "string" },
       { name: "id", in: "query", required: false, list: true, type: "array" },
+      { name: "categoryId", in: "query", required: false, list: false, type: "integer" },
       { name: "cursor", in: "query", required: false, list: false, type: "string" },
     ],
-    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: [] } }],
+    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: ["pets:read"] } }],
     idempotencyKey: false,
     deprecated: false,
     responses: {
@@ -174,6 +175,39 @@ export const operationTable = {
         ],
         json: { $ref: "#/components/schemas/Error" },
       },
+      "403": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: {
+              type: "string",
+              maxLength: 256,
+              pattern: "^Bearer realm=\"[^\"]*\", error=\"insufficient_scope\", scope=\"[a-z:]+( [a-z:]+)*\"$",
+            },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
       "429": {
         headers: [
           {
@@ -222,7 +256,7 @@ export const operationTable = {
     method: "POST",
     path: "/pets",
     parameters: [{ name: "Idempotency-Key", in: "header", required: false, list: false, type: "string" }],
-    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: [] } }],
+    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: ["pets:write"] } }],
     idempotencyKey: true,
     requestBody: { required: true },
     deprecated: false,
@@ -234,6 +268,12 @@ export const operationTable = {
             required: true,
             type: "string",
             schema: { type: "string", maxLength: 64, pattern: "^/v1/pets/[1-9][0-9]*$" },
+          },
+          {
+            name: "ETag",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"[A-Za-z0-9_-]{1,62}\"$" },
           },
           {
             name: "Idempotent-Replayed",
@@ -292,6 +332,39 @@ export const operationTable = {
             required: true,
             type: "string",
             schema: { type: "string", maxLength: 256, pattern: "^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "403": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: {
+              type: "string",
+              maxLength: 256,
+              pattern: "^Bearer realm=\"[^\"]*\", error=\"insufficient_scope\", scope=\"[a-z:]+( [a-z:]+)*\"$",
+            },
           },
           {
             name: "RateLimit-Limit",
@@ -459,8 +532,11 @@ export const operationTable = {
     operationId: "getPet",
     method: "GET",
     path: "/pets/{petId}",
-    parameters: [{ name: "petId", in: "path", required: true, list: false, type: "integer" }],
-    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: [] } }],
+    parameters: [
+      { name: "petId", in: "path", required: true, list: false, type: "integer" },
+      { name: "If-None-Match", in: "header", required: false, list: false, type: "string" },
+    ],
+    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: ["pets:read"] } }],
     idempotencyKey: false,
     deprecated: true,
     sunset: "2030-12-05",
@@ -470,6 +546,12 @@ export const operationTable = {
     responses: {
       "200": {
         headers: [
+          {
+            name: "ETag",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"[A-Za-z0-9_-]{1,62}\"$" },
+          },
           {
             name: "Deprecation",
             required: true,
@@ -512,6 +594,56 @@ export const operationTable = {
           },
         ],
         json: { $ref: "#/components/schemas/Pet" },
+      },
+      "304": {
+        headers: [
+          {
+            name: "ETag",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"[A-Za-z0-9_-]{1,62}\"$" },
+          },
+          {
+            name: "Deprecation",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 32, pattern: "^@[0-9]+$" },
+          },
+          {
+            name: "Sunset",
+            required: true,
+            type: "string",
+            schema: {
+              type: "string",
+              maxLength: 29,
+              pattern: "^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), [0-9]{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2} GMT$",
+            },
+          },
+          {
+            name: "Link",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 1024, pattern: "^<[^>]*>;" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
       },
       "400": {
         headers: [
@@ -565,6 +697,61 @@ export const operationTable = {
             required: true,
             type: "string",
             schema: { type: "string", maxLength: 256, pattern: "^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$" },
+          },
+          {
+            name: "Deprecation",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 32, pattern: "^@[0-9]+$" },
+          },
+          {
+            name: "Sunset",
+            required: true,
+            type: "string",
+            schema: {
+              type: "string",
+              maxLength: 29,
+              pattern: "^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), [0-9]{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2} GMT$",
+            },
+          },
+          {
+            name: "Link",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 1024, pattern: "^<[^>]*>;" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "403": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: {
+              type: "string",
+              maxLength: 256,
+              pattern: "^Bearer realm=\"[^\"]*\", error=\"insufficient_scope\", scope=\"[a-z:]+( [a-z:]+)*\"$",
+            },
           },
           {
             name: "Deprecation",
@@ -767,6 +954,2455 @@ export const operationTable = {
       },
     },
   },
+  deletePet: {
+    operationId: "deletePet",
+    method: "DELETE",
+    path: "/pets/{petId}",
+    parameters: [
+      { name: "petId", in: "path", required: true, list: false, type: "integer" },
+      { name: "If-Match", in: "header", required: false, list: false, type: "string" },
+    ],
+    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: ["pets:write"] } }],
+    idempotencyKey: false,
+    deprecated: false,
+    responses: {
+      "204": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+      },
+      "400": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "401": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 256, pattern: "^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "403": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: {
+              type: "string",
+              maxLength: 256,
+              pattern: "^Bearer realm=\"[^\"]*\", error=\"insufficient_scope\", scope=\"[a-z:]+( [a-z:]+)*\"$",
+            },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "404": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "409": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "412": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "413": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "415": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "429": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "500": { headers: [], json: { $ref: "#/components/schemas/Error" } },
+      "503": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+    },
+  },
+  updatePet: {
+    operationId: "updatePet",
+    method: "PATCH",
+    path: "/pets/{petId}",
+    parameters: [
+      { name: "petId", in: "path", required: true, list: false, type: "integer" },
+      { name: "If-Match", in: "header", required: false, list: false, type: "string" },
+    ],
+    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: ["pets:write"] } }],
+    idempotencyKey: false,
+    requestBody: { required: true },
+    deprecated: false,
+    responses: {
+      "200": {
+        headers: [
+          {
+            name: "ETag",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"[A-Za-z0-9_-]{1,62}\"$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Pet" },
+      },
+      "400": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "401": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 256, pattern: "^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "403": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: {
+              type: "string",
+              maxLength: 256,
+              pattern: "^Bearer realm=\"[^\"]*\", error=\"insufficient_scope\", scope=\"[a-z:]+( [a-z:]+)*\"$",
+            },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "404": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "409": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "412": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "413": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "415": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "429": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "500": { headers: [], json: { $ref: "#/components/schemas/Error" } },
+      "503": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+    },
+  },
+  listCategories: {
+    operationId: "listCategories",
+    method: "GET",
+    path: "/categories",
+    parameters: [
+      { name: "limit", in: "query", required: false, list: false, type: "integer", default: 20 },
+      { name: "cursor", in: "query", required: false, list: false, type: "string" },
+    ],
+    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: ["pets:read"] } }],
+    idempotencyKey: false,
+    deprecated: false,
+    responses: {
+      "200": {
+        headers: [
+          {
+            name: "Link",
+            required: false,
+            type: "string",
+            schema: { type: "string", maxLength: 4096, pattern: "^</v1/categories\\?[^>]*>; rel=\"next\"$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Categories" },
+      },
+      "400": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "401": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 256, pattern: "^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "403": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: {
+              type: "string",
+              maxLength: 256,
+              pattern: "^Bearer realm=\"[^\"]*\", error=\"insufficient_scope\", scope=\"[a-z:]+( [a-z:]+)*\"$",
+            },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "429": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "500": { headers: [], json: { $ref: "#/components/schemas/Error" } },
+      "503": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+    },
+  },
+  getCategory: {
+    operationId: "getCategory",
+    method: "GET",
+    path: "/categories/{categoryId}",
+    parameters: [{ name: "categoryId", in: "path", required: true, list: false, type: "integer" }],
+    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: ["pets:read"] } }],
+    idempotencyKey: false,
+    deprecated: false,
+    responses: {
+      "200": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Category" },
+      },
+      "400": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "401": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 256, pattern: "^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "403": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: {
+              type: "string",
+              maxLength: 256,
+              pattern: "^Bearer realm=\"[^\"]*\", error=\"insufficient_scope\", scope=\"[a-z:]+( [a-z:]+)*\"$",
+            },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "404": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "429": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "500": { headers: [], json: { $ref: "#/components/schemas/Error" } },
+      "503": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+    },
+  },
+  putCategory: {
+    operationId: "putCategory",
+    method: "PUT",
+    path: "/categories/{categoryId}",
+    parameters: [{ name: "categoryId", in: "path", required: true, list: false, type: "integer" }],
+    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: ["pets:write"] } }],
+    idempotencyKey: false,
+    requestBody: { required: true },
+    deprecated: false,
+    responses: {
+      "200": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Category" },
+      },
+      "201": {
+        headers: [
+          {
+            name: "Location",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^/v1/categories/[1-9][0-9]*$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Category" },
+      },
+      "400": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "401": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 256, pattern: "^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "403": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: {
+              type: "string",
+              maxLength: 256,
+              pattern: "^Bearer realm=\"[^\"]*\", error=\"insufficient_scope\", scope=\"[a-z:]+( [a-z:]+)*\"$",
+            },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "409": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "413": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "415": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "429": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "500": { headers: [], json: { $ref: "#/components/schemas/Error" } },
+      "503": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+    },
+  },
+  deleteCategory: {
+    operationId: "deleteCategory",
+    method: "DELETE",
+    path: "/categories/{categoryId}",
+    parameters: [{ name: "categoryId", in: "path", required: true, list: false, type: "integer" }],
+    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: ["pets:write"] } }],
+    idempotencyKey: false,
+    deprecated: false,
+    responses: {
+      "204": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+      },
+      "400": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "401": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 256, pattern: "^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "403": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: {
+              type: "string",
+              maxLength: 256,
+              pattern: "^Bearer realm=\"[^\"]*\", error=\"insufficient_scope\", scope=\"[a-z:]+( [a-z:]+)*\"$",
+            },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "404": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "413": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "415": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "429": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "500": { headers: [], json: { $ref: "#/components/schemas/Error" } },
+      "503": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+    },
+  },
+  listApiKeys: {
+    operationId: "listApiKeys",
+    method: "GET",
+    path: "/api-keys",
+    parameters: [
+      { name: "limit", in: "query", required: false, list: false, type: "integer", default: 20 },
+      { name: "cursor", in: "query", required: false, list: false, type: "string" },
+    ],
+    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: ["keys:manage"] } }],
+    idempotencyKey: false,
+    deprecated: false,
+    responses: {
+      "200": {
+        headers: [
+          {
+            name: "Link",
+            required: false,
+            type: "string",
+            schema: { type: "string", maxLength: 4096, pattern: "^</v1/api-keys\\?[^>]*>; rel=\"next\"$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/ApiKeys" },
+      },
+      "400": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "401": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 256, pattern: "^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "403": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: {
+              type: "string",
+              maxLength: 256,
+              pattern: "^Bearer realm=\"[^\"]*\", error=\"insufficient_scope\", scope=\"[a-z:]+( [a-z:]+)*\"$",
+            },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "429": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "500": { headers: [], json: { $ref: "#/components/schemas/Error" } },
+      "503": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+    },
+  },
+  createApiKey: {
+    operationId: "createApiKey",
+    method: "POST",
+    path: "/api-keys",
+    parameters: [],
+    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: ["keys:manage"] } }],
+    idempotencyKey: false,
+    requestBody: { required: true },
+    deprecated: false,
+    responses: {
+      "201": {
+        headers: [
+          {
+            name: "Location",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^/v1/api-keys/[1-9][0-9]*$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/ApiKeyWithSecret" },
+      },
+      "400": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "401": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 256, pattern: "^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "403": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: {
+              type: "string",
+              maxLength: 256,
+              pattern: "^Bearer realm=\"[^\"]*\", error=\"insufficient_scope\", scope=\"[a-z:]+( [a-z:]+)*\"$",
+            },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "413": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "415": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "429": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "500": { headers: [], json: { $ref: "#/components/schemas/Error" } },
+      "503": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+    },
+  },
+  getApiKey: {
+    operationId: "getApiKey",
+    method: "GET",
+    path: "/api-keys/{keyId}",
+    parameters: [{ name: "keyId", in: "path", required: true, list: false, type: "integer" }],
+    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: ["keys:manage"] } }],
+    idempotencyKey: false,
+    deprecated: false,
+    responses: {
+      "200": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/ApiKey" },
+      },
+      "400": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "401": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 256, pattern: "^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "403": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: {
+              type: "string",
+              maxLength: 256,
+              pattern: "^Bearer realm=\"[^\"]*\", error=\"insufficient_scope\", scope=\"[a-z:]+( [a-z:]+)*\"$",
+            },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "404": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "429": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "500": { headers: [], json: { $ref: "#/components/schemas/Error" } },
+      "503": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+    },
+  },
+  revokeApiKey: {
+    operationId: "revokeApiKey",
+    method: "POST",
+    path: "/api-keys/{keyId}/revoke",
+    parameters: [{ name: "keyId", in: "path", required: true, list: false, type: "integer" }],
+    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: ["keys:manage"] } }],
+    idempotencyKey: false,
+    requestBody: { required: false },
+    deprecated: false,
+    responses: {
+      "200": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/ApiKey" },
+      },
+      "400": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "401": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 256, pattern: "^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "403": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: {
+              type: "string",
+              maxLength: 256,
+              pattern: "^Bearer realm=\"[^\"]*\", error=\"insufficient_scope\", scope=\"[a-z:]+( [a-z:]+)*\"$",
+            },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "404": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "413": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "415": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "429": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "500": { headers: [], json: { $ref: "#/components/schemas/Error" } },
+      "503": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+    },
+  },
+  rotateApiKey: {
+    operationId: "rotateApiKey",
+    method: "POST",
+    path: "/api-keys/{keyId}/rotate",
+    parameters: [{ name: "keyId", in: "path", required: true, list: false, type: "integer" }],
+    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: ["keys:manage"] } }],
+    idempotencyKey: false,
+    requestBody: { required: false },
+    deprecated: false,
+    responses: {
+      "200": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/ApiKeyWithSecret" },
+      },
+      "400": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "401": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 256, pattern: "^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "403": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: {
+              type: "string",
+              maxLength: 256,
+              pattern: "^Bearer realm=\"[^\"]*\", error=\"insufficient_scope\", scope=\"[a-z:]+( [a-z:]+)*\"$",
+            },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "404": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "409": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "413": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "415": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "429": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "500": { headers: [], json: { $ref: "#/components/schemas/Error" } },
+      "503": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+    },
+  },
   listOrders: {
     operationId: "listOrders",
     method: "GET",
@@ -777,7 +3413,7 @@ export const operationTable = {
       { name: "petId", in: "query", required: false, list: false, type: "integer" },
       { name: "cursor", in: "query", required: false, list: false, type: "string" },
     ],
-    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: [] } }],
+    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: ["orders:read"] } }],
     idempotencyKey: false,
     deprecated: false,
     responses: {
@@ -862,6 +3498,39 @@ export const operationTable = {
         ],
         json: { $ref: "#/components/schemas/Error" },
       },
+      "403": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: {
+              type: "string",
+              maxLength: 256,
+              pattern: "^Bearer realm=\"[^\"]*\", error=\"insufficient_scope\", scope=\"[a-z:]+( [a-z:]+)*\"$",
+            },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
       "429": {
         headers: [
           {
@@ -910,7 +3579,7 @@ export const operationTable = {
     method: "POST",
     path: "/store/orders",
     parameters: [{ name: "Idempotency-Key", in: "header", required: false, list: false, type: "string" }],
-    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: [] } }],
+    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: ["orders:write"] } }],
     idempotencyKey: true,
     requestBody: { required: true },
     deprecated: false,
@@ -980,6 +3649,39 @@ export const operationTable = {
             required: true,
             type: "string",
             schema: { type: "string", maxLength: 256, pattern: "^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "403": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: {
+              type: "string",
+              maxLength: 256,
+              pattern: "^Bearer realm=\"[^\"]*\", error=\"insufficient_scope\", scope=\"[a-z:]+( [a-z:]+)*\"$",
+            },
           },
           {
             name: "RateLimit-Limit",
@@ -1148,7 +3850,7 @@ export const operationTable = {
     method: "GET",
     path: "/store/orders/{orderId}",
     parameters: [{ name: "orderId", in: "path", required: true, list: false, type: "integer" }],
-    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: [] } }],
+    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: ["orders:read"] } }],
     idempotencyKey: false,
     deprecated: false,
     responses: {
@@ -1205,6 +3907,39 @@ export const operationTable = {
             required: true,
             type: "string",
             schema: { type: "string", maxLength: 256, pattern: "^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "403": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: {
+              type: "string",
+              maxLength: 256,
+              pattern: "^Bearer realm=\"[^\"]*\", error=\"insufficient_scope\", scope=\"[a-z:]+( [a-z:]+)*\"$",
+            },
           },
           {
             name: "RateLimit-Limit",
@@ -1301,7 +4036,7 @@ export const operationTable = {
       { name: "orderId", in: "path", required: true, list: false, type: "integer" },
       { name: "Idempotency-Key", in: "header", required: false, list: false, type: "string" },
     ],
-    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: [] } }],
+    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: ["orders:write"] } }],
     idempotencyKey: true,
     requestBody: { required: false },
     deprecated: false,
@@ -1365,6 +4100,39 @@ export const operationTable = {
             required: true,
             type: "string",
             schema: { type: "string", maxLength: 256, pattern: "^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "403": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: {
+              type: "string",
+              maxLength: 256,
+              pattern: "^Bearer realm=\"[^\"]*\", error=\"insufficient_scope\", scope=\"[a-z:]+( [a-z:]+)*\"$",
+            },
           },
           {
             name: "RateLimit-Limit",
@@ -1559,7 +4327,7 @@ export const operationTable = {
       { name: "orderId", in: "path", required: true, list: false, type: "integer" },
       { name: "Idempotency-Key", in: "header", required: false, list: false, type: "string" },
     ],
-    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: [] } }],
+    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: ["orders:write"] } }],
     idempotencyKey: true,
     requestBody: { required: false },
     deprecated: false,
@@ -1623,6 +4391,39 @@ export const operationTable = {
             required: true,
             type: "string",
             schema: { type: "string", maxLength: 256, pattern: "^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "403": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: {
+              type: "string",
+              maxLength: 256,
+              pattern: "^Bearer realm=\"[^\"]*\", error=\"insufficient_scope\", scope=\"[a-z:]+( [a-z:]+)*\"$",
+            },
           },
           {
             name: "RateLimit-Limit",
@@ -1814,7 +4615,7 @@ export const operationTable = {
     method: "GET",
     path: "/store/inventory",
     parameters: [],
-    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: [] } }],
+    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: ["pets:read"] } }],
     idempotencyKey: false,
     deprecated: false,
     responses: {
@@ -1871,6 +4672,39 @@ export const operationTable = {
             required: true,
             type: "string",
             schema: { type: "string", maxLength: 256, pattern: "^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "403": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: {
+              type: "string",
+              maxLength: 256,
+              pattern: "^Bearer realm=\"[^\"]*\", error=\"insufficient_scope\", scope=\"[a-z:]+( [a-z:]+)*\"$",
+            },
           },
           {
             name: "RateLimit-Limit",

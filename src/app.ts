@@ -7,12 +7,13 @@ import type pg from 'pg';
 import { pino } from 'pino';
 import './types.js';
 import { AccessLog, logAnswerAfterClose } from './access-log.js';
-import { createApiKeyVerifier } from './auth/apiKeys.js';
+import { createApiKeyVerifier, createKeyUsage } from './auth/apiKeys.js';
 import { bearerAuth } from './auth/bearer.js';
 import type { Config } from './config.js';
 import { BODY_LIMIT, registerJsonBody } from './contract/json-body.js';
 import { validatorCompiler } from './contract/validation.js';
 import { createApiKeysRepository } from './db/api-keys.js';
+import { createCategoriesRepository } from './db/categories.js';
 import { createRecentWriters } from './db/consistency.js';
 import { createIdempotencyKeysRepository } from './db/idempotency-keys.js';
 import { createInventoryRepository } from './db/inventory.js';
@@ -150,11 +151,29 @@ export const app = fp(
     const pets = createPetsRepository(pools);
     const orders = createOrdersRepository(deps.pool);
     const inventory = createInventoryRepository(deps.pool);
+    const categories = createCategoriesRepository(deps.pool);
     const idempotencyKeys = createIdempotencyKeysRepository(deps.pool);
     const secrets = createServiceSecretsRepository(deps.pool);
     const metrics = createMetrics(deps.config.METRICS);
-    const apiKeys = await createApiKeyVerifier({ apiKeys: createApiKeysRepository(deps.pool), databaseUrl: deps.config.DATABASE_URL, log: fastify.log });
-    fastify.addHook('onClose', async () => apiKeys.close());
+    const keys = createApiKeysRepository(deps.pool);
+    const apiKeys = await createApiKeyVerifier({ apiKeys: keys, databaseUrl: deps.config.DATABASE_URL, log: fastify.log });
+    // Each key's last use, written for all keys every API_KEY_USAGE_FLUSH_MS (a job below)
+    // and once more when the app closes, after its last request: never a write per request.
+    const keyUsage = createKeyUsage(keys);
+    // A key this instance creates, rotates or revokes is in its cache before the answer
+    // leaves, so the client's next request here sees it (a new secret works at once).
+    const thenRefresh =
+      <A extends unknown[], R>(write: (...args: A) => Promise<R>) =>
+      async (...args: A): Promise<R> => {
+        const result = await write(...args);
+        await apiKeys.refresh();
+        return result;
+      };
+    const keysSeenAtOnce = { ...keys, create: thenRefresh(keys.create), rotate: thenRefresh(keys.rotate), revoke: thenRefresh(keys.revoke) };
+    fastify.addHook('onClose', async () => {
+      await apiKeys.close();
+      await keyUsage.flush().catch((error: unknown) => fastify.log.warn({ err: { message: error instanceof Error ? error.message : String(error) } }, 'api keys last used: not written at close'));
+    });
 
     // Each plugin declares the plugins it needs registered first (fastify-plugin
     // `dependencies`): registered out of order, the app does not start.
@@ -181,24 +200,25 @@ export const app = fp(
     await fastify.register(servedContract, { publicUrl: deps.config.PUBLIC_URL });
     await fastify.register(docs, { publicUrl: deps.config.PUBLIC_URL });
     // Work each instance does with no request: the store's expiry within 2 s of expiresAt
-    // (every instance runs it; each order is expired once), the inventory's totals, and
-    // the idempotency keys' retention.
+    // (every instance runs it; each order is expired once), the inventory's totals, the
+    // API keys' last use, and the idempotency keys' retention.
     const counted = (what: string) => (n: number) => (n > 0 ? `${what}: ${n}` : undefined);
     await fastify.register(jobs, {
       jobs: [
         { name: 'orders expiry', everyMs: 500, run: async () => counted('expired placed orders')(await orders.expireDue()) },
         { name: 'inventory fold', everyMs: 1000, run: async () => void (await inventory.fold()) },
+        { name: 'api keys last used', everyMs: deps.config.API_KEY_USAGE_FLUSH_MS, run: async () => void (await keyUsage.flush()) },
         { name: 'idempotency keys purge', everyMs: 60 * 60 * 1000, run: async () => counted('purged expired idempotency keys')(await idempotencyKeys.purge()) },
       ],
     });
     // Every operation of the contract, its handler wrapped in its middleware, outermost
     // first: each middleware applies to the operations the contract says it does.
     await fastify.register(contract, {
-      handlers: bindHandlers({ pets, orders, inventory, cursors: lazyCursorCodec(() => secrets.get('cursor')), orderHoldSeconds: deps.config.ORDER_HOLD_SECONDS }),
+      handlers: bindHandlers({ pets, orders, inventory, categories, apiKeys: keysSeenAtOnce, cursors: lazyCursorCodec(() => secrets.get('cursor')), orderHoldSeconds: deps.config.ORDER_HOLD_SECONDS }),
       middleware: [
         deprecation({ onCall: metrics.recorder.deprecatedCall }),
         rateLimit(fastify.rateLimit()),
-        authentication({ bearerAuth: bearerAuth(apiKeys) }),
+        authentication({ bearerAuth: bearerAuth(apiKeys, keyUsage) }),
         queryParameters(),
         requiredBody(),
         idempotency({ keys: idempotencyKeys, pool: deps.pool, onReplay: metrics.recorder.idempotentReplay }),

@@ -56,6 +56,8 @@ export interface Config {
   METRICS_TOKEN?: string;
   /** How long a placed order holds its pet before it expires, in seconds. */
   ORDER_HOLD_SECONDS: number;
+  /** How often each instance writes the API keys' last use (lastUsedAt is at most this stale). */
+  API_KEY_USAGE_FLUSH_MS: number;
 }
 
 const integer = (def: number, minimum: number, maximum: number) => ({ type: 'integer', default: def, minimum, maximum });
@@ -89,6 +91,8 @@ export const configSchema = {
     METRICS: { type: 'string', default: 'off', enum: ['off', 'open', 'token'] },
     METRICS_TOKEN: { type: 'string', minLength: 16, pattern: '^[A-Za-z0-9._~+/=-]+$' },
     ORDER_HOLD_SECONDS: integer(900, 1, 86_400),
+    // At most a minute: the contract promises lastUsedAt at most a minute stale.
+    API_KEY_USAGE_FLUSH_MS: integer(30_000, 50, 60_000),
   },
 } as const;
 

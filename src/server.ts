@@ -5,7 +5,7 @@
 // embedded PostgreSQL starts in its own process, which takes about as long, rather than
 // before it: a restart is ready sooner (docs/performance.md, "npm start").
 import closeWithGrace from 'close-with-grace';
-import { generateApiKey, hashApiKey } from './auth/apiKeys.js';
+import { newSecret } from './auth/apiKeys.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
 import type { buildApp } from './app.js';
@@ -122,8 +122,8 @@ async function main(config: Config): Promise<void> {
  */
 async function showDevelopmentKey(apiKeys: ApiKeysRepository, db: Database, address: string): Promise<void> {
   if (!db.embedded || (await apiKeys.count()) > 0) return;
-  const developmentKey = generateApiKey();
-  await apiKeys.insert('development', hashApiKey(developmentKey));
+  const { secret: developmentKey, hash, prefix } = newSecret();
+  await apiKeys.create({ name: 'development', hash, prefix });
   note(
     [
       '',
@@ -131,7 +131,7 @@ async function showDevelopmentKey(apiKeys: ApiKeysRepository, db: Database, addr
       'Try it:',
       `  curl -H "Authorization: Bearer ${developmentKey}" ${address}/v1/pets`,
       `  curl -H "Authorization: Bearer ${developmentKey}" -H "Content-Type: application/json" -d '{"name":"Rex","categoryId":1,"status":"available"}' ${address}/v1/pets`,
-      'More keys: npm run --silent apikey -- create <name>',
+      'More keys: npm run --silent apikey -- create <name> [--scopes pets:read,orders:write] [--expires 30d]',
       '',
     ].join('\n'),
   );

@@ -91,9 +91,9 @@ export function recordQueries(pool: pg.Pool): { sent: unknown[]; restore: () => 
   return { sent, restore: () => void (pool.query = query) };
 }
 
-/** The pets of each status, counted one by one: what getInventory must answer. */
+/** The pets of each status, counted one by one (removed ones left out): what getInventory must answer. */
 export async function countPetsByStatus(pool: pg.Pool): Promise<{ available: number; pending: number; sold: number; noStatus: number }> {
-  const rows = (await pool.query<{ s: string; n: string }>("SELECT coalesce(status, 'none') AS s, count(*) AS n FROM pets GROUP BY 1")).rows;
+  const rows = (await pool.query<{ s: string; n: string }>("SELECT coalesce(status, 'none') AS s, count(*) AS n FROM pets WHERE deleted_at IS NULL GROUP BY 1")).rows;
   const n = (s: string) => Number(rows.find((r) => r.s === s)?.n ?? 0);
   return { available: n('available'), pending: n('pending'), sold: n('sold'), noStatus: n('none') };
 }

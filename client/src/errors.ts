@@ -6,6 +6,16 @@ import type { components } from './generated/v1.js';
 import { retryAfterMs } from './retry.js';
 import type { OperationId } from './types.js';
 
+/**
+ * The `scope` auth-param of the `WWW-Authenticate` challenge (RFC 6750 §3): the scope a
+ * `403 insufficient_scope` names, space-separated if several; undefined without one.
+ */
+function challengedScope(header: string | null): string | undefined {
+  const match = /(?:^|[\s,])scope\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,"]+))/i.exec(header ?? '');
+  if (!match) return undefined;
+  return match[1] !== undefined ? match[1].replace(/\\(.)/g, '$1') : match[2];
+}
+
 /** The contract's Error body. */
 export type ApiError = components['schemas']['Error'];
 export type ErrorDetail = components['schemas']['ErrorDetail'];
@@ -43,6 +53,12 @@ export class AnimalStoreError extends Error {
   readonly retryAfter: number | undefined;
   /** The Idempotency-Key sent (every attempt sent the same): repeat the call with it to be safe. */
   readonly idempotencyKey: string | undefined;
+  /**
+   * For a 403 `insufficient_scope`: the scope the API key lacks (`pets:write`), as
+   * `WWW-Authenticate` names it (`scope="pets:write"`); createApiKey's 403 names the scope
+   * asked for that the calling key does not hold. Undefined on other answers.
+   */
+  readonly scope: string | undefined;
   /** The operationId that failed. */
   readonly operation: OperationId;
   /** The Error body; synthesized, with code `unexpected_response`, when the answer had none. */
@@ -69,6 +85,7 @@ export class AnimalStoreError extends Error {
     this.requestId = requestId;
     this.retryAfter = wait === undefined ? undefined : Math.ceil(wait / 1000);
     this.idempotencyKey = init.idempotencyKey;
+    this.scope = challengedScope(response.headers.get('www-authenticate'));
     this.operation = init.operation;
     this.body = body;
     this.response = response;

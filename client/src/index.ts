@@ -7,18 +7,22 @@
 // generated operation table: method, path, whether the contract gives the operation an
 // Idempotency-Key (then one is generated unless the caller passes their own), whether it is
 // deprecated (then the result carries the notice). Paginated operations share `paginate`.
+// An operation whose answer carries the pet's `ETag` (getPet, createPet, updatePet) resolves
+// with it as `etag`; one that takes `If-Match` (updatePet, deletePet) takes it as `ifMatch`.
+// createApiKey and rotateApiKey answer a secret once: they take no Idempotency-Key, so they
+// are never repeated (src/retry.ts), and a caller's own key header does not change that.
 import createClient, { type Client } from 'openapi-fetch';
 import { deprecationNotice, type DeprecationNotice } from './deprecation.js';
 import { AnimalStoreConnectionError, AnimalStoreError } from './errors.js';
 import { operationTable } from './generated/operations.js';
 import type { components, operations, paths } from './generated/v1.js';
 import { retryingFetch, type RetryOptions } from './retry.js';
-import type { BodyOf, DataOf, IsDeprecated, ItemOf, OperationId, PaginatedOperationId, PathOf, QueryOf, TakesIdempotencyKey } from './types.js';
+import type { AnswersETag, BodyOf, DataOf, ETagOperationId, IsDeprecated, ItemOf, OperationId, PaginatedOperationId, PathOf, QueryOf, TakesIdempotencyKey, TakesIfMatch } from './types.js';
 
 export { AnimalStoreConnectionError, AnimalStoreError, UNEXPECTED_RESPONSE, type ApiError, type ErrorDetail } from './errors.js';
 export { contractVersion, operationTable } from './generated/operations.js';
 export { DEFAULT_RETRY, type RetryEvent, type RetryOptions } from './retry.js';
-export type { BodyOf, DataOf, DeprecationNotice, ItemOf, OperationId, PaginatedOperationId, PathOf, QueryOf, TakesIdempotencyKey };
+export type { AnswersETag, BodyOf, DataOf, DeprecationNotice, ETagOperationId, ItemOf, OperationId, PaginatedOperationId, PathOf, QueryOf, TakesIdempotencyKey, TakesIfMatch };
 export type { components, operations, paths };
 
 export type Pet = components['schemas']['Pet'];
@@ -28,6 +32,12 @@ export type Order = components['schemas']['Order'];
 export type NewOrder = components['schemas']['NewOrder'];
 export type OrderStatus = components['schemas']['OrderStatus'];
 export type Inventory = components['schemas']['Inventory'];
+export type PetPatch = components['schemas']['PetPatch'];
+export type Category = components['schemas']['Category'];
+export type Scope = components['schemas']['Scope'];
+export type NewApiKey = components['schemas']['NewApiKey'];
+export type ApiKey = components['schemas']['ApiKey'];
+export type ApiKeyWithSecret = components['schemas']['ApiKeyWithSecret'];
 
 export interface AnimalStoreClientOptions {
   /** The API's base URL including `/v1`, e.g. `https://api.animal-store.example/v1`. */
@@ -54,7 +64,19 @@ export interface IdempotentRequestOptions extends RequestOptions {
   idempotencyKey?: string;
 }
 
-export type CallOptions<K extends OperationId> = TakesIdempotencyKey<K> extends true ? IdempotentRequestOptions : RequestOptions;
+/** Per call of an operation that takes If-Match (updatePet, deletePet). */
+export interface ConditionalRequestOptions extends RequestOptions {
+  /**
+   * The `etag` of an earlier answer about the pet (createPet, getPet, updatePet), sent as
+   * `If-Match`: the change is made only if the pet is still as that answer showed it;
+   * otherwise nothing changes and `412 precondition_failed` throws. Without it, the last
+   * change wins.
+   */
+  ifMatch?: string;
+}
+
+export type CallOptions<K extends OperationId> = (TakesIdempotencyKey<K> extends true ? IdempotentRequestOptions : RequestOptions) &
+  (TakesIfMatch<K> extends true ? ConditionalRequestOptions : unknown);
 
 /** What every method resolves with; an error answer throws AnimalStoreError instead. */
 export type Result<K extends OperationId> = {
@@ -71,13 +93,31 @@ export type Result<K extends OperationId> = {
       replayed: boolean;
     }
   : unknown) &
-  (IsDeprecated<K> extends true ? { deprecation: DeprecationNotice } : unknown);
+  (IsDeprecated<K> extends true ? { deprecation: DeprecationNotice } : unknown) &
+  (AnswersETag<K> extends true
+    ? {
+        /**
+         * The pet's entity tag (`ETag`, strong), to send back as `ifMatch`. Undefined only when
+         * something on the way removed it (a proxy that compresses answers may drop or weaken
+         * strong tags; a weak `W/"..."` one never matches `If-Match`).
+         */
+        etag: string | undefined;
+      }
+    : unknown);
 
 interface Params {
   query?: object | undefined;
   path?: object | undefined;
   body?: unknown;
+  /** The body's media type, when not `application/json`. */
+  contentType?: string;
 }
+
+/** The media type of a JSON Merge Patch (RFC 7396), updatePet's body. */
+export const MERGE_PATCH = 'application/merge-patch+json';
+
+/** The operations whose answer carries the pet's ETag; the compiler holds this list to the contract's (AnswersETag). */
+const answersETag: ReadonlySet<string> = new Set(Object.keys({ getPet: true, createPet: true, updatePet: true } satisfies Record<ETagOperationId, true>));
 
 /** What openapi-fetch's `request` is called with here: any operation, so checked by call()'s signature instead. */
 type LooseRequest = (
@@ -100,6 +140,23 @@ function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
+/**
+ * Whether a request is to an operation of the contract that takes an Idempotency-Key (its
+ * method, and its path under `basePath`). Only there does a key make a POST repeatable.
+ */
+function keyedOperations(basePath: string): (request: Request) => boolean {
+  const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const keyed = Object.values(operationTable).flatMap((o) =>
+    o.idempotencyKey ? [{ method: o.method as string, path: new RegExp(`^${o.path.split(/\{[^}]+\}/).map(escape).join('[^/]+')}$`) }] : [],
+  );
+  return (request) => {
+    const { pathname } = new URL(request.url);
+    if (!pathname.startsWith(`${basePath}/`)) return false;
+    const path = pathname.slice(basePath.length);
+    return keyed.some((o) => o.method === request.method && o.path.test(path));
+  };
+}
+
 /** The `cursor` of a `Link: <...>; rel="next"` header, if there is a next page. */
 function nextCursor(link: string | null): string | undefined {
   const target = /<([^>]*)>\s*;\s*rel="?next"?/.exec(link ?? '')?.[1];
@@ -107,11 +164,16 @@ function nextCursor(link: string | null): string | undefined {
 }
 
 export function createAnimalStoreClient(options: AnimalStoreClientOptions) {
+  const baseUrl = options.baseUrl.replace(/\/$/, '');
   const raw: Client<paths> = createClient<paths>({
-    baseUrl: options.baseUrl.replace(/\/$/, ''),
+    baseUrl,
     headers: { Authorization: `Bearer ${options.apiKey}` },
     // Looked up at each call, not now: a fetch installed later (a test's, a polyfill) is used.
-    fetch: retryingFetch((input, init) => (options.fetch ?? globalThis.fetch)(input, init), options.retry),
+    fetch: retryingFetch(
+      (input, init) => (options.fetch ?? globalThis.fetch)(input, init),
+      options.retry,
+      keyedOperations(new URL(baseUrl, 'http://relative.invalid').pathname.replace(/\/$/, '')),
+    ),
   });
 
   // `raw` calls of an operation that takes an Idempotency-Key get one too, unless they set it.
@@ -123,16 +185,21 @@ export function createAnimalStoreClient(options: AnimalStoreClientOptions) {
     },
   });
 
-  async function call<K extends OperationId>(operation: K, params: Params, callOptions: RequestOptions & { idempotencyKey?: string } = {}): Promise<Result<K>> {
+  async function call<K extends OperationId>(operation: K, params: Params, callOptions: RequestOptions & { idempotencyKey?: string; ifMatch?: string } = {}): Promise<Result<K>> {
     const { method, path, idempotencyKey: takesIdempotencyKey, deprecated } = operationTable[operation];
     const idempotencyKey = takesIdempotencyKey ? (callOptions.idempotencyKey ?? newIdempotencyKey()) : undefined;
+    const header = {
+      ...(idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {}),
+      ...(callOptions.ifMatch !== undefined ? { 'If-Match': callOptions.ifMatch } : {}),
+      ...(params.contentType ? { 'Content-Type': params.contentType } : {}),
+    };
     let answer: Awaited<ReturnType<LooseRequest>>;
     try {
       answer = await (raw.request as unknown as LooseRequest)(method, path, {
         params: {
           ...(params.query ? { query: params.query } : {}),
           ...(params.path ? { path: params.path } : {}),
-          ...(idempotencyKey ? { header: { 'Idempotency-Key': idempotencyKey } } : {}),
+          ...(Object.keys(header).length > 0 ? { header } : {}),
         },
         ...(params.body !== undefined ? { body: params.body } : {}),
         ...(callOptions.signal ? { signal: callOptions.signal } : {}),
@@ -152,6 +219,7 @@ export function createAnimalStoreClient(options: AnimalStoreClientOptions) {
       requestId: response.headers.get('x-request-id') ?? undefined,
       ...(idempotencyKey ? { idempotencyKey, replayed: response.headers.get('idempotent-replayed') === 'true' } : {}),
       ...(deprecation ? { deprecation } : {}),
+      ...(answersETag.has(operation) ? { etag: response.headers.get('etag') ?? undefined } : {}),
     } as Result<K>;
   }
 
@@ -184,11 +252,38 @@ export function createAnimalStoreClient(options: AnimalStoreClientOptions) {
     /** Every pet matching `query`, each exactly once even while others are added. */
     listAllPets: (query?: Omit<QueryOf<'listPets'>, 'cursor'>, callOptions?: RequestOptions) => paginate('listPets', query, callOptions),
 
-    /** `createPet`: the stored Pet, `response.headers.get('location')`, the `idempotencyKey` sent and whether the answer was `replayed`. */
+    /** `createPet`: the stored Pet, its `etag`, `response.headers.get('location')`, the `idempotencyKey` sent and whether the answer was `replayed`. */
     createPet: (pet: BodyOf<'createPet'>, callOptions?: CallOptions<'createPet'>) => call('createPet', { body: pet }, callOptions),
 
-    /** `getPet` (deprecated, sunset 2030-12-05; use `listPets({ id: [petId] })`): the Pet and the `deprecation` notice sent with every answer. */
+    /** `getPet` (deprecated, sunset 2030-12-05; use `listPets({ id: [petId] })`): the Pet, its `etag` and the `deprecation` notice sent with every answer. */
     getPet: (petId: PathOf<'getPet'>['petId'], callOptions?: CallOptions<'getPet'>) => call('getPet', { path: { petId } }, callOptions),
+
+    /**
+     * `updatePet`: a JSON Merge Patch (sent as `application/merge-patch+json`): the fields given
+     * replace the stored ones, `status: null` takes the status away, `{}` changes nothing.
+     * Resolves with the Pet as it is now and its new `etag`; with `ifMatch`, a pet changed
+     * meanwhile throws 412 `precondition_failed`. 409 `pet_reserved` (a status set while an
+     * order holds the pet) and 404 throw. Not retried (PATCH is not idempotent by definition).
+     */
+    updatePet: (petId: PathOf<'updatePet'>['petId'], patch: BodyOf<'updatePet'>, callOptions?: CallOptions<'updatePet'>) => call('updatePet', { path: { petId }, body: patch, contentType: MERGE_PATCH }, callOptions),
+
+    /** `deletePet`: removes the pet (204); its orders stay readable. 409 `pet_reserved`, 412 (with `ifMatch`) and 404 throw. */
+    deletePet: (petId: PathOf<'deletePet'>['petId'], callOptions?: CallOptions<'deletePet'>) => call('deletePet', { path: { petId } }, callOptions),
+
+    /** `listCategories`: one page of named categories; `response.headers.get('link')` names the next. */
+    listCategories: (query?: QueryOf<'listCategories'>, callOptions?: CallOptions<'listCategories'>) => call('listCategories', { query }, callOptions),
+
+    /** Every named category, page after page. */
+    listAllCategories: (query?: Omit<QueryOf<'listCategories'>, 'cursor'>, callOptions?: RequestOptions) => paginate('listCategories', query, callOptions),
+
+    /** `getCategory`: the category's name; an id without a name throws 404 `not_found`. */
+    getCategory: (categoryId: PathOf<'getCategory'>['categoryId'], callOptions?: CallOptions<'getCategory'>) => call('getCategory', { path: { categoryId } }, callOptions),
+
+    /** `putCategory`: names the category (`response.status` 201 when it had no name, 200 when renamed); 409 `category_name_taken` throws. */
+    putCategory: (categoryId: PathOf<'putCategory'>['categoryId'], name: BodyOf<'putCategory'>['name'], callOptions?: CallOptions<'putCategory'>) => call('putCategory', { path: { categoryId }, body: { name } }, callOptions),
+
+    /** `deleteCategory`: removes the category's name (204); pets keep their `categoryId`. An id without a name throws 404. */
+    deleteCategory: (categoryId: PathOf<'deleteCategory'>['categoryId'], callOptions?: CallOptions<'deleteCategory'>) => call('deleteCategory', { path: { categoryId } }, callOptions),
 
     /** `placeOrder`: the Order (`placed`, the pet now `pending`); 409 `pet_not_available`, 422 `pet_not_found` throw. */
     placeOrder: (order: BodyOf<'placeOrder'>, callOptions?: CallOptions<'placeOrder'>) => call('placeOrder', { body: order }, callOptions),
@@ -210,6 +305,43 @@ export function createAnimalStoreClient(options: AnimalStoreClientOptions) {
 
     /** `getInventory`: how many pets are available, pending, sold, and have no status. */
     getInventory: (callOptions?: CallOptions<'getInventory'>) => call('getInventory', {}, callOptions),
+
+    /**
+     * `createApiKey`: a new key holding `scopes` (each one the calling key holds; asking for
+     * another throws 403 `insufficient_scope`, its `scope` naming it), optionally ending at
+     * `expiresAt`. Resolves with the key and its `secret`, which no later answer shows: store
+     * it now. Never repeated (a repeat would mint a second key): after a connection error,
+     * look for the key by name in `listAllApiKeys()` before creating it again.
+     */
+    createApiKey: (key: BodyOf<'createApiKey'>, callOptions?: CallOptions<'createApiKey'>) => call('createApiKey', { body: key }, callOptions),
+
+    /** `listApiKeys`: one page of the deployment's keys (revoked and expired included, never a secret); `response.headers.get('link')` names the next. */
+    listApiKeys: (query?: QueryOf<'listApiKeys'>, callOptions?: CallOptions<'listApiKeys'>) => call('listApiKeys', { query }, callOptions),
+
+    /** Every API key of the deployment, page after page, in ascending id. */
+    listAllApiKeys: (query?: Omit<QueryOf<'listApiKeys'>, 'cursor'>, callOptions?: RequestOptions) => paginate('listApiKeys', query, callOptions),
+
+    /** `getApiKey`: the key (its scopes, `lastUsedAt`, `revokedAt`, `previousSecretExpiresAt`), never its secret; an unknown id throws 404. */
+    getApiKey: (keyId: PathOf<'getApiKey'>['keyId'], callOptions?: CallOptions<'getApiKey'>) => call('getApiKey', { path: { keyId } }, callOptions),
+
+    /**
+     * `revokeApiKey`: the key's secrets (the current one and any in a rotation's grace) stop
+     * working on every instance within 2 s; resolves with the key and its `revokedAt`.
+     * Revoking a revoked key answers it as it is, so a call that failed can be made again.
+     */
+    revokeApiKey: (keyId: PathOf<'revokeApiKey'>['keyId'], callOptions?: CallOptions<'revokeApiKey'>) => call('revokeApiKey', { path: { keyId } }, callOptions),
+
+    // `Partial`: the generated type makes graceSeconds required, as the contract gives it a default.
+    /**
+     * `rotateApiKey`: a new secret for the key (same id, scopes and orders), shown in this
+     * answer only. The previous secret keeps working for `graceSeconds` (0 to 604800; the
+     * service's default, 86400, when not given), until `previousSecretExpiresAt`: deploy the
+     * new one meanwhile. A revoked or expired key throws 409 `api_key_inactive`. Never
+     * repeated: a repeat would rotate again, and rotating again ends at once the grace of the
+     * secret still deployed. After a connection error, `getApiKey` tells (a new `prefix`).
+     */
+    rotateApiKey: (keyId: PathOf<'rotateApiKey'>['keyId'], rotation?: Partial<BodyOf<'rotateApiKey'>>, callOptions?: CallOptions<'rotateApiKey'>) =>
+      call('rotateApiKey', { path: { keyId }, body: rotation }, callOptions),
   };
 }
 

@@ -3,9 +3,12 @@
 // anything twice.
 //
 // A request is repeatable when its method is idempotent (RFC 9110 §9.2.2: GET, HEAD,
-// OPTIONS, PUT, DELETE) or it carries an Idempotency-Key: the service then answers a repeat
-// with the stored answer of the first (`Idempotent-Replayed: true`) and never adds twice.
-// A POST without a key is never repeated. A repeatable request is retried on:
+// OPTIONS, PUT, DELETE) or it carries an Idempotency-Key to an operation that takes one:
+// the service then answers a repeat with the stored answer of the first
+// (`Idempotent-Replayed: true`) and never adds twice. Any other POST is never repeated, a
+// key or not: a key means nothing to an operation the contract gives none, and createApiKey
+// and rotateApiKey, which answer a new secret once, would mint a second one. A repeatable
+// request is retried on:
 // - 429 (over the rate limit) and 503 (the database cannot answer now), after `Retry-After`;
 // - 409 `idempotency_in_flight` (its key is held by a request still running: after a lost
 //   answer, that is this very call's earlier attempt), after `Retry-After`;
@@ -88,8 +91,11 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-/** `base` with the retries above. */
-export function retryingFetch(base: typeof fetch, options: RetryOptions | false | undefined): typeof fetch {
+/**
+ * `base` with the retries above. `takesIdempotencyKey` says whether a request is to an
+ * operation that takes an Idempotency-Key (a key sent elsewhere makes nothing repeatable).
+ */
+export function retryingFetch(base: typeof fetch, options: RetryOptions | false | undefined, takesIdempotencyKey: (request: Request) => boolean): typeof fetch {
   const policy = checked(options);
   /** The wait before retry `attempt` when the service named none: doubling, half of it random so that clients that failed together do not return together. */
   const backoff = (attempt: number): number => {
@@ -98,7 +104,7 @@ export function retryingFetch(base: typeof fetch, options: RetryOptions | false 
   };
   return async (input, init) => {
     const request = new Request(input, init);
-    const repeatable = IDEMPOTENT_METHODS.has(request.method) || request.headers.has('idempotency-key');
+    const repeatable = IDEMPOTENT_METHODS.has(request.method) || (request.headers.has('idempotency-key') && takesIdempotencyKey(request));
     for (let attempt = 1; ; attempt++) {
       const last = !repeatable || attempt >= policy.maxAttempts;
       let response: Response;

@@ -24,6 +24,20 @@ export type DataOf<K extends OperationId> = {
   [S in keyof Responses<K> & SuccessStatus]: Responses<K>[S] extends { content: { 'application/json': infer T } } ? T : undefined;
 }[keyof Responses<K> & SuccessStatus];
 
+/** True when the contract declares an `ETag` header on the operation's success answer (getPet, createPet, updatePet). */
+export type AnswersETag<K extends OperationId> = true extends {
+  [S in keyof Responses<K> & SuccessStatus]: Responses<K>[S] extends { headers: { ETag: unknown } } ? true : false;
+}[keyof Responses<K> & SuccessStatus]
+  ? true
+  : false;
+
+/** The operations whose success answer carries an `ETag`. */
+export type ETagOperationId = { [K in OperationId]: AnswersETag<K> extends true ? K : never }[OperationId];
+
+/** True when the contract gives the operation an `If-Match` header (updatePet, deletePet). */
+export type TakesIfMatch<K extends OperationId> =
+  Has<Parameters<K>['header']> extends true ? ('If-Match' extends keyof NonNullable<Parameters<K>['header']> ? true : false) : false;
+
 /** True when the contract gives the operation an `Idempotency-Key` header. */
 export type TakesIdempotencyKey<K extends OperationId> =
   Has<Parameters<K>['header']> extends true ? ('Idempotency-Key' extends keyof NonNullable<Parameters<K>['header']> ? true : false) : false;

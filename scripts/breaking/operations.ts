@@ -142,8 +142,16 @@ function compareSecurity(ctx: Context, before: Operation, after: Operation): voi
   };
   const sameScheme = (headName: string, baseName: string) => headName === baseName || signature(ctx.head, headName) === signature(ctx.base, baseName);
   // A client satisfies one released alternative; the changed operation must accept it through one of its own.
+  // A credential of the released contract also holds the scopes the head's scheme says
+  // earlier credentials hold (`x-scopes-of-earlier-credentials`): scopes introduced with that
+  // promise take nothing from a client that authenticates as it did.
+  const earlier = (name: string) => {
+    const scheme = resolve(ctx.head, nodeOf(nodeOf(ctx.head.components).securitySchemes)[name], child('/components/securitySchemes', name));
+    return scheme ? listOf(scheme.node['x-scopes-of-earlier-credentials']).map(String) : [];
+  };
+  const held = (has: Node, bs: string, hs: string) => [...scopes(has, bs), ...earlier(hs)];
   const covers = (need: Node, has: Node, withScopes: boolean) =>
-    Object.keys(need).every((hs) => Object.keys(has).some((bs) => sameScheme(hs, bs) && (!withScopes || scopes(need, hs).every((x) => scopes(has, bs).includes(x)))));
+    Object.keys(need).every((hs) => Object.keys(has).some((bs) => sameScheme(hs, bs) && (!withScopes || scopes(need, hs).every((x) => held(has, bs, hs).includes(x)))));
   for (const alternative of b.alternatives) {
     if (h.alternatives.some((need) => covers(need, alternative, true))) continue;
     const scopeOnly = h.alternatives.some((need) => covers(need, alternative, false));

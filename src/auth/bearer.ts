@@ -1,9 +1,10 @@
 // The `bearerAuth` security scheme of the contract (RFC 6750), and the one reading of an
 // Authorization header that everything else uses too (/metrics, the rate limiter's key).
-import type { FastifyRequest } from 'fastify';
+import type { FastifyRequest, onRequestHookHandler } from 'fastify';
 import { ApiError } from '../errors.js';
 import { repeatsHeader } from '../http-message.js';
-import type { ApiKeyVerifier } from './apiKeys.js';
+import type { ApiKeyVerifier, KeyUsage } from './apiKeys.js';
+import { isScope, type Scope } from './scopes.js';
 
 const REALM = 'animal-store';
 
@@ -22,7 +23,7 @@ export const refusals = {
   // Swagger UI's Authorize, given "Bearer ask_..." instead of the key alone, sends it twice.
   doubled: { message: 'The scheme is given twice ("Bearer Bearer ..."): send Authorization: Bearer <API_KEY> once (in /docs, Authorize takes the key alone)', error: 'invalid_request' },
   otherScheme: { message: 'Authorization must use the Bearer scheme' },
-  unknown: { message: 'Invalid or revoked API key', error: 'invalid_token' },
+  unknown: { message: 'Unknown, revoked or expired API key: send a current key', error: 'invalid_token' },
 } as const satisfies Record<string, BearerRefusal>;
 
 // RFC 7235: the scheme is case-insensitive; RFC 6750 b64token syntax for the credential.
@@ -59,13 +60,38 @@ function refused(refusal: BearerRefusal): ApiError {
   return new ApiError('unauthorized', refusal.message, { headers: { 'www-authenticate': challenge(REALM, refusal) } });
 }
 
-/** The `bearerAuth` scheme's handler: an onRequest hook that sets `request.apiKey` or refuses. */
-export function bearerAuth(verifier: ApiKeyVerifier) {
-  return async function authenticate(request: FastifyRequest): Promise<void> {
-    const token = bearerOf(request);
-    if (typeof token !== 'string') throw refused(token);
-    const identity = await verifier.verify(token);
-    if (!identity) throw refused(refusals.unknown);
-    request.apiKey = identity;
+/** The WWW-Authenticate challenge of a key that lacks `scopes` (RFC 6750 §3.1). */
+export function scopeChallenge(scopes: readonly Scope[]): string {
+  return `Bearer realm="${REALM}", error="insufficient_scope", scope="${scopes.join(' ')}"`;
+}
+
+/** A 403 naming the scope the key lacks, with the challenge naming every scope the request needs. */
+export function insufficientScope(message: string, needed: readonly Scope[]): ApiError {
+  return new ApiError('insufficient_scope', message, { headers: { 'www-authenticate': scopeChallenge(needed) } });
+}
+
+/**
+ * The `bearerAuth` scheme's handler. Given an operation and the scopes its requirement
+ * names (once, at start-up), an onRequest hook that sets `request.apiKey`, records the
+ * key's use, and refuses: 401 without a key in force, then 403 when the key lacks one of
+ * those scopes. A scope the contract's `Scope` schema does not list stops the start-up.
+ */
+export function bearerAuth(verifier: ApiKeyVerifier, usage: Pick<KeyUsage, 'record'>) {
+  return function forOperation(operationId: string, required: readonly string[]): onRequestHookHandler {
+    const scopes = required.map((scope) => {
+      if (!isScope(scope)) throw new Error(`${operationId}: scope ${scope} is not one of the contract's Scope values`);
+      return scope;
+    });
+    const lacking = new Map(scopes.map((scope) => [scope, `This API key lacks the scope ${scope}, which ${operationId} needs: use a key that holds it`] as const));
+    return async function authenticate(request: FastifyRequest): Promise<void> {
+      const token = bearerOf(request);
+      if (typeof token !== 'string') throw refused(token);
+      const now = Date.now();
+      const identity = await verifier.verify(token, now);
+      if (!identity) throw refused(refusals.unknown);
+      request.apiKey = identity;
+      usage.record(identity.id, now);
+      for (const scope of scopes) if (!identity.scopes.has(scope)) throw insufficientScope(lacking.get(scope) as string, scopes);
+    };
   };
 }

@@ -4,6 +4,7 @@
 // `npm run generate`, and the compiler points at every handler that must follow.
 import type { FastifyBaseLogger } from 'fastify';
 import type { operations } from '../../generated/v1.js';
+import type { Scope } from '../auth/scopes.js';
 import type { ReadFrom } from '../db/consistency.js';
 import type { Transaction } from '../db/transaction.js';
 import type { Serialized } from '../db/serialized.js';
@@ -38,7 +39,12 @@ export type PathParams<K extends OperationId> = Present<Operation<K>['parameters
 export type QueryParams<K extends OperationId> = Present<Operation<K>['parameters']['query']>;
 /** The header parameters the operation declares, by their names in the contract. */
 export type HeaderParams<K extends OperationId> = Present<Operation<K>['parameters']['header']>;
-export type RequestBody<K extends OperationId> = Operation<K> extends { requestBody: infer B } ? JsonOf<B> : undefined;
+/** The body the operation takes; `undefined` too when the contract makes it optional (nothing was sent). */
+export type RequestBody<K extends OperationId> = Operation<K> extends { requestBody: infer B }
+  ? JsonOf<B>
+  : Operation<K> extends { requestBody?: infer B }
+    ? JsonOf<Exclude<B, undefined>> | undefined
+    : undefined;
 
 export type Responses<K extends OperationId> = Operation<K>['responses'];
 export type DeclaredStatus<K extends OperationId> = keyof Responses<K> & number;
@@ -57,6 +63,8 @@ export type HandlerResult<K extends OperationId> = {
 export interface RequestContext {
   /** The API key the request was authenticated with (every operation requires one). */
   apiKeyId?: number;
+  /** The scopes that key holds (set with `apiKeyId`). */
+  apiKeyScopes?: ReadonlySet<Scope>;
   /** The request's logger (its lines carry the request id). */
   log: FastifyBaseLogger;
   /**

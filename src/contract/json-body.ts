@@ -1,5 +1,10 @@
-// The application/json body parser: the contract's rules for numbers and strings hold
-// before any handler or validator sees a body (openapi/v1.yaml, "Numbers" and "Strings").
+// The JSON body parser: the contract's rules for numbers and strings hold before any
+// handler or validator sees a body (openapi/v1.yaml, "Numbers" and "Strings"). It reads
+// `application/json`, and `application/merge-patch+json` (RFC 7396: a JSON document) for the
+// operations that declare it (updatePet), validated against the schema declared for it.
+// Fastify validates a body only against the schema of its own media type and lets any
+// other through unchecked, so a media type the operation does not declare is 415 here,
+// before it is parsed.
 // - One Content-Type header: Node keeps the first of several, which may not be the one the
 //   client meant (RFC 9110 §5.3: Content-Type is a singleton field), so several are 400.
 // - The charset is UTF-8 or absent; anything else is 415 (it would be misread as UTF-8).
@@ -126,13 +131,38 @@ function syntaxError(error: Error, text: string): Error {
   return new ApiError('bad_request', `Body is not valid JSON: ${what}`, { details: [{ location: 'body', field: '', rule: 'json', message: what }] });
 }
 
+/** The JSON media types this parser reads. */
+export const JSON_MEDIA_TYPES = ['application/json', 'application/merge-patch+json'] as const;
+
+/** The media types the request's operation declares for its body (none: it takes no body). */
+function declaredMediaTypes(request: FastifyRequest): string[] {
+  const body = (request.routeOptions.schema as { body?: { content?: Record<string, unknown> } } | undefined)?.body;
+  return Object.keys(body?.content ?? {});
+}
+
+/**
+ * The 415 for a body whose media type the operation does not read: it names those it
+ * does (`application/json` where it takes no body, as for any other media type).
+ */
+export function unsupportedMediaType(request: FastifyRequest): ApiError {
+  const declared = declaredMediaTypes(request);
+  const named = declared.length > 0 ? declared.join(' or ') : 'application/json';
+  return new ApiError('unsupported_media_type', `Content-Type must be ${named}`);
+}
+
 export function registerJsonBody(fastify: FastifyInstance): void {
   const jsonParse = fastify.getDefaultJsonParser('error', 'error');
   fastify.removeContentTypeParser('application/json');
-  fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request: FastifyRequest, buffer: Buffer, done) => {
+  fastify.addContentTypeParser([...JSON_MEDIA_TYPES], { parseAs: 'buffer' }, (request: FastifyRequest, buffer: Buffer, done) => {
     const repeated = repeatedContentType(request);
     if (repeated) {
       done(repeated, undefined);
+      return;
+    }
+    // application/json is read wherever a body is (an operation that takes none ignores it);
+    // another JSON media type only where the operation declares it.
+    if (request.mediaType !== 'application/json' && !declaredMediaTypes(request).includes(request.mediaType ?? '')) {
+      done(unsupportedMediaType(request), undefined);
       return;
     }
     const charset = CHARSET.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase();

@@ -101,7 +101,10 @@ function adapt(handler: OperationHandler, headerNames: readonly string[]) {
       if (typeof value === 'string') headers[name] = value;
     }
     const context: RequestContext = { log: request.log };
-    if (request.apiKey) context.apiKeyId = request.apiKey.id;
+    if (request.apiKey) {
+      context.apiKeyId = request.apiKey.id;
+      context.apiKeyScopes = request.apiKey.scopes;
+    }
     const input: OperationInput = { params: request.params as Record<string, unknown>, query: request.query as Record<string, unknown>, headers, body: request.body, context };
     const answer = await handler(input);
     if (answer.status >= 400) return sendError(reply, errorBodyOf(answer.body), answer.headers);

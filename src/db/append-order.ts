@@ -34,3 +34,13 @@ export const heldFrom = (table: string, partition: string, lim: string): string 
 export function nextAfter(more: boolean, last: number | undefined, after: number): number | undefined {
   return more ? (last ?? after) : undefined;
 }
+
+/**
+ * A page scanned as `limit + 1` rows in id order, each with `final` (`isFinal`): its rows up
+ * to, not including, the first that is not final, and where the next page starts.
+ */
+export function finalPage<R extends { id: number; final: boolean }>(rows: readonly R[], limit: number, after: number): { rows: R[]; next: number | undefined } {
+  const held = rows.findIndex((row, n) => n < limit && !row.final);
+  const kept = rows.slice(0, held === -1 ? limit : held);
+  return { rows: kept, next: nextAfter(rows.length > kept.length, kept.at(-1)?.id, after) };
+}

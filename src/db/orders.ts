@@ -7,7 +7,7 @@
 // Orders always read and write the primary: a page's frontier asks which transactions are
 // writing orders, which only the primary knows (docs/decisions/0001-append-order.md).
 import type { components } from '../../generated/v1.js';
-import { isFinal, nextAfter } from './append-order.js';
+import { finalPage, isFinal } from './append-order.js';
 import { coalesce } from './coalesce.js';
 import { PET_STATUS_CHANGES, type PetStatus } from './pets.js';
 import { columns, query, statement, type Queryable } from './query.js';
@@ -44,8 +44,9 @@ const isOrder = (row: MaybeOrderRow): row is OrderRow => row.id !== null;
 const listStatement = (name: string, filters: string) =>
   statement<ListRow>(name, `SELECT ${O}, ${isFinal('orders', '$1')} AS final FROM orders WHERE api_key_id = $1 AND id > $2 ${filters} ORDER BY id LIMIT $3::int + 1`);
 
-// The pet's status read in the statement's snapshot, before its update: why nothing was placed.
-const PET_BEFORE = (id: string) => `SELECT count(*) > 0 AS pet_found, max(status) AS pet_status FROM pets WHERE id = ${id}`;
+// The pet's status read in the statement's snapshot, before its update: why nothing was
+// placed. A removed pet is not found.
+const PET_BEFORE = (id: string) => `SELECT count(*) > 0 AS pet_found, max(status) AS pet_status FROM pets WHERE id = ${id} AND deleted_at IS NULL`;
 
 /**
  * Closes the placed orders of `input` (id, api_key_id, to_status, i), or expires those past
@@ -98,6 +99,11 @@ export const ORDER_STATEMENTS = {
     FROM input LEFT JOIN placed ON placed.pet_id = input.pet_id CROSS JOIN LATERAL (${PET_BEFORE('input.pet_id')}) AS pet
     ORDER BY input.i`,
   ),
+  // The pet as it is now, in a snapshot of its own: why a placement that saw it available
+  // before its update found it changed (see toPlacement).
+  petNow: statement<{ pet_found: boolean; pet_status: PetStatus | null }>('orders-pet-now', PET_BEFORE('$1::bigint')),
+  // The placed order that holds a pet, if any (at most one: orders_one_placed_per_pet).
+  holder: statement<{ id: number }>('orders-holder', "SELECT id FROM orders WHERE pet_id = $1 AND status = 'placed'"),
   get: statement<OrderRow>('orders-get', `SELECT ${O} FROM orders WHERE id = $1 AND api_key_id = $2`),
   // Closes a placed order ($1 id, $2 its key, $3 to completed or cancelled), or several
   // (the same, as arrays), answered in their order; see `closing`.
@@ -125,13 +131,26 @@ export const ORDER_STATEMENTS = {
   listByStatusAndPet: listStatement('orders-list-by-status-and-pet', 'AND status = $4 AND pet_id = $5'),
 };
 
-/** What a placement's row says (`place` and `placeMany` return the same columns). */
-function toPlacement(row: PlaceRow | undefined): Placement {
+/**
+ * What a placement's row says (`place` and `placeMany` return the same columns), or
+ * `changed`: the pet was available in the statement's snapshot and yet not held, so a write
+ * that committed meanwhile (another placement, updatePet, deletePet) changed it; what it is
+ * now is read again (`reread`).
+ */
+function toPlacement(row: PlaceRow | undefined): Placement | { outcome: 'changed' } {
   if (row && isOrder(row)) return { outcome: 'placed', order: toOrder(row) };
   if (!row?.pet_found) return { outcome: 'pet-not-found' };
-  // Read before this statement's update: `available` there means another placement took it
-  // first (from available, a pet can only become pending).
-  return { outcome: 'pet-not-available', petStatus: row.pet_status === 'available' ? 'pending' : row.pet_status };
+  if (row.pet_status === 'available') return { outcome: 'changed' };
+  return { outcome: 'pet-not-available', petStatus: row.pet_status };
+}
+
+/** A placement's answer, the pet read again when it changed under the statement. */
+async function reread(on: Queryable, petId: number, placement: Placement | { outcome: 'changed' }): Promise<Placement> {
+  if (placement.outcome !== 'changed') return placement;
+  const [now] = await query(on, ORDER_STATEMENTS.petNow, [petId]);
+  if (!now?.pet_found) return { outcome: 'pet-not-found' };
+  // Available again: it was held and released since; when this placement was refused it was pending.
+  return { outcome: 'pet-not-available', petStatus: now.pet_status === 'available' ? 'pending' : now.pet_status };
 }
 
 /** What a close's row says: not found, the order is not this key's (or does not exist). */
@@ -181,7 +200,7 @@ export function createOrdersRepository(primary: Queryable) {
   // Placements and closes that arrive in the same turn share one statement and one commit
   // (docs/decisions/0002-request-coalescing.md). A batch waiting on a row someone holds (an
   // open transaction on a pet) holds up only the requests that arrived with it.
-  const placeMany = coalesce<PlaceInput, Placement>({
+  const placeMany = coalesce<PlaceInput, Placement | { outcome: 'changed' }>({
     max: 100,
     one: async (input) => toPlacement((await query(primary, ORDER_STATEMENTS.place, [input.apiKeyId, input.petId, input.holdSeconds]))[0]),
     many: async (inputs) => {
@@ -202,8 +221,13 @@ export function createOrdersRepository(primary: Queryable) {
   return {
     /** Places an order for the pet if it is available: in `tx` when given, else coalesced. */
     async place(input: PlaceInput, tx?: Transaction): Promise<Placement> {
-      if (!tx) return placeMany(input);
-      return toPlacement((await query(tx, ORDER_STATEMENTS.place, [input.apiKeyId, input.petId, input.holdSeconds]))[0]);
+      if (!tx) return reread(primary, input.petId, await placeMany(input));
+      return reread(tx, input.petId, toPlacement((await query(tx, ORDER_STATEMENTS.place, [input.apiKeyId, input.petId, input.holdSeconds]))[0]));
+    },
+
+    /** The id of the placed order that holds this pet, if one does; in `tx` when given. */
+    async holderOf(petId: number, tx?: Queryable): Promise<number | undefined> {
+      return (await query(tx ?? primary, ORDER_STATEMENTS.holder, [petId]))[0]?.id;
     },
 
     /** The order, if this API key placed it. */
@@ -229,9 +253,8 @@ export function createOrdersRepository(primary: Queryable) {
       const list = status && byPet ? ORDER_STATEMENTS.listByStatusAndPet : status ? ORDER_STATEMENTS.listByStatus : byPet ? ORDER_STATEMENTS.listByPet : ORDER_STATEMENTS.list;
       const rows = await query(primary, list, [apiKeyId, after, limit, ...(status ? [status] : []), ...(byPet ? [petId] : [])]);
       // The page stops before its first order that is not final (src/db/append-order.ts).
-      const held = rows.findIndex((row, n) => n < limit && !row.final);
-      const kept = rows.slice(0, held === -1 ? limit : held);
-      return { orders: kept.map(toOrder), next: nextAfter(rows.length > kept.length, kept.at(-1)?.id, after) };
+      const page = finalPage(rows, limit, after);
+      return { orders: page.rows.map(toOrder), next: page.next };
     },
 
     /** Expires placed orders past their expiresAt, a batch at a time until a batch is not full; returns how many. */

@@ -1,4 +1,7 @@
+import { scopeChallenge } from '../auth/bearer.js';
+import type { Scope } from '../auth/scopes.js';
 import type { RequestContext } from '../contract/handler.js';
+import { errorAnswer } from '../errors.js';
 
 /**
  * The API key of an authenticated request. Every operation of the contract requires one
@@ -8,4 +11,15 @@ import type { RequestContext } from '../contract/handler.js';
 export function callerOf(context: RequestContext): number {
   if (context.apiKeyId === undefined) throw new Error('this operation needs an authenticated API key');
   return context.apiKeyId;
+}
+
+/** The scopes the request's API key holds (as authenticated), on the same terms as `callerOf`. */
+export function callerScopesOf(context: RequestContext): ReadonlySet<Scope> {
+  if (context.apiKeyScopes === undefined) throw new Error('this operation needs an authenticated API key');
+  return context.apiKeyScopes;
+}
+
+/** A 403 for a scope the caller lacks to do what it asked, with the challenge naming that scope. */
+export function scopeRefusal(message: string, scope: Scope): ReturnType<typeof errorAnswer<'insufficient_scope'>> & { headers: Record<string, string> } {
+  return { ...errorAnswer('insufficient_scope', message), headers: { 'WWW-Authenticate': scopeChallenge([scope]) } };
 }

@@ -9,6 +9,6 @@ const collection = operationPath('createPet');
 // With an Idempotency-Key, the idempotency middleware has opened a transaction, which the
 // pet is stored in with the stored answer (src/middleware/idempotency.ts).
 export const createPet: Handler<'createPet', Services> = async ({ body, context }, { pets }) => {
-  const pet = await pets.create(body, context.transaction);
-  return { status: 201, body: pet, headers: { Location: `${collection}/${pet.id}` } };
+  const { pet, etag } = await pets.create(body, context.transaction);
+  return { status: 201, body: pet, headers: { Location: `${collection}/${pet.id}`, ETag: etag } };
 };

@@ -3,26 +3,48 @@
 import type { Handler, OperationId } from '../contract/handler.js';
 import { untyped, type OperationHandler } from '../contract/middleware.js';
 import { cancelOrder } from './cancelOrder.js';
+import { createApiKey } from './createApiKey.js';
 import { completeOrder } from './completeOrder.js';
 import { createPet } from './createPet.js';
+import { deleteCategory } from './deleteCategory.js';
+import { deletePet } from './deletePet.js';
+import { getApiKey } from './getApiKey.js';
+import { getCategory } from './getCategory.js';
 import { getInventory } from './getInventory.js';
 import { getOrder } from './getOrder.js';
 import { getPet } from './getPet.js';
+import { listApiKeys } from './listApiKeys.js';
+import { listCategories } from './listCategories.js';
 import { listOrders } from './listOrders.js';
 import { listPets } from './listPets.js';
 import { placeOrder } from './placeOrder.js';
+import { putCategory } from './putCategory.js';
+import { revokeApiKey } from './revokeApiKey.js';
+import { rotateApiKey } from './rotateApiKey.js';
 import type { Services } from './services.js';
+import { updatePet } from './updatePet.js';
 
 export const handlers = {
   listPets,
   createPet,
   getPet,
+  updatePet,
+  deletePet,
   placeOrder,
   listOrders,
   getOrder,
   cancelOrder,
   completeOrder,
   getInventory,
+  listCategories,
+  getCategory,
+  putCategory,
+  deleteCategory,
+  createApiKey,
+  listApiKeys,
+  getApiKey,
+  revokeApiKey,
+  rotateApiKey,
 } satisfies { [K in OperationId]: Handler<K, Services> };
 
 /** Every operation's handler with the app's services bound, as middleware sees it. */

@@ -1,3 +1,5 @@
+import type { ApiKeysRepository } from '../db/api-keys.js';
+import type { CategoriesRepository } from '../db/categories.js';
 import type { InventoryRepository } from '../db/inventory.js';
 import type { OrdersRepository } from '../db/orders.js';
 import type { PetsRepository } from '../db/pets.js';
@@ -8,6 +10,8 @@ export interface Services {
   pets: PetsRepository;
   orders: OrdersRepository;
   inventory: InventoryRepository;
+  categories: CategoriesRepository;
+  apiKeys: ApiKeysRepository;
   cursors: LazyCursorCodec;
   /** How long a placed order holds its pet (ORDER_HOLD_SECONDS). */
   orderHoldSeconds: number;

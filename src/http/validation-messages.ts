@@ -27,8 +27,11 @@ function say(v: AjvError): string {
   switch (v.keyword) {
     case 'additionalProperties':
       return `must NOT have the unknown property '${shown(String(v.params.additionalProperty))}'`;
+    // `null` among them (PetPatch's status) is named, not left as an empty item.
     case 'enum':
-      return Array.isArray(v.params.allowedValues) ? `${v.message ?? 'is invalid'}: ${v.params.allowedValues.join(', ')}` : (v.message ?? 'is invalid');
+      return Array.isArray(v.params.allowedValues)
+        ? `${v.message ?? 'is invalid'}: ${(v.params.allowedValues as unknown[]).map((value) => (value === null ? 'null' : String(value))).join(', ')}`
+        : (v.message ?? 'is invalid');
     // A pattern is said in words where the contract gives them, never as the expression.
     case 'pattern':
       return `must be ${v.parentSchema?.['x-pattern-description'] ?? 'in the format the contract gives'}`;

@@ -8,7 +8,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { BODY_LIMIT, repeatedContentType } from '../contract/json-body.js';
+import { BODY_LIMIT, repeatedContentType, unsupportedMediaType } from '../contract/json-body.js';
 import { basePath, declaredHeaderNames } from '../contract/spec.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { ApiError, errorBody, type ErrorCode } from '../errors.js';
@@ -95,6 +95,7 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
   if (known?.[0] === 'unsupported_media_type') {
     const repeated = repeatedContentType(request);
     if (repeated) return sendError(reply, repeated.body);
+    return sendError(reply, unsupportedMediaType(request).body);
   }
   if (known) return sendError(reply, errorBody(known[0], known[1]));
   // @fastify/static refuses a path that climbs out of /docs/static with 403: there is

@@ -22,14 +22,14 @@ describe('apikey CLI', () => {
     await within(10_000, async () => (await t.api({ method: 'GET', url: '/v1/pets', headers: { authorization: `Bearer ${key}` } })).statusCode === 200);
   });
 
-  it('list shows id, name, created and revoked, and no secret', async () => {
+  it('list shows id, name, created, revoked, expiry, last use and scopes, and no secret', async () => {
     const created = await apikey(['create', 'listed'], t.url);
     const key = created.stdout.trim();
     const listed = await apikey(['list'], t.url);
     expect(listed.code).toBe(0);
     const lines = listed.stdout.trim().split('\n');
-    expect(lines[0]).toMatch(/^ID\s+NAME\s+CREATED\s+REVOKED$/);
-    expect(lines.some((l) => /^\d+\s+listed\s+\d{4}-\d{2}-\d{2}T\S+\s+-$/.test(l))).toBe(true);
+    expect(lines[0]).toMatch(/^ID\s+NAME\s+CREATED\s+REVOKED\s+EXPIRES\s+LAST_USED\s+SCOPES$/);
+    expect(lines.some((l) => /^\d+\s+listed\s+\d{4}-\d{2}-\d{2}T\S+\s+-\s+-\s+-\s+pets:read,pets:write,orders:read,orders:write,keys:manage$/.test(l))).toBe(true);
     expect(listed.stdout).not.toContain(key);
     expect(listed.stdout).not.toMatch(/ask_/);
   });
@@ -53,11 +53,54 @@ describe('apikey CLI', () => {
     ['revoke without an id', { given: ['revoke'], code: 2 }],
     ['revoke a non-numeric id', { given: ['revoke', 'abc'], code: 2 }],
     ['revoke an unknown id', { given: ['revoke', '999999'], code: 1 }],
+    ['create with an unknown scope', { given: ['create', 'x', '--scopes', 'pets:read,root'], code: 2 }],
+    ['create with an empty --scopes', { given: ['create', 'x', '--scopes', ''], code: 2 }],
+    ['create with --expires in the past', { given: ['create', 'x', '--expires', '2020-01-01T00:00:00Z'], code: 2 }],
+    ['create with --expires that is neither a date-time nor a duration', { given: ['create', 'x', '--expires', 'soon'], code: 2 }],
+    ['create with --expires of a date-time without its offset', { given: ['create', 'x', '--expires', '2030-01-01T00:00:00'], code: 2 }],
+    ['create with a name holding a control character', { given: ['create', 'a\u0007b'], code: 2 }],
+    ['list with --scopes', { given: ['list', '--scopes', 'pets:read'], code: 2 }],
+    ['an unknown option', { given: ['create', 'x', '--admin'], code: 2 }],
   ])('%s fails with a message on stderr and nothing on stdout', async (_title, { given, code }) => {
     const result = await apikey(given, t.url);
     expect(result.code).toBe(code);
     expect(result.stdout).toBe('');
     expect(result.stderr.trim()).not.toBe('');
+  });
+});
+
+describe('apikey create --scopes --expires', () => {
+  it('prints a key that holds only those scopes, expiring then: 403 on createPet, 200 on listPets', async () => {
+    const created = await apikey(['create', 'x', '--scopes', 'pets:read', '--expires', '30d'], t.url);
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stdout).toMatch(new RegExp(`^${KEY.source.slice(1, -1)}\\n$`));
+    expect(created.stderr).toMatch(/scopes pets:read; expires \d{4}-/);
+    const headers = { authorization: `Bearer ${created.stdout.trim()}` };
+    await within(10_000, async () => (await t.api({ method: 'GET', url: '/v1/pets', headers })).statusCode === 200);
+    const refused = await t.api({ method: 'POST', url: '/v1/pets', headers, payload: { name: 'Rex', categoryId: 1 } });
+    expect(refused.statusCode).toBe(403);
+    expect(refused.json().code).toBe('insufficient_scope');
+    const { rows } = await t.pool.query<{ scopes: string[]; expires_at: Date }>('SELECT scopes, expires_at FROM api_keys WHERE key_hash = sha256($1::bytea)', [Buffer.from(created.stdout.trim())]);
+    expect(rows[0]?.scopes).toEqual(['pets:read']);
+    const days = ((rows[0]?.expires_at.getTime() ?? 0) - Date.now()) / 86_400_000;
+    expect(days).toBeGreaterThan(29.99);
+    expect(days).toBeLessThanOrEqual(30);
+    const listed = await apikey(['list'], t.url);
+    expect(listed.stdout).toMatch(/^\d+\s+x\s+\S+\s+-\s+\d{4}-\S+\s+-\s+pets:read$/m);
+  });
+
+  it('takes an ISO 8601 date-time, and several scopes', async () => {
+    const created = await apikey(['create', 'dated', '--scopes', 'orders:write, pets:read', '--expires', '2031-06-01T12:00:00+02:00'], t.url);
+    expect(created.code, created.stderr).toBe(0);
+    const { rows } = await t.pool.query<{ scopes: string[]; expires_at: Date }>("SELECT scopes, expires_at FROM api_keys WHERE name = 'dated'");
+    expect(rows[0]).toEqual({ scopes: ['pets:read', 'orders:write'], expires_at: new Date('2031-06-01T10:00:00Z') });
+  });
+
+  it('a scope that does not exist: says which scopes there are', async () => {
+    const result = await apikey(['create', 'x', '--scopes', 'pets:admin'], t.url);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr.trim()).toBe('apikey create: unknown scope "pets:admin" in --scopes; the scopes are pets:read, pets:write, orders:read, orders:write, keys:manage');
   });
 });
 

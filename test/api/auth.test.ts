@@ -19,12 +19,23 @@ const operations = [
   ['listPets', { method: 'GET', url: '/v1/pets' }],
   ['createPet', { method: 'POST', url: '/v1/pets', payload: { name: 'Rex', categoryId: 1 } }],
   ['getPet', { method: 'GET', url: '/v1/pets/1' }],
+  ['updatePet', { method: 'PATCH', url: '/v1/pets/999999', payload: { name: 'Max' } }],
+  ['deletePet', { method: 'DELETE', url: '/v1/pets/999999' }],
   ['listOrders', { method: 'GET', url: '/v1/store/orders' }],
   ['placeOrder', { method: 'POST', url: '/v1/store/orders', payload: { petId: 1 } }],
   ['getOrder', { method: 'GET', url: '/v1/store/orders/1' }],
   ['cancelOrder', { method: 'POST', url: '/v1/store/orders/1/cancel' }],
   ['completeOrder', { method: 'POST', url: '/v1/store/orders/1/complete' }],
   ['getInventory', { method: 'GET', url: '/v1/store/inventory' }],
+  ['listCategories', { method: 'GET', url: '/v1/categories' }],
+  ['getCategory', { method: 'GET', url: '/v1/categories/1' }],
+  ['putCategory', { method: 'PUT', url: '/v1/categories/1', payload: { name: 'Dogs' } }],
+  ['deleteCategory', { method: 'DELETE', url: '/v1/categories/1' }],
+  ['createApiKey', { method: 'POST', url: '/v1/api-keys', payload: { name: 'made by auth.test', scopes: ['pets:read'] } }],
+  ['listApiKeys', { method: 'GET', url: '/v1/api-keys' }],
+  ['getApiKey', { method: 'GET', url: '/v1/api-keys/1' }],
+  ['revokeApiKey', { method: 'POST', url: '/v1/api-keys/999999/revoke' }],
+  ['rotateApiKey', { method: 'POST', url: '/v1/api-keys/999999/rotate' }],
 ] as const;
 
 it('the table above has every operation of the contract', async () => {

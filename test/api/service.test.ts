@@ -26,10 +26,10 @@ describe('routes the contract does not have', () => {
 
   // 404 up to 1.1.0; RFC 9110 §15.5.6 says 405 with the methods the path takes.
   it.each([
-    ['an undeclared method', { method: 'DELETE', url: '/v1/pets/1', allow: 'GET, HEAD' }],
+    ['an undeclared method', { method: 'PUT', url: '/v1/pets/1', allow: 'DELETE, GET, HEAD, PATCH' }],
     ['PUT on the collection', { method: 'PUT', url: '/v1/pets', allow: 'GET, HEAD, POST' }],
     ['OPTIONS without CORS', { method: 'OPTIONS', url: '/v1/store/orders', allow: 'GET, HEAD, POST' }],
-    ['a trailing slash on the collection (the path of one pet, with an empty id)', { method: 'POST', url: '/v1/pets/', allow: 'GET, HEAD' }],
+    ['a trailing slash on the collection (the path of one pet, with an empty id)', { method: 'POST', url: '/v1/pets/', allow: 'DELETE, GET, HEAD, PATCH' }],
     ['GET on an action', { method: 'GET', url: '/v1/store/orders/1/cancel', allow: 'POST' }],
     ['DELETE on an order (orders are never deleted)', { method: 'DELETE', url: '/v1/store/orders/1', allow: 'GET, HEAD' }],
     ['POST on the contract', { method: 'POST', url: '/v1/openapi.json', allow: 'GET, HEAD' }],

@@ -1,7 +1,7 @@
 // The mixed traffic of `npm run bench` (bench/mix.ts): the same seed asks the same things of
 // any server, whatever its cursors look like, in the shares the docs state.
 import { describe, expect, it } from 'vitest';
-import { buyMix, connectionSeed, headerOf, nextLink, ordersMix, petsForSale, petsMix, Walk, type Mix, type Seen, type Step } from '../../bench/mix.js';
+import { buyMix, categoryMix, connectionSeed, headerOf, nextLink, ordersMix, petsForSale, petsMix, renameMix, Walk, type Mix, type Seen, type Step } from '../../bench/mix.js';
 
 const ROWS = 10_000;
 
@@ -91,7 +91,30 @@ describe('Walk', () => {
     }
   });
 
-  it.each([petsMix, ordersMix, buyMix].map((mix) => [mix.name, mix] as const))('%s: sends the requests in the shares the docs state, within half a point', (_name, mix) => {
+  it('renames seeded pets at random with a merge patch of the name alone (updatePet)', () => {
+    const steps = walk(13, 20_000, ours, renameMix);
+    expect(new Set(steps.map((s) => `${s.operation} ${s.method}`))).toEqual(new Set(['updatePet PATCH']));
+    const ids = steps.map((s) => Number(/^\/v1\/pets\/(\d+)$/.exec(s.path)?.[1]));
+    expect(ids.every((id) => Number.isInteger(id) && id >= 1 && id <= ROWS)).toBe(true);
+    // Spread over the seeded pets, not a few of them.
+    expect(new Set(ids).size).toBeGreaterThan(8_000);
+    for (const s of steps) expect(Object.keys(JSON.parse(s.body ?? '') as object)).toEqual(['name']);
+    expect(steps.every((s) => /^\{"name":"pet-\d+"\}$/.test(s.body ?? ''))).toBe(true);
+  });
+
+  it('lists the first page (limit 20) of each of the 50 seeded categories, at random (listPets with categoryId)', () => {
+    const steps = walk(17, 5_000, ours, categoryMix);
+    expect(steps.every((s) => s.method === 'GET' && s.operation === 'listPets categoryId' && s.body === undefined)).toBe(true);
+    const categories = steps.map((s) => {
+      const query = new URLSearchParams(s.path.split('?')[1]);
+      expect(s.path.split('?')[0]).toBe('/v1/pets');
+      expect(query.get('limit')).toBe('20');
+      return Number(query.get('categoryId'));
+    });
+    expect(new Set(categories)).toEqual(new Set(Array.from({ length: 50 }, (_, i) => i + 1)));
+  });
+
+  it.each([petsMix, ordersMix, buyMix, renameMix, categoryMix].map((mix) => [mix.name, mix] as const))('%s: sends the requests in the shares the docs state, within half a point', (_name, mix) => {
     const steps = walk(1, 200_000, placing(ours), mix);
     const counts = new Map<string, number>();
     for (const s of steps) counts.set(s.operation, (counts.get(s.operation) ?? 0) + 1);

@@ -79,7 +79,7 @@ describe('retry policy', () => {
 
   it('never repeats a POST without an Idempotency-Key', async () => {
     const { store, requests } = clientAnswering([errorBody(503, 'unavailable', { 'retry-after': '0' }), json(201, {})]);
-    // Every POST of the contract takes a key (createPet, placeOrder, cancelOrder, completeOrder): raw, to a path without one.
+    // A path the contract does not have, through raw (the contract's own POSTs without a key are below).
     const post = store.raw.POST as unknown as (path: string, init: object) => Promise<{ response: Response }>;
     expect((await post('/store/orders/1/refund', {})).response.status).toBe(503);
     expect(requests).toHaveLength(1);
@@ -94,6 +94,80 @@ describe('retry policy', () => {
     expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
     expect(keys[1]).toBe(keys[0]);
     expect(await requests[1]?.text()).toBe('{"name":"Rex","categoryId":1}');
+  });
+
+  // createApiKey and rotateApiKey answer a secret once and take no Idempotency-Key: a repeat
+  // would mint a second key, or rotate again (ending at once the grace of the secret still
+  // deployed). revokeApiKey is a POST without a key too.
+  const secretAnswer = () => json(201, { id: 2, name: 'storefront', prefix: 'ask_x7Lm', scopes: ['pets:read'], createdAt: '2026-11-26T10:00:00.000Z', secret: `ask_x7Lm${'Q'.repeat(39)}` });
+  const lost = () => new TypeError('fetch failed', { cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }) });
+  type Store = ReturnType<typeof createAnimalStoreClient>;
+  const secretCalls = [
+    ['createApiKey', (store: Store) => store.createApiKey({ name: 'storefront', scopes: ['pets:read'] })],
+    ['rotateApiKey', (store: Store) => store.rotateApiKey(2, { graceSeconds: 3600 })],
+    ['revokeApiKey', (store: Store) => store.revokeApiKey(2)],
+  ] as const;
+
+  it.each(secretCalls)('never repeats %s after a 503, a 429 or a 409 with Retry-After: 0', async (operation, call) => {
+    for (const answer of [errorBody(503, 'unavailable', { 'retry-after': '0' }), errorBody(429, 'rate_limited', { 'retry-after': '0' }), errorBody(409, 'idempotency_in_flight', { 'retry-after': '0' })]) {
+      const { store, requests, events } = clientAnswering([answer, secretAnswer()]);
+      expect(await rejection(call(store))).toMatchObject({ status: answer.status, operation, idempotencyKey: undefined });
+      expect(requests).toHaveLength(1);
+      expect(requests[0]?.headers.has('idempotency-key')).toBe(false);
+      expect(events).toEqual([]);
+    }
+  });
+
+  it.each(secretCalls)('never repeats %s after a lost answer: AnimalStoreConnectionError, without a key to repeat it with', async (operation, call) => {
+    const failure = lost();
+    const { store, requests } = clientAnswering([failure, secretAnswer()], { baseDelayMs: 1 });
+    const error = await rejection(call(store));
+    expect(error).toBeInstanceOf(AnimalStoreConnectionError);
+    expect(error).toMatchObject({ operation, idempotencyKey: undefined, cause: failure });
+    expect(requests).toHaveLength(1);
+  });
+
+  it('an Idempotency-Key the caller adds to createApiKey or rotateApiKey does not make them repeatable (the contract gives them none)', async () => {
+    for (const call of [
+      (store: Store) => store.createApiKey({ name: 'storefront', scopes: ['pets:read'] }, { headers: { 'Idempotency-Key': 'mine' } }),
+      (store: Store) => store.rotateApiKey(2, {}, { headers: { 'Idempotency-Key': 'mine' } }),
+    ]) {
+      const { store, requests } = clientAnswering([errorBody(503, 'unavailable', { 'retry-after': '0' }), secretAnswer()], { baseDelayMs: 1 });
+      expect(await rejection(call(store))).toMatchObject({ status: 503 });
+      expect(requests).toHaveLength(1);
+      expect(requests[0]?.headers.get('idempotency-key')).toBe('mine');
+    }
+    // raw alike; and the same for a lost answer.
+    const { store, requests } = clientAnswering([lost(), secretAnswer()], { baseDelayMs: 1 });
+    const post = store.raw.POST as unknown as (path: string, init: object) => Promise<{ response: Response }>;
+    expect(await rejection(post('/api-keys', { body: { name: 'storefront', scopes: ['pets:read'] }, headers: { 'Idempotency-Key': 'mine' } }))).toBeInstanceOf(TypeError);
+    expect(requests).toHaveLength(1);
+  });
+
+  it('repeats the reads of API keys (GET) after a 503', async () => {
+    const key = { id: 2, name: 'storefront', prefix: 'ask_x7Lm', scopes: ['pets:read'], createdAt: '2026-11-26T10:00:00.000Z' };
+    const { store, requests } = clientAnswering([errorBody(503, 'unavailable', { 'retry-after': '0' }), json(200, key), errorBody(503, 'unavailable', { 'retry-after': '0' }), json(200, [key])]);
+    expect((await store.getApiKey(2)).data).toEqual(key);
+    expect((await store.listApiKeys()).data).toEqual([key]);
+    expect(requests.map((r) => `${r.method} ${new URL(r.url).pathname}`)).toEqual(['GET /v1/api-keys/2', 'GET /v1/api-keys/2', 'GET /v1/api-keys', 'GET /v1/api-keys']);
+  });
+
+  it('still repeats, with their key, the keyed operations under any base URL (no path, a trailing slash)', async () => {
+    for (const baseUrl of ['http://127.0.0.1:9', 'http://127.0.0.1:9/v1/', 'http://127.0.0.1:9/api/v1']) {
+      const requests: Request[] = [];
+      const answers = [errorBody(503, 'unavailable', { 'retry-after': '0' }), json(201, { id: 1, petId: 1, status: 'placed' })];
+      const store = createAnimalStoreClient({
+        baseUrl,
+        apiKey: 'ask_test',
+        fetch: async (input, init) => {
+          requests.push(new Request(input, init));
+          return (answers[requests.length - 1] ?? answers[1] as Response).clone();
+        },
+      });
+      expect((await store.placeOrder({ petId: 1 })).response.status, baseUrl).toBe(201);
+      expect(requests.map((r) => new URL(r.url).pathname), baseUrl).toEqual([`${new URL(baseUrl).pathname.replace(/\/$/, '')}/store/orders`, `${new URL(baseUrl).pathname.replace(/\/$/, '')}/store/orders`]);
+      expect(new Set(requests.map((r) => r.headers.get('idempotency-key'))).size).toBe(1);
+    }
   });
 
   it.each([

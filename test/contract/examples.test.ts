@@ -7,7 +7,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool } from '../../src/db/pool.js';
 import { specDocument } from '../contract.js';
-import { buildTestApp, type ApiRequest, type TestApp } from '../helper.js';
+import { buildTestApp, keysSettled, type ApiRequest, type TestApp } from '../helper.js';
 
 type Json = Record<string, any>;
 
@@ -50,7 +50,17 @@ beforeAll(async () => {
   await t.pool.query("UPDATE pets SET status = 'pending' WHERE id = 1");
   // The production budget, for the 429 example.
   limited = await buildTestApp({ env: { RATE_LIMIT_MAX: '1000', RATE_LIMIT_WINDOW_MS: '60000' } });
+  // The keys the examples name: key 1 is the test's (every scope), key 2 revoked; a read-only
+  // key and a key that manages keys and holds nothing else.
+  const made = async (scopes: string[]) => (await request({ method: 'POST', url: '/v1/api-keys', headers: { ...t.auth, ...json }, payload: JSON.stringify({ name: scopes.join(' '), scopes }) })).json();
+  const revoked = await made(['pets:read']);
+  await request({ method: 'POST', url: `/v1/api-keys/${revoked.id}/revoke`, headers: t.auth });
+  readOnly = { authorization: `Bearer ${(await made(['pets:read'])).secret}` };
+  keysOnly = { authorization: `Bearer ${(await made(['keys:manage'])).secret}` };
+  await keysSettled(t.pool, async (key) => (await t.app.inject({ method: 'GET', url: '/v1/pets', headers: { authorization: `Bearer ${key}` } })).statusCode === 200);
 });
+let readOnly: Record<string, string>;
+let keysOnly: Record<string, string>;
 afterAll(async () => {
   await t.close();
   await limited.close();
@@ -58,6 +68,17 @@ afterAll(async () => {
 
 const request = (r: ApiRequest) => t.api(r);
 const bodyOf = async (r: ApiRequest): Promise<unknown> => (await request(r)).json();
+const mergePatch = { 'content-type': 'application/merge-patch+json' };
+
+/** What `produce` answers while order 1 is placed again, holding pet 1 (pending): the PetReserved examples name them. */
+async function whileOrderOneHoldsPetOne(produce: () => Promise<unknown>): Promise<unknown> {
+  const { rows } = await t.pool.query<{ status: string; closed_at: Date }>("UPDATE orders SET status = 'placed', closed_at = NULL FROM (SELECT status, closed_at FROM orders WHERE id = 1) AS was WHERE orders.id = 1 RETURNING was.status, was.closed_at");
+  try {
+    return await produce();
+  } finally {
+    await t.pool.query('UPDATE orders SET status = $1, closed_at = $2 WHERE id = 1', [rows[0]?.status, rows[0]?.closed_at]);
+  }
+}
 
 /** How each example is produced. */
 const cases: Record<string, () => Promise<unknown>> = {
@@ -130,6 +151,39 @@ const cases: Record<string, () => Promise<unknown>> = {
   '#/components/responses/OrderNotFound/content/application~1json/examples/notFound': () => bodyOf({ method: 'GET', url: '/v1/store/orders/42', headers: t.auth }),
   '#/components/responses/OrderClosed/content/application~1json/examples/closed': () => bodyOf({ method: 'POST', url: '/v1/store/orders/1/cancel', headers: t.auth }),
   '#/components/responses/OrderClosed/content/application~1json/examples/expired': () => bodyOf({ method: 'POST', url: '/v1/store/orders/2/complete', headers: t.auth }),
+  '#/components/responses/BadPetPatch/content/application~1json/examples/pending': () => bodyOf({ method: 'PATCH', url: '/v1/pets/2', headers: { ...t.auth, ...mergePatch }, payload: '{"status":"pending"}' }),
+  '#/components/responses/PetNotFound/content/application~1json/examples/notFound': () => bodyOf({ method: 'PATCH', url: '/v1/pets/42', headers: { ...t.auth, ...mergePatch }, payload: '{"name":"Rex"}' }),
+  '#/components/responses/PetReserved/content/application~1json/examples/reserved': () =>
+    whileOrderOneHoldsPetOne(() => bodyOf({ method: 'PATCH', url: '/v1/pets/1', headers: { ...t.auth, ...mergePatch }, payload: '{"status":"available"}' })),
+  '#/components/responses/PetReserved/content/application~1json/examples/reservedDelete': () => whileOrderOneHoldsPetOne(() => bodyOf({ method: 'DELETE', url: '/v1/pets/1', headers: t.auth })),
+  '#/components/responses/PreconditionFailed/content/application~1json/examples/changed': () =>
+    bodyOf({ method: 'PATCH', url: '/v1/pets/1', headers: { ...t.auth, ...mergePatch, 'if-match': '"kY3zBq9TQ0mFv1cXo2aR8w"' }, payload: '{"name":"One"}' }),
+  '#/components/responses/BadCategoryId/content/application~1json/examples/badCategoryId': () => bodyOf({ method: 'GET', url: '/v1/categories/abc', headers: t.auth }),
+  '#/components/responses/BadCategory/content/application~1json/examples/emptyName': () => bodyOf({ method: 'PUT', url: '/v1/categories/2', headers: { ...t.auth, ...json }, payload: '{"name":""}' }),
+  '#/components/responses/CategoryNotFound/content/application~1json/examples/notFound': () => bodyOf({ method: 'GET', url: '/v1/categories/42', headers: t.auth }),
+  '#/components/responses/InsufficientScope/content/application~1json/examples/insufficientScope': () =>
+    bodyOf({ method: 'POST', url: '/v1/pets', headers: { ...readOnly, ...json }, payload: '{"name":"Rex","categoryId":1}' }),
+  '#/paths/~1pets~1{petId}/get/responses/403/content/application~1json/examples/insufficientScope': () => bodyOf({ method: 'GET', url: '/v1/pets/1', headers: keysOnly }),
+  '#/paths/~1api-keys/post/responses/403/content/application~1json/examples/insufficientScope': () =>
+    bodyOf({ method: 'POST', url: '/v1/api-keys', headers: { ...readOnly, ...json }, payload: '{"name":"storefront","scopes":["pets:read"]}' }),
+  '#/paths/~1api-keys/post/responses/403/content/application~1json/examples/grantNotHeld': () =>
+    bodyOf({ method: 'POST', url: '/v1/api-keys', headers: { ...keysOnly, ...json }, payload: '{"name":"orders","scopes":["orders:write"]}' }),
+  '#/paths/~1api-keys~1{keyId}~1rotate/post/responses/403/content/application~1json/examples/insufficientScope': () => bodyOf({ method: 'POST', url: '/v1/api-keys/1/rotate', headers: readOnly }),
+  '#/paths/~1api-keys~1{keyId}~1rotate/post/responses/403/content/application~1json/examples/rotateNotHeld': () => bodyOf({ method: 'POST', url: '/v1/api-keys/1/rotate', headers: keysOnly }),
+  '#/components/responses/BadApiKey/content/application~1json/examples/unknownScope': () =>
+    bodyOf({ method: 'POST', url: '/v1/api-keys', headers: { ...t.auth, ...json }, payload: '{"name":"x","scopes":["pets:admin"]}' }),
+  '#/components/responses/BadApiKey/content/application~1json/examples/pastExpiry': () =>
+    bodyOf({ method: 'POST', url: '/v1/api-keys', headers: { ...t.auth, ...json }, payload: '{"name":"x","scopes":["pets:read"],"expiresAt":"2020-01-01T00:00:00.000Z"}' }),
+  '#/components/responses/BadKeyId/content/application~1json/examples/badKeyId': () => bodyOf({ method: 'GET', url: '/v1/api-keys/abc', headers: t.auth }),
+  '#/components/responses/BadRotation/content/application~1json/examples/graceTooLong': () =>
+    bodyOf({ method: 'POST', url: '/v1/api-keys/1/rotate', headers: { ...t.auth, ...json }, payload: '{"graceSeconds":604801}' }),
+  '#/components/responses/KeyNotFound/content/application~1json/examples/notFound': () => bodyOf({ method: 'GET', url: '/v1/api-keys/42', headers: t.auth }),
+  '#/components/responses/KeyInactive/content/application~1json/examples/revoked': () => bodyOf({ method: 'POST', url: '/v1/api-keys/2/rotate', headers: t.auth }),
+  '#/components/responses/CategoryNameTaken/content/application~1json/examples/taken': async () => {
+    // Category 3 is named "Dogs"; category 2 asks for the name in another case.
+    await request({ method: 'PUT', url: '/v1/categories/3', headers: { ...t.auth, ...json }, payload: '{"name":"Dogs"}' });
+    return bodyOf({ method: 'PUT', url: '/v1/categories/2', headers: { ...t.auth, ...json }, payload: '{"name":"dogs"}' });
+  },
 };
 
 /** The rate limiter says when to retry ("42 seconds", "1 minute"): that depends on the moment. */

@@ -126,9 +126,9 @@ describe('section 4: operations', () => {
     expect({ method, path }).toEqual(want);
   });
 
-  it("has the interface's four operations, and the store's that 1.2.0 added", () => {
+  it("has the interface's four operations, the store's that 1.2.0 added, and those of 1.3.0", () => {
     expect(operations.map((o) => o.op.operationId).sort()).toEqual(
-      ['cancelOrder', 'completeOrder', 'createPet', 'getInventory', 'getOrder', 'getPet', 'listOrders', 'listPets', 'placeOrder'],
+      ['cancelOrder', 'completeOrder', 'createApiKey', 'createPet', 'deleteCategory', 'deletePet', 'getApiKey', 'getCategory', 'getInventory', 'getOrder', 'getPet', 'listApiKeys', 'listCategories', 'listOrders', 'listPets', 'placeOrder', 'putCategory', 'revokeApiKey', 'rotateApiKey', 'updatePet'],
     );
   });
 
@@ -222,9 +222,11 @@ describe('sections 5 and 7: authentication and errors', () => {
     expect(spec.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
   });
 
-  it.each(operations.map((o) => [o.op.operationId as string, o] as const))('%s requires bearerAuth', (_id, { op }) => {
+  // With the one scope it needs (1.3.0): which, test/api/scopes.test.ts holds against the service.
+  it.each(operations.map((o) => [o.op.operationId as string, o] as const))('%s requires bearerAuth, with one scope', (_id, { op }) => {
     const security = op.security ?? spec.security;
-    expect(security).toEqual([{ bearerAuth: [] }]);
+    expect(security).toEqual([{ bearerAuth: [expect.any(String)] }]);
+    expect(spec.components.schemas.Scope.enum).toContain(security[0].bearerAuth[0]);
   });
 
   it.each(operations.map((o) => [o.op.operationId as string, o] as const))('%s answers every error with the Error body', (_id, { op }) => {

@@ -7,6 +7,7 @@
 // the pool runs them and read how many pet rows each plan touched.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CATEGORY_STATEMENTS } from '../../src/db/categories.js';
 import { ORDER_STATEMENTS } from '../../src/db/orders.js';
 import { PET_STATEMENTS } from '../../src/db/pets.js';
 import { PLAN_CACHE_MODE } from '../../src/db/pool.js';
@@ -57,12 +58,12 @@ afterAll(async () => {
 });
 
 /** The plan `sql` ran with these values (after `before`), as a prepared statement of the pool runs it (rolled back; PREPARE is not). */
-async function generic(sql: string, values: (string | number)[], before?: string): Promise<PlanNode> {
+async function generic(sql: string, values: (string | number | boolean | null)[], before?: string): Promise<PlanNode> {
   await client.query('BEGIN');
   try {
     if (before) await client.query(before);
     await client.query(`PREPARE s AS ${sql}`);
-    const args = values.map((v) => (typeof v === 'number' ? String(v) : client.escapeLiteral(v))).join(', ');
+    const args = values.map((v) => (v === null ? 'NULL' : typeof v === 'string' ? client.escapeLiteral(v) : String(v))).join(', ');
     const result = await client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE s(${args})`);
     return result.rows[0]?.['QUERY PLAN'][0]?.Plan as PlanNode;
   } finally {
@@ -87,6 +88,10 @@ describe("statements on some pets read those pets' rows only, with statistics fr
     // JSON around the scan (src/db/pets.ts, pageOf), which must not change what it reads.
     ['a page of 20 pets, deep in the table', { given: () => [PET_STATEMENTS.list.text, [2500, 20]] as const, want: 21 }],
     ['a page of 20 pending pets, a status that was rare', { given: () => [PET_STATEMENTS.listByStatus.text, ['pending', 300, 20]] as const, want: 21 }],
+    ['a page of 20 pets of one category, deep in the table', { given: () => [PET_STATEMENTS.listByCategory.text, [1, null, 2500, 20]] as const, want: 21 }],
+    ['changing a pet (updatePet)', { given: () => [PET_STATEMENTS.update.text, [PENDING + 3, null, 'Max', 2, true, 'sold']] as const, want: 1 }],
+    ['changing a pending pet\'s status (refused)', { given: () => [PET_STATEMENTS.update.text, [7, null, null, null, true, null]] as const, want: 1 }],
+    ['removing a pet (deletePet)', { given: () => [PET_STATEMENTS.remove.text, [PENDING + 4, null]] as const, want: 1 }],
     [
       'a lookup and two pages together (coalesced, every kind)',
       { given: () => [PET_STATEMENTS.readMany.text, [`{${PENDING + 5}}`, '{1}', '{2000}', '{20}', '{2}', '{pending}', '{600}', '{20}']] as const, want: 21 },
@@ -104,5 +109,27 @@ describe("statements on some pets read those pets' rows only, with statistics fr
     const scans = scansOf(await generic(ORDER_STATEMENTS.expire.text, [1000], due), 'pets');
     expect(scans.length).toBeGreaterThan(0);
     for (const scan of scans) expect(scan, JSON.stringify(scans)).toMatchObject({ read: expect.toSatisfy((n: number) => n <= 5) });
+  });
+});
+
+describe('statements on some categories read those categories only, with statistics from when there were 10', () => {
+  beforeAll(async () => {
+    await client.query('ALTER TABLE categories SET (autovacuum_enabled = false)');
+    await client.query("INSERT INTO categories (id, name) SELECT i * 3, 'Category ' || i FROM generate_series(1, 10) AS i");
+    await client.query('ANALYZE categories');
+    await client.query("INSERT INTO categories (id, name) SELECT i * 3, 'Category ' || i FROM generate_series(11, 5000) AS i");
+  });
+
+  // `want`: the most category rows any one scan of the plan may read.
+  it.each([
+    ['getCategory', { given: () => [CATEGORY_STATEMENTS.get.text, [3000]] as const, want: 1 }],
+    ['deleteCategory', { given: () => [CATEGORY_STATEMENTS.remove.text, [3000]] as const, want: 1 }],
+    ["the holder of a name, ignoring case (putCategory's 409)", { given: () => [CATEGORY_STATEMENTS.holder.text, ['CATEGORY 4000']] as const, want: 1 }],
+    ['a page of 20 categories, deep in the table', { given: () => [CATEGORY_STATEMENTS.list.text, [12_000, 20]] as const, want: 21 }],
+  ])('%s', async (_title, { given, want }) => {
+    const [sql, values] = given();
+    const scans = scansOf(await generic(sql, [...values]), 'categories');
+    expect(scans.length).toBeGreaterThan(0);
+    for (const scan of scans) expect(scan, JSON.stringify(scans)).toMatchObject({ read: expect.toSatisfy((n: number) => n <= want) });
   });
 });

@@ -150,7 +150,11 @@ describe('the client package', () => {
       expect(report.operations[operation]).toBe('ok');
     });
 
-    it.each(['a repeat with the same Idempotency-Key replays the answer and adds nothing', 'a 429 is retried after its Retry-After, a keyed createPet included, and thrown when retries are off'])(
+    it.each([
+      'a repeat with the same Idempotency-Key replays the answer and adds nothing',
+      'a 429 is retried after its Retry-After, a keyed createPet included, and thrown when retries are off',
+      'createApiKey is never repeated, even with retries on: a 429 is thrown and no second key is minted',
+    ])(
       '%s',
       (behaviour) => {
         expect(report.behaviours[behaviour]).toBe('ok');

@@ -99,8 +99,13 @@ const request = fc.record({
 
 describe('fuzzing', () => {
   it(`${RUNS} generated requests: no 5xx, every error a valid Error body, nothing stored by a rejected request`, async () => {
-    const before = (await t.pool.query('SELECT id, name, category_id, status FROM pets ORDER BY id')).rows;
+    const stored = async () => (await t.pool.query('SELECT id, name, category_id, status, deleted_at IS NOT NULL AS removed FROM pets ORDER BY id')).rows;
+    const before = await stored();
     const created: number[] = [];
+    // What accepted writes answered: each pet as a create or a change (updatePet) last sent
+    // it, and the pets removed (deletePet).
+    const answered = new Map<number, { id: number; name: string; categoryId: number; status?: string }>();
+    const removed = new Set<number>();
     const statuses = new Map<number, number>();
 
     await fc.assert(
@@ -125,14 +130,27 @@ describe('fuzzing', () => {
         }
         if (r.method !== 'HEAD') expect(contractViolations(r.method, url, response), `${r.method} ${url}`).toEqual([]);
         if (response.statusCode === 201 && response.headers['idempotent-replayed'] !== 'true') created.push((JSON.parse(response.body) as { id: number }).id);
+        const createdNow = response.statusCode === 201 && r.method === 'POST' && r.path === '/v1/pets' && response.headers['idempotent-replayed'] !== 'true';
+        if (createdNow || (response.statusCode === 200 && r.method === 'PATCH')) {
+          const pet = JSON.parse(response.body) as { id: number; name: string; categoryId: number; status?: string };
+          answered.set(pet.id, pet);
+        }
+        if (response.statusCode === 204 && r.method === 'DELETE') removed.add(Number(/^\/v1\/pets\/(\d+)$/.exec(r.path)?.[1]));
       }),
       { numRuns: RUNS, seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined },
     );
 
-    // Only the accepted creates changed the table: the rows before, plus exactly those.
-    const after = (await t.pool.query('SELECT id, name, category_id, status FROM pets ORDER BY id')).rows;
-    expect(after.slice(0, before.length)).toEqual(before);
+    // Only the accepted creates, changes and removals changed the table: the rows before, plus
+    // exactly the pets created, each as its last accepted write answered it.
+    const after = await stored();
     expect(after.slice(before.length).map((row: { id: string }) => Number(row.id))).toEqual(created);
+    const row = (pet: { id: number; name: string; categoryId: number; status?: string }) => ({ id: String(pet.id), name: pet.name, category_id: String(pet.categoryId), status: pet.status ?? null });
+    const expected = after.map((_: unknown, i: number) => {
+      const id = i < before.length ? Number(before[i].id) : (created[i - before.length] as number);
+      const pet = answered.get(id);
+      return { ...(pet ? row(pet) : before[i]), removed: removed.has(id) || (i < before.length && before[i].removed) };
+    });
+    expect(after).toEqual(expected);
     // The run exercised the service, not only its 404s.
     expect(statuses.get(200) ?? 0).toBeGreaterThan(RUNS / 100);
     expect(statuses.get(400) ?? 0).toBeGreaterThan(RUNS / 100);

@@ -104,6 +104,11 @@ const breaking: [string, Case][] = [
     'one operation requiring another scheme',
     { head: (s) => ((s.components.securitySchemes.apiKeyAuth = apiKeyScheme), (listPets(s).security = [{ apiKeyAuth: [] }])), want: 'api-security-requirement-added' },
   ],
+  ['a scope required of an operation whose requirement named none (bearerAuth: [] -> [pets:read])', { head: (s) => (listPets(s).security = [{ bearerAuth: ['pets:read'] }]), want: 'api-security-scope-added' }],
+  [
+    'a scope required that x-scopes-of-earlier-credentials does not list',
+    { head: (s) => ((s.components.securitySchemes.bearerAuth['x-scopes-of-earlier-credentials'] = ['pets:read']), (createPet(s).security = [{ bearerAuth: ['pets:write'] }])), want: 'api-security-scope-added' },
+  ],
   ['an OAuth scope added to a requirement', { both: (s) => (oauth(s), (s.security = [{ oauth: ['read'] }])), head: (s) => (s.security = [{ oauth: ['read', 'write'] }]), want: 'api-security-scope-added' }],
   ['an OAuth scope removed from the scheme', { both: (s) => (oauth(s), (s.security = [{ oauth: ['read'] }])), head: (s) => delete s.components.securitySchemes.oauth.flows.clientCredentials.scopes.read, want: 'api-security-scheme-changed' }],
   ['the base path changed (/v1 -> /v2)', { head: (s) => s.servers.forEach((server: Spec) => (server.url = 'https://{host}/v2')), want: 'api-server-removed' }],
@@ -340,6 +345,17 @@ const harmless: [string, Case][] = [
   [
     'a template with an enum written out as one address for each value',
     { both: (s) => (s.servers[0].variables.host.enum = ['api.animal-store.example', 'eu.animal-store.example']), head: (s) => (s.servers = [...writtenOut(s), { url: 'https://eu.animal-store.example/v1' }]), want: 'harmless' },
+  ],
+  [
+    'scopes required where the scheme says earlier credentials hold them (x-scopes-of-earlier-credentials)',
+    {
+      head: (s) => {
+        s.components.securitySchemes.bearerAuth['x-scopes-of-earlier-credentials'] = ['pets:read', 'pets:write'];
+        listPets(s).security = [{ bearerAuth: ['pets:read'] }];
+        createPet(s).security = [{ bearerAuth: ['pets:write'] }];
+      },
+      want: 'harmless',
+    },
   ],
   ['an OAuth scope no longer required', { both: (s) => (oauth(s), (s.security = [{ oauth: ['read', 'write'] }])), head: (s) => (s.security = [{ oauth: ['read'] }]), want: 'harmless' }],
   ['unknown request properties allowed if they are strings', { head: (s) => (newPet(s).additionalProperties = { type: 'string' }), want: 'harmless' }],

@@ -1,7 +1,7 @@
 // Type-level test of the typed client, checked by `npm run typecheck`: each
 // `@ts-expect-error` fails the build if the call below it starts to compile, and the
 // assertions at the end fail it when the client and the contract part ways.
-import { createAnimalStoreClient, type AnimalStoreClient, type OperationId, type TakesIdempotencyKey, operationTable } from '../../client/src/index.js';
+import { AnimalStoreError, createAnimalStoreClient, type AnimalStoreClient, type ApiKey, type OperationId, type Scope, type TakesIdempotencyKey, operationTable } from '../../client/src/index.js';
 import type { operations } from '../../generated/v1.js';
 
 export async function wrongCalls(): Promise<void> {
@@ -52,6 +52,91 @@ export async function wrongCalls(): Promise<void> {
   void page.idempotencyKey;
   // @ts-expect-error listPets is not deprecated
   void page.deprecation;
+  // @ts-expect-error listPets answers no ETag, so its result has none
+  void page.etag;
+
+  // updatePet: a merge patch of name, categoryId, status (null takes it away), with If-Match.
+  const updated = await store.updatePet(1, { name: 'Rex', status: null }, { ifMatch: created.etag });
+  const etag: string | undefined = updated.etag;
+  const renamed: string = updated.data.name;
+  const etags: (string | undefined)[] = [created.etag, (await store.getPet(1)).etag];
+  void [etag, renamed, etags];
+  // @ts-expect-error only placing an order makes a pet pending
+  await store.updatePet(1, { status: 'pending' });
+  // @ts-expect-error id is not a field of a patch
+  await store.updatePet(1, { id: 2 });
+  // @ts-expect-error name cannot be taken away (null)
+  await store.updatePet(1, { name: null });
+  // @ts-expect-error updatePet takes no Idempotency-Key
+  await store.updatePet(1, {}, { idempotencyKey: 'k' });
+  // @ts-expect-error listPets takes no If-Match
+  await store.listPets({}, { ifMatch: '"x"' });
+  const removed = await store.deletePet(1, { ifMatch: '"x"' });
+  const nothing: undefined = removed.data;
+  void nothing;
+  await store.listPets({ categoryId: 3 });
+
+  // Categories.
+  const named = await store.putCategory(2, 'Dogs');
+  const category: { id: number; name: string } = named.data;
+  void category;
+  // @ts-expect-error a name is a string
+  await store.putCategory(2, 7);
+  // @ts-expect-error a category id is a number
+  await store.getCategory('2');
+  // @ts-expect-error the iterator makes the cursors itself
+  store.listAllCategories({ cursor: 'abc.def' });
+  for await (const each of store.listAllCategories({ limit: 100 })) void each.name;
+  const { data: categories } = await store.listCategories({ limit: 10 });
+  void categories[0]?.name;
+  await store.deleteCategory(2);
+
+  // API keys: scopes are the contract's, a secret only where one is shown.
+  const issued = await store.createApiKey({ name: 'storefront', scopes: ['pets:read'], expiresAt: '2030-01-01T00:00:00.000Z' });
+  const secret: string = issued.data.secret;
+  const scopes: Scope[] = issued.data.scopes;
+  void [secret, scopes];
+  // @ts-expect-error 'pets:delete' is not a Scope
+  await store.createApiKey({ name: 'x', scopes: ['pets:delete'] });
+  // @ts-expect-error scopes are required
+  await store.createApiKey({ name: 'x' });
+  // @ts-expect-error createApiKey takes no Idempotency-Key: a repeat would mint a second key
+  await store.createApiKey({ name: 'x', scopes: ['pets:read'] }, { idempotencyKey: 'k' });
+  // @ts-expect-error createApiKey takes no key, so its result has none
+  void issued.idempotencyKey;
+  const shown = await store.getApiKey(issued.data.id);
+  const lastUsed: string | undefined = shown.data.lastUsedAt;
+  // @ts-expect-error getApiKey never answers the secret
+  void shown.data.secret;
+  // @ts-expect-error a key id is a number
+  await store.getApiKey('2');
+  for await (const each of store.listAllApiKeys({ limit: 100 })) void each.revokedAt;
+  // @ts-expect-error the iterator makes the cursors itself
+  store.listAllApiKeys({ cursor: 'abc.def' });
+  const rotated = await store.rotateApiKey(issued.data.id, { graceSeconds: 3600 });
+  const next: string = rotated.data.secret;
+  const graceEnds: string | undefined = rotated.data.previousSecretExpiresAt;
+  await store.rotateApiKey(issued.data.id);
+  await store.rotateApiKey(issued.data.id, {});
+  // @ts-expect-error graceSeconds is a number of seconds
+  await store.rotateApiKey(issued.data.id, { graceSeconds: '1h' });
+  // @ts-expect-error a rotation has graceSeconds only
+  await store.rotateApiKey(issued.data.id, { scopes: ['pets:read'] });
+  const revoked = await store.revokeApiKey(issued.data.id);
+  const revokedAt: string | undefined = revoked.data.revokedAt;
+  void [lastUsed, next, graceEnds, revokedAt];
+  const keys: ApiKey[] = (await store.listApiKeys({ limit: 10 })).data;
+  void keys;
+
+  // A 403 names the scope the key lacks.
+  try {
+    await store.createPet({ name: 'Rex', categoryId: 1 });
+  } catch (error) {
+    if (error instanceof AnimalStoreError && error.code === 'insufficient_scope') {
+      const missing: string | undefined = error.scope;
+      void missing;
+    }
+  }
 }
 
 // The client has a method for every operation of the contract (named by its operationId).

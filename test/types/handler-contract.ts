@@ -7,11 +7,14 @@ import type { Pet } from '../../src/db/pets.js';
 
 const pet = { id: 1, name: 'Rex', categoryId: 2, status: 'available' as const };
 const error = { code: 'not_found', message: 'Pet 1 does not exist', status: 404 };
+const ETag = '"kY3zBq9TQ0mFv1cXo2aR8w"';
 
 // The well-typed answers compile.
-export const found: Handler<'getPet'> = async () => ({ status: 200, body: pet });
+export const found: Handler<'getPet'> = async () => ({ status: 200, body: pet, headers: { ETag } });
 export const missing: Handler<'getPet'> = async () => ({ status: 404, body: error });
-export const created: Handler<'createPet'> = async () => ({ status: 201, body: pet, headers: { Location: '/v1/pets/1' } });
+export const created: Handler<'createPet'> = async () => ({ status: 201, body: pet, headers: { Location: '/v1/pets/1', ETag } });
+export const notModified: Handler<'getPet'> = async () => ({ status: 304, body: undefined, headers: { ETag } });
+export const removed: Handler<'deletePet'> = async () => ({ status: 204, body: undefined });
 export const listed: Handler<'listPets'> = async ({ query }) => ({ status: 200, body: query.status ? [pet] : [] });
 
 // A Pet without `id` is not a getPet answer.
@@ -30,6 +33,16 @@ export const wrongBody: Handler<'getPet'> = async () => ({ status: 404, body: pe
 // @ts-expect-error Property 'headers' is missing
 export const noLocation: Handler<'createPet'> = async () => ({ status: 201, body: pet });
 
+// getPet's 200, and updatePet's, must set the ETag header the contract declares.
+// @ts-expect-error Property 'headers' is missing
+export const noETag: Handler<'getPet'> = async () => ({ status: 200, body: pet });
+// @ts-expect-error Property 'ETag' is missing
+export const noUpdatedETag: Handler<'updatePet'> = async () => ({ status: 200, body: pet, headers: {} });
+
+// A 304 has no body.
+// @ts-expect-error Type 'Pet' is not assignable to 'undefined'
+export const notModifiedWithBody: Handler<'getPet'> = async () => ({ status: 304, body: pet, headers: { ETag } });
+
 // A status outside the enumeration does not fit PetStatus.
 // @ts-expect-error Type '"lost"' is not assignable
 export const badStatus: Handler<'getPet'> = async () => ({ status: 200, body: { ...pet, status: 'lost' } });
@@ -38,13 +51,14 @@ export const badStatus: Handler<'getPet'> = async () => ({ status: 200, body: { 
 export const wrongParam: Handler<'getPet'> = async ({ params }) => {
   // @ts-expect-error Property 'id' does not exist (the path parameter is petId)
   const id: number = params.id;
-  return { status: 200, body: { ...pet, id } };
+  return { status: 200, body: { ...pet, id }, headers: { ETag } };
 };
 
 // A body the database wrote as JSON (src/db/serialized.ts) is typed by the body it
 // stands for: it answers where that body is declared, and nowhere else.
 const petJson = new Serialized<Pet>(JSON.stringify(pet));
-export const foundJson: Handler<'getPet'> = async () => ({ status: 200, body: petJson });
+export const foundJson: Handler<'getPet'> = async () => ({ status: 200, body: petJson, headers: { ETag } });
+export const updatedJson: Handler<'updatePet'> = async () => ({ status: 200, body: petJson, headers: { ETag } });
 export const listedJson: Handler<'listPets'> = async () => ({ status: 200, body: new Serialized<Pet[]>(`[${petJson.json}]`) });
 
 // A pet's JSON is not the Error body of a 404.

@@ -110,12 +110,12 @@ const rows: Array<[string, Row]> = [
   ['application/json then charset=utf-16 is 400', { given: () => createPet('{"name":"Dup","categoryId":1}', { 'Content-Type': 'application/json\r\nContent-Type: application/json; charset=utf-16' }), want: { status: 400 } }],
   ['text/plain then application/json is 400', { given: () => createPet('{"name":"Dup","categoryId":1}', { 'Content-Type': 'text/plain\r\nContent-Type: application/json' }), want: { status: 400 } }],
   // 5. HTTP's own answers and clear messages (issue 26).
-  ['DELETE on a pet is 405 with Allow', { given: () => request('DELETE', '/v1/pets/1', auth()), want: { status: 405, headers: { allow: /^GET, HEAD$/ }, message: 'DELETE is not allowed on /v1/pets/1; it allows GET, HEAD' } }],
+  ['PUT on a pet is 405 with Allow', { given: () => request('PUT', '/v1/pets/1', auth()), want: { status: 405, headers: { allow: /^DELETE, GET, HEAD, PATCH$/ }, message: 'PUT is not allowed on /v1/pets/1; it allows DELETE, GET, HEAD, PATCH' } }],
   ['OPTIONS without CORS is 405 with Allow', { given: () => request('OPTIONS', '/v1/pets', auth()), want: { status: 405, headers: { allow: /^GET, HEAD, POST$/ }, message: 'OPTIONS is not allowed on /v1/pets; it allows GET, HEAD, POST' } }],
   ['PATCH on an order action is 405 with Allow', { given: () => request('PATCH', '/v1/store/orders/1/cancel', json(), '{}'), want: { status: 405, headers: { allow: /^POST$/ } } }],
   [
     'a query parameter the operation does not take is 400 naming it and those it takes',
-    { given: () => request('GET', '/v1/pets?stauts=sold&limit=2', auth()), want: { status: 400, field: 'stauts', message: 'query parameter stauts: is not a parameter of listPets (it takes limit, status, id, cursor)' } },
+    { given: () => request('GET', '/v1/pets?stauts=sold&limit=2', auth()), want: { status: 400, field: 'stauts', message: 'query parameter stauts: is not a parameter of listPets (it takes limit, status, id, categoryId, cursor)' } },
   ],
   ['a query parameter on an operation that takes none is 400', { given: () => createPet('{"name":"Q","categoryId":1}', {}).toString('latin1').replace('POST /v1/pets ', 'POST /v1/pets?dryRun=true '), want: { status: 400, field: 'dryRun', message: 'query parameter dryRun: is not a parameter of createPet (it takes none)' } }],
   ['limit given twice is 400 saying so', { given: () => request('GET', '/v1/pets?limit=1&limit=2', auth()), want: { status: 400, field: 'limit', message: 'query parameter limit: must be given once, not 2 times' } }],

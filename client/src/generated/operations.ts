@@ -2,13 +2,24 @@
 // DO NOT EDIT. Change the spec and regenerate; `npm run generate:check` fails when stale.
 
 /** The version of the contract this table was generated from (info.version). */
-export const contractVersion = "1.2.0";
+export const contractVersion = "1.3.0";
 
 /** Every operation of the contract, by operationId. */
 export const operationTable = {
   listPets: { method: "GET", path: "/pets", idempotencyKey: false, deprecated: false },
   createPet: { method: "POST", path: "/pets", idempotencyKey: true, deprecated: false },
   getPet: { method: "GET", path: "/pets/{petId}", idempotencyKey: false, deprecated: true },
+  deletePet: { method: "DELETE", path: "/pets/{petId}", idempotencyKey: false, deprecated: false },
+  updatePet: { method: "PATCH", path: "/pets/{petId}", idempotencyKey: false, deprecated: false },
+  listCategories: { method: "GET", path: "/categories", idempotencyKey: false, deprecated: false },
+  getCategory: { method: "GET", path: "/categories/{categoryId}", idempotencyKey: false, deprecated: false },
+  putCategory: { method: "PUT", path: "/categories/{categoryId}", idempotencyKey: false, deprecated: false },
+  deleteCategory: { method: "DELETE", path: "/categories/{categoryId}", idempotencyKey: false, deprecated: false },
+  listApiKeys: { method: "GET", path: "/api-keys", idempotencyKey: false, deprecated: false },
+  createApiKey: { method: "POST", path: "/api-keys", idempotencyKey: false, deprecated: false },
+  getApiKey: { method: "GET", path: "/api-keys/{keyId}", idempotencyKey: false, deprecated: false },
+  revokeApiKey: { method: "POST", path: "/api-keys/{keyId}/revoke", idempotencyKey: false, deprecated: false },
+  rotateApiKey: { method: "POST", path: "/api-keys/{keyId}/rotate", idempotencyKey: false, deprecated: false },
   listOrders: { method: "GET", path: "/store/orders", idempotencyKey: false, deprecated: false },
   placeOrder: { method: "POST", path: "/store/orders", idempotencyKey: true, deprecated: false },
   getOrder: { method: "GET", path: "/store/orders/{orderId}", idempotencyKey: false, deprecated: false },

@@ -14,8 +14,9 @@ export interface paths {
          * @description Returns animals in ascending `id` order (stable across calls), at most `limit`
          *     of them, optionally only those with the given `status`, or with the given `id`s
          *     (`?id=3&id=7`: those that exist; this is how to look one animal up,
-         *     `GET /pets?id={petId}`, the replacement of the deprecated `getPet`). Filters
-         *     combine. The body is a plain JSON array; an empty array means no animal matched.
+         *     `GET /pets?id={petId}`, the replacement of the deprecated `getPet`), or of the given
+         *     `categoryId`. Filters combine. Removed animals (`deletePet`) are never listed. The
+         *     body is a plain JSON array; an empty array means no animal matched.
          *
          *     **Pagination:** when more animals follow, the answer carries
          *     `Link: <...>; rel="next"` (RFC 8288), the URL of the next page with the same
@@ -28,11 +29,11 @@ export interface paths {
          *     empty; follow its `rel="next"` (after a moment when it was empty). A cursor belongs
          *     to the operation and filters that made it: given to another, it is `400`.
          *
-         *     **A walk with `status`** returns each animal that has that status throughout the
-         *     walk exactly once. Statuses change when orders are placed, completed, cancelled or
-         *     expire (see the `store` operations); an animal whose status changes during the
-         *     walk is returned once or not at all, never twice: it is listed if it has the
-         *     status when its page is read.
+         *     **A walk with `status` or `categoryId`** returns each animal that matches throughout
+         *     the walk exactly once. Statuses change when orders are placed, completed, cancelled
+         *     or expire (see the `store` operations) and through `updatePet`, which also changes
+         *     categories; an animal that changes during the walk is returned once or not at all,
+         *     never twice: it is listed if it matches when its page is read.
          */
         get: operations["listPets"];
         put?: never;
@@ -63,13 +64,208 @@ export interface paths {
          *     (operation `listPets` with its `id` filter): it answers a list with the animal, or
          *     an empty list when no animal has that `id`.
          *
-         *     Returns the animal with the given `id`. Every answer, error or not, carries
+         *     Returns the animal with the given `id`, and its `ETag`; with `If-None-Match` naming
+         *     its current `ETag`, `304` without a body. Every answer, error or not, carries
          *     the `Deprecation`, `Sunset` and `Link` headers; `Link` names the replacement
          *     request for this animal (`</v1/pets?id=42>; rel="successor-version"`).
          */
         get: operations["getPet"];
         put?: never;
         post?: never;
+        /**
+         * Remove an animal
+         * @description Removes an animal from the catalogue: it leaves every `listPets` answer and the
+         *     inventory; `getPet` and `updatePet` answer `404` for it, and an order for it `422
+         *     pet_not_found`. Orders that name it stay readable, with their `petId`.
+         *
+         *     - An animal held by a placed order is `409 pet_reserved`: complete or cancel the
+         *       order first.
+         *     - An unknown or already removed animal is `404`.
+         *     - With `If-Match`, the animal is removed only if it is still as the client saw it;
+         *       otherwise `412` and nothing changes.
+         *
+         *     It takes no body. One sent anyway is read as any body is and then ignored: it must be
+         *     JSON (`415` otherwise) within the size limit (`413`).
+         */
+        delete: operations["deletePet"];
+        options?: never;
+        head?: never;
+        /**
+         * Change an animal
+         * @description Changes an animal's `name`, `categoryId` or `status` with a JSON Merge Patch
+         *     (RFC 7396): the fields given replace the stored ones, the others stay. `status: null`
+         *     takes the status away (the animal is unlisted from `status` filters, kept in the
+         *     catalogue); `status: "available"` offers it (again); `status: "sold"` marks it sold.
+         *     `{}` changes nothing and answers the animal and its `ETag`.
+         *
+         *     - `pending` cannot be set: only placing an order makes an animal `pending`.
+         *     - An animal held by a placed order keeps its status until the order is completed,
+         *       cancelled or expires: a patch that sets `status` on it is `409 pet_reserved`,
+         *       naming the order. Its `name` and `categoryId` may still change.
+         *     - `id`, an unknown field, `name: null` and `categoryId: null` are `400`.
+         *     - With `If-Match` (the `ETag` of a previous answer), the change is made only if the
+         *       animal is still as the client saw it; otherwise `412` and nothing changes. Without
+         *       it, the last change wins.
+         *
+         *     The body is sent as `application/merge-patch+json`; `application/json` is read the
+         *     same way. The answer carries the animal's new `ETag`: after `getPet`'s sunset, a
+         *     client gets an animal's current `ETag` from an `updatePet` answer (`{}` changes
+         *     nothing).
+         */
+        patch: operations["updatePet"];
+        trace?: never;
+    };
+    "/categories": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List categories
+         * @description Returns the named categories in ascending `id` order, at most `limit` of them. The
+         *     body is a plain JSON array. **Pagination** is that of `listPets`: follow
+         *     `Link: <...>; rel="next"` until there is none.
+         *
+         *     A category is a name given to a `categoryId`. Animals may carry any `categoryId`,
+         *     named or not: naming one, renaming it or removing its name changes no animal.
+         */
+        get: operations["listCategories"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/categories/{categoryId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a category
+         * @description Returns the name of the category with this `id`, or `404` when the id has no name.
+         */
+        get: operations["getCategory"];
+        /**
+         * Name a category
+         * @description Gives the category with this `id` its name: `201` when the id had no name, `200`
+         *     when it is renamed (or named the same again). Names are unique ignoring case: a
+         *     name another category holds is `409 category_name_taken`. Animals are not changed.
+         */
+        put: operations["putCategory"];
+        post?: never;
+        /**
+         * Remove a category's name
+         * @description Removes the name of the category with this `id`. Animals keep their `categoryId`.
+         *     An id without a name is `404`.
+         *     It takes no body. One sent anyway is read as any body is and then ignored: it must be
+         *     JSON (`415` otherwise) within the size limit (`413`).
+         */
+        delete: operations["deleteCategory"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List API keys
+         * @description Returns the deployment's API keys in ascending `id` order, revoked and expired ones
+         *     included, at most `limit` of them, never a secret. **Pagination** is that of
+         *     `listPets`: follow `Link: <...>; rel="next"` until there is none.
+         */
+        get: operations["listApiKeys"];
+        put?: never;
+        /**
+         * Create an API key
+         * @description Issues a new API key with the given `scopes` (and optionally an `expiresAt`). The
+         *     answer is the only one that ever holds the key's `secret`: store it now. A key can
+         *     grant only scopes its creator holds: asking for one the calling key lacks is
+         *     `403 insufficient_scope`, naming it. An unknown scope, or an `expiresAt` that is not
+         *     in the future, is `400`.
+         */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api-keys/{keyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an API key
+         * @description Returns the API key with this `id`, never its secret.
+         */
+        get: operations["getApiKey"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api-keys/{keyId}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke an API key
+         * @description Revokes the key (its current secret and any secret still in a rotation's grace): within
+         *     2 seconds every instance answers `401` to it. Revoking a revoked key answers it as it
+         *     is. The key stays listed, with `revokedAt`; its orders stay its own.
+         */
+        post: operations["revokeApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api-keys/{keyId}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate an API key's secret
+         * @description Gives the key a new secret, shown in this answer only. The previous secret keeps
+         *     working for `graceSeconds` (0 to 604800, default 86400), so that the new one can be
+         *     deployed without downtime; then it answers `401` on every instance within 2 seconds.
+         *     The key keeps its id, scopes and orders, whichever secret placed them. Rotating
+         *     again ends the earlier grace at once: only the secret just replaced keeps a grace.
+         *     A revoked or expired key is `409 api_key_inactive`. Rotating hands out a secret that
+         *     holds the key's scopes, so the calling key must hold every one of them: otherwise
+         *     `403 insufficient_scope`, naming the first it lacks.
+         */
+        post: operations["rotateApiKey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -213,6 +409,167 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
+         * @description A permission an API key holds. Each operation names the one it needs in its
+         *     `security` requirement: `pets:read` (listPets, getPet, listCategories, getCategory,
+         *     getInventory), `pets:write` (createPet, updatePet, deletePet, putCategory,
+         *     deleteCategory), `orders:read` (listOrders, getOrder), `orders:write` (placeOrder,
+         *     cancelOrder, completeOrder), `keys:manage` (the `/api-keys` operations).
+         * @example pets:read
+         * @enum {string}
+         */
+        Scope: "pets:read" | "pets:write" | "orders:read" | "orders:write" | "keys:manage";
+        /** @description An API key to create. Fields other than these are refused with `400`. */
+        NewApiKey: {
+            /**
+             * @description What the key is for, to recognise it in a list (not a secret).
+             * @example storefront
+             */
+            name: string;
+            /**
+             * @description The scopes the key holds; each must be held by the key that creates it.
+             * @example [
+             *       "pets:read"
+             *     ]
+             */
+            scopes: components["schemas"]["Scope"][];
+            /**
+             * Format: date-time
+             * @description When the key stops working (RFC 3339, in the future). Without it, never.
+             * @example 2030-01-01T00:00:00.000Z
+             */
+            expiresAt?: string;
+        };
+        /** @description An API key as stored. Its secret is never shown again after the answer that created or rotated it. */
+        ApiKey: {
+            /** @description The key's identifier (not a secret). */
+            id: components["schemas"]["Id"];
+            /**
+             * @description What the key is for.
+             * @example storefront
+             */
+            name: string;
+            /**
+             * @description The first 8 characters of its current secret, to recognise it in a log or a
+             *     configuration. Absent for a key issued before 1.3.0 until it is rotated: only a
+             *     hash of its secret is stored, so its first characters are not known.
+             * @example ask_x7Lm
+             */
+            prefix?: string;
+            /**
+             * @description The scopes the key holds.
+             * @example [
+             *       "pets:read"
+             *     ]
+             */
+            scopes: components["schemas"]["Scope"][];
+            /**
+             * Format: date-time
+             * @description When it was created (RFC 3339, UTC).
+             * @example 2026-11-26T10:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When it stops working; absent when it never expires.
+             * @example 2030-01-01T00:00:00.000Z
+             */
+            expiresAt?: string;
+            /**
+             * Format: date-time
+             * @description When it last authenticated a request, at most a minute stale; absent when never.
+             * @example 2026-11-26T10:00:00.000Z
+             */
+            lastUsedAt?: string;
+            /**
+             * Format: date-time
+             * @description When it was revoked; absent while it is not.
+             * @example 2026-11-26T11:00:00.000Z
+             */
+            revokedAt?: string;
+            /**
+             * Format: date-time
+             * @description After a rotation, until when the previous secret keeps working; absent when no previous secret works.
+             * @example 2026-11-27T10:00:00.000Z
+             */
+            previousSecretExpiresAt?: string;
+        };
+        /** @description An API key with its secret, in the one answer that shows it (createApiKey, rotateApiKey). */
+        ApiKeyWithSecret: {
+            id: components["schemas"]["Id"];
+            /** @example storefront */
+            name: string;
+            /** @example ask_x7Lm */
+            prefix: string;
+            scopes: components["schemas"]["Scope"][];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            expiresAt?: string;
+            /** Format: date-time */
+            lastUsedAt?: string;
+            /** Format: date-time */
+            revokedAt?: string;
+            /** Format: date-time */
+            previousSecretExpiresAt?: string;
+            /**
+             * @description The key: send it as `Authorization: Bearer <secret>`. Shown in this answer only; store it now.
+             * @example ask_x7LmQ2cVh0mZ1pR8sT4uW6yB3nD5fG7jK9aL0eX2iOq
+             */
+            secret: string;
+        };
+        /** @description A plain JSON array of API keys. */
+        ApiKeys: components["schemas"]["ApiKey"][];
+        /** @description How long the previous secret keeps working. Fields other than `graceSeconds` are refused with `400`. */
+        Rotation: {
+            /**
+             * Format: int32
+             * @description Seconds, 0 to 604800 (7 days); 0 ends the previous secret at once.
+             * @default 86400
+             * @example 86400
+             */
+            graceSeconds: number;
+        };
+        /**
+         * @description A JSON Merge Patch (RFC 7396) of an animal: the fields given replace the stored
+         *     ones. Fields other than these are refused with `400`, `id` among them.
+         */
+        PetPatch: {
+            /**
+             * @description The animal's new name, 1 to 100 characters, without control characters.
+             * @example Rex
+             */
+            name?: string;
+            /** @description The animal's new category. */
+            categoryId?: components["schemas"]["Id"];
+            /**
+             * @description `available` or `sold`, or `null` to take the status away. `pending` is refused:
+             *     only placing an order makes an animal `pending`.
+             * @example available
+             * @enum {string|null}
+             */
+            status?: "available" | "sold" | null;
+        };
+        /** @description A category's name. Fields other than `name` are refused with `400`. */
+        CategoryName: {
+            /**
+             * @description The category's name, 1 to 100 characters, unique ignoring case.
+             * @example Dogs
+             */
+            name: string;
+        };
+        /** @description A name given to a `categoryId`. */
+        Category: {
+            /** @description The category's identifier, the `categoryId` animals carry. */
+            id: components["schemas"]["Id"];
+            /**
+             * @description The category's name.
+             * @example Dogs
+             */
+            name: string;
+        };
+        /** @description A plain JSON array of categories. */
+        Categories: components["schemas"]["Category"][];
+        /**
          * Format: int64
          * @description A positive identifier. At most 2^53 - 1 so that every JSON parser keeps it
          *     exact; a larger value is refused with `400`, never rounded.
@@ -321,20 +678,24 @@ export interface components {
          *     | code | status | when |
          *     |---|---|---|
          *     | `bad_request` | 400 | malformed JSON, a parameter or body field that breaks the contract; a malformed HTTP message, an HTTP/1.1 request without `Host`, more than one `Content-Type` header |
-         *     | `unauthorized` | 401 | missing, malformed, unknown or revoked API key, or more than one `Authorization` header |
-         *     | `not_found` | 404 | no such animal or order (or an order of another API key), or no such path |
+         *     | `unauthorized` | 401 | missing, malformed, unknown, revoked or expired API key (or a secret whose rotation grace has ended), or more than one `Authorization` header |
+         *     | `insufficient_scope` | 403 | the API key lacks the scope the operation needs (named in the message and `WWW-Authenticate`), or createApiKey asks to grant (rotateApiKey, to rotate a key that holds) a scope the calling key does not hold |
+         *     | `not_found` | 404 | no such animal (or a removed one), order (or an order of another API key) or category name, or no such path |
          *     | `method_not_allowed` | 405 | a path of the service with a method it does not take; `Allow` lists those it does |
          *     | `request_timeout` | 408 | the request's headers or body did not arrive in time (the connection is closed) |
          *     | `idempotency_in_flight` | 409 | a request with this `Idempotency-Key` is still being processed |
          *     | `pet_not_available` | 409 | the animal of a new order is not `available` (the message names its status) |
+         *     | `pet_reserved` | 409 | the animal is held by a placed order (the message names it): its status cannot be set and it cannot be removed until the order is closed |
+         *     | `api_key_inactive` | 409 | rotateApiKey on a revoked or expired key |
+         *     | `category_name_taken` | 409 | another category holds this name (names are unique ignoring case) |
          *     | `order_closed` | 409 | the order is not `placed` any more (the message names its status), so it cannot be cancelled or completed |
          *     | `payload_too_large` | 413 | request body over the size limit |
-         *     | `precondition_failed` | 412 | the /docs static files only: `If-Match` or `If-Unmodified-Since` not met |
+         *     | `precondition_failed` | 412 | `If-Match` names no entity tag the animal has now (updatePet, deletePet); on the /docs static files, `If-Match` or `If-Unmodified-Since` not met |
          *     | `unsupported_media_type` | 415 | request body not `application/json`, or a charset other than UTF-8 |
          *     | `range_not_satisfiable` | 416 | the /docs static files only: a `Range` outside the file (with `Content-Range: bytes *\/<length>`) |
          *     | `expectation_failed` | 417 | an `Expect` header other than `100-continue` |
          *     | `idempotency_key_reused` | 422 | the `Idempotency-Key` was used with another request (body, or path) |
-         *     | `pet_not_found` | 422 | no animal has the `petId` of a new order |
+         *     | `pet_not_found` | 422 | no animal has the `petId` of a new order (or it was removed) |
          *     | `rate_limited` | 429 | over the rate limit; retry after `Retry-After` |
          *     | `headers_too_large` | 431 | request line and headers over 16 KiB (the connection is closed) |
          *     | `internal` | 500 | an unexpected failure; details are only in the service's log |
@@ -543,6 +904,210 @@ export interface components {
             };
         };
         /**
+         * @description `petId` is not an integer in `1 .. 9007199254740991`, or `If-Match` is malformed; or
+         *     content was sent (deletePet takes none, and ignores JSON) that is not valid JSON.
+         */
+        BadPetId: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description The body is missing, is not valid JSON or not an object, or has an invalid or unknown
+         *     field (`id`, `name: null`, `categoryId: null`, `status: "pending"`); or
+         *     `petId` or `If-Match` is malformed.
+         */
+        BadPetPatch: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description No animal has this `id` (it never existed, or was removed). */
+        PetNotFound: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description The animal is held by a placed order (it is `pending`): its status cannot be set and
+         *     it cannot be removed until the order is completed, cancelled or expires. The message
+         *     names the order.
+         */
+        PetReserved: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description `If-Match` names no entity tag the animal has now: it changed since the client read
+         *     it. Nothing was changed; read it again (its `ETag`) and decide again.
+         */
+        PreconditionFailed: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `categoryId` is not an integer in `1 .. 9007199254740991`. */
+        BadCategoryId: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description `categoryId` is not an integer in `1 .. 9007199254740991`, or the body is missing,
+         *     is not valid JSON, lacks `name`, or has an invalid or unknown field.
+         */
+        BadCategory: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The category has no name. */
+        CategoryNotFound: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Another category holds this name (names are unique ignoring case). */
+        CategoryNameTaken: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description The API key is valid but lacks the scope this operation needs. The message and
+         *     `WWW-Authenticate` name the scope.
+         */
+        InsufficientScope: {
+            headers: {
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate-Scope"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description The body is missing, is not valid JSON, lacks `name` or `scopes`, names an unknown
+         *     scope, has an `expiresAt` that is not in the future, or has an unknown field.
+         */
+        BadApiKey: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `keyId` is not an integer in `1 .. 9007199254740991`. */
+        BadKeyId: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `keyId` is not an integer in `1 .. 9007199254740991`, or `graceSeconds` is not an integer in `0 .. 604800`, or the body has an unknown field. */
+        BadRotation: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description No API key has this `id`. */
+        KeyNotFound: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The key is revoked or expired, so it has no secret to rotate. */
+        KeyInactive: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
          * @description Over the rate limit: per API key, or per client address without a valid key. Retry
          *     after `Retry-After` seconds.
          */
@@ -587,7 +1152,7 @@ export interface components {
         /**
          * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
          *     Do not build or change it; a cursor that was altered, or that belongs to other
-         *     filters (another `status`, `id` list or `petId`) or another list, is refused with
+         *     filters (another `status`, `id` list, `categoryId` or `petId`) or another list, is refused with
          *     `400`.
          */
         Cursor: string;
@@ -621,6 +1186,37 @@ export interface components {
          *     Anything else is `400`.
          */
         IdempotencyKey: string;
+        /** @description Keep only animals of this category. Without it, no filter applies. */
+        CategoryFilter: components["schemas"]["Id"];
+        /**
+         * @description Identifier of the API key (not its secret).
+         * @example 1
+         */
+        KeyId: components["schemas"]["Id"];
+        /**
+         * @description Identifier of the animal.
+         * @example 1
+         */
+        PetId: components["schemas"]["Id"];
+        /**
+         * @description Identifier of the category.
+         * @example 2
+         */
+        CategoryId: components["schemas"]["Id"];
+        /**
+         * @description Makes the change conditional (RFC 9110 §13.1.1): it is made only if the animal's
+         *     current `ETag` is one of those given, or if `*` is given and the animal exists;
+         *     otherwise `412 precondition_failed` and nothing changes. Entity tags compare
+         *     strongly: a weak one (`W/"..."`) never matches. Optional: without it, the last
+         *     change wins.
+         */
+        IfMatch: string;
+        /**
+         * @description Asks for the animal only if it changed (RFC 9110 §13.1.2): when its current `ETag`
+         *     is one of those given (compared weakly), or `*` is given, the answer is `304` with
+         *     no body.
+         */
+        IfNoneMatch: string;
     };
     requestBodies: {
         /** @description Nothing, or an empty JSON object (`{}`); any field is refused with `400`. */
@@ -631,6 +1227,20 @@ export interface components {
         };
     };
     headers: {
+        /**
+         * @description The Bearer challenge of a key that lacks the operation's scope (RFC 6750 §3.1):
+         *     `Bearer realm="animal-store", error="insufficient_scope", scope="<the scope>"`.
+         * @example Bearer realm="animal-store", error="insufficient_scope", scope="pets:write"
+         */
+        "WWW-Authenticate-Scope": string;
+        /**
+         * @description The animal's entity tag, strong (RFC 9110 §8.8.3): it changes whenever the animal's
+         *     representation changes, by any operation (an update, an order placed, completed,
+         *     cancelled or expired). Send it back in `If-Match` to change the animal only if
+         *     nobody else did meanwhile, or in `If-None-Match` to `getPet`.
+         * @example "kY3zBq9TQ0mFv1cXo2aR8w"
+         */
+        ETag: string;
         /**
          * @description Bearer challenge (RFC 6750), for example `Bearer realm="animal-store"` or,
          *     when a key was sent but refused,
@@ -705,10 +1315,12 @@ export interface operations {
                  *     of them. Ids that no animal has are left out of the answer, not refused.
                  */
                 id?: components["parameters"]["PetIds"];
+                /** @description Keep only animals of this category. Without it, no filter applies. */
+                categoryId?: components["parameters"]["CategoryFilter"];
                 /**
                  * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
                  *     Do not build or change it; a cursor that was altered, or that belongs to other
-                 *     filters (another `status`, `id` list or `petId`) or another list, is refused with
+                 *     filters (another `status`, `id` list, `categoryId` or `petId`) or another list, is refused with
                  *     `400`.
                  */
                 cursor?: components["parameters"]["Cursor"];
@@ -739,6 +1351,7 @@ export interface operations {
             };
             400: components["responses"]["BadParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -781,6 +1394,7 @@ export interface operations {
                      * @example /v1/pets/1
                      */
                     Location: string;
+                    ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -793,6 +1407,7 @@ export interface operations {
             };
             400: components["responses"]["BadBody"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyInFlight"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -805,7 +1420,14 @@ export interface operations {
     getPet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Asks for the animal only if it changed (RFC 9110 §13.1.2): when its current `ETag`
+                 *     is one of those given (compared weakly), or `*` is given, the answer is `304` with
+                 *     no body.
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /**
                  * @description Identifier of the animal to retrieve.
@@ -820,6 +1442,7 @@ export interface operations {
             /** @description The animal. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -832,7 +1455,21 @@ export interface operations {
                     "application/json": components["schemas"]["Pet"];
                 };
             };
-            /** @description `petId` is not an integer in `1 .. 9007199254740991`. */
+            /** @description The animal has not changed since the `ETag` that `If-None-Match` names; no body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `petId` is not an integer in `1 .. 9007199254740991`, or `If-None-Match` is malformed. */
             400: {
                 headers: {
                     Deprecation: components["headers"]["Deprecation"];
@@ -863,7 +1500,23 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No animal has this `id`. */
+            /** @description The API key lacks the scope `pets:read` (see `InsufficientScope`). */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate-Scope"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No animal has this `id` (it never existed, or was removed). */
             404: {
                 headers: {
                     Deprecation: components["headers"]["Deprecation"];
@@ -921,6 +1574,528 @@ export interface operations {
             };
         };
     };
+    deletePet: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the change conditional (RFC 9110 §13.1.1): it is made only if the animal's
+                 *     current `ETag` is one of those given, or if `*` is given and the animal exists;
+                 *     otherwise `412 precondition_failed` and nothing changes. Entity tags compare
+                 *     strongly: a weak one (`W/"..."`) never matches. Optional: without it, the last
+                 *     change wins.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description Identifier of the animal.
+                 * @example 1
+                 */
+                petId: components["parameters"]["PetId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The animal was removed. */
+            204: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadPetId"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["PetNotFound"];
+            409: components["responses"]["PetReserved"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updatePet: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the change conditional (RFC 9110 §13.1.1): it is made only if the animal's
+                 *     current `ETag` is one of those given, or if `*` is given and the animal exists;
+                 *     otherwise `412 precondition_failed` and nothing changes. Entity tags compare
+                 *     strongly: a weak one (`W/"..."`) never matches. Optional: without it, the last
+                 *     change wins.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description Identifier of the animal.
+                 * @example 1
+                 */
+                petId: components["parameters"]["PetId"];
+            };
+            cookie?: never;
+        };
+        /** @description The fields to change. */
+        requestBody: {
+            content: {
+                "application/merge-patch+json": components["schemas"]["PetPatch"];
+                "application/json": components["schemas"]["PetPatch"];
+            };
+        };
+        responses: {
+            /** @description The animal as it is now. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pet"];
+                };
+            };
+            400: components["responses"]["BadPetPatch"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["PetNotFound"];
+            409: components["responses"]["PetReserved"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listCategories: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Maximum number of items (animals, orders) returned.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
+                 *     Do not build or change it; a cursor that was altered, or that belongs to other
+                 *     filters (another `status`, `id` list, `categoryId` or `petId`) or another list, is refused with
+                 *     `400`.
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The categories, in ascending `id` order. */
+            200: {
+                headers: {
+                    /**
+                     * @description `<...>; rel="next"` when more categories follow: the next page's URL
+                     *     (relative), carrying `limit` and `cursor`. Absent on the last page.
+                     * @example </v1/categories?limit=20&cursor=eyJhIjoyMH0.Qk5u2y0f1mZqX3Jv9W6b1A>; rel="next"
+                     */
+                    Link?: string;
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Categories"];
+                };
+            };
+            400: components["responses"]["BadParameter"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getCategory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the category.
+                 * @example 2
+                 */
+                categoryId: components["parameters"]["CategoryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The category. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Category"];
+                };
+            };
+            400: components["responses"]["BadCategoryId"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["CategoryNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    putCategory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the category.
+                 * @example 2
+                 */
+                categoryId: components["parameters"]["CategoryId"];
+            };
+            cookie?: never;
+        };
+        /** @description The category's name. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CategoryName"];
+            };
+        };
+        responses: {
+            /** @description The category, renamed. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Category"];
+                };
+            };
+            /** @description The category, named for the first time. */
+            201: {
+                headers: {
+                    /**
+                     * @description Path of the category, `/v1/categories/{id}`.
+                     * @example /v1/categories/2
+                     */
+                    Location: string;
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Category"];
+                };
+            };
+            400: components["responses"]["BadCategory"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            409: components["responses"]["CategoryNameTaken"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteCategory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the category.
+                 * @example 2
+                 */
+                categoryId: components["parameters"]["CategoryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The name was removed. */
+            204: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadCategoryId"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["CategoryNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Maximum number of items (animals, orders) returned.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
+                 *     Do not build or change it; a cursor that was altered, or that belongs to other
+                 *     filters (another `status`, `id` list, `categoryId` or `petId`) or another list, is refused with
+                 *     `400`.
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The keys, in ascending `id` order. */
+            200: {
+                headers: {
+                    /**
+                     * @description `<...>; rel="next"` when more keys follow, or may follow once transactions
+                     *     still open have ended: the next page's URL (relative), carrying `limit` and
+                     *     `cursor`. Absent on the last page.
+                     * @example </v1/api-keys?limit=20&cursor=eyJhIjoyMH0.Qk5u2y0f1mZqX3Jv9W6b1A>; rel="next"
+                     */
+                    Link?: string;
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeys"];
+                };
+            };
+            400: components["responses"]["BadParameter"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The key to create. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewApiKey"];
+            };
+        };
+        responses: {
+            /** @description The key, with its secret (shown this once). */
+            201: {
+                headers: {
+                    /**
+                     * @description Path of the key, `/v1/api-keys/{id}`.
+                     * @example /v1/api-keys/2
+                     */
+                    Location: string;
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyWithSecret"];
+                };
+            };
+            400: components["responses"]["BadApiKey"];
+            401: components["responses"]["Unauthorized"];
+            /**
+             * @description The API key lacks `keys:manage`, or asks to grant a scope it does not hold itself
+             *     (the message and `WWW-Authenticate` name the scope).
+             */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate-Scope"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the API key (not its secret).
+                 * @example 1
+                 */
+                keyId: components["parameters"]["KeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            400: components["responses"]["BadKeyId"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["KeyNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the API key (not its secret).
+                 * @example 1
+                 */
+                keyId: components["parameters"]["KeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: components["requestBodies"]["NoFields"];
+        responses: {
+            /** @description The key, revoked. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            400: components["responses"]["BadKeyId"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["KeyNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    rotateApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the API key (not its secret).
+                 * @example 1
+                 */
+                keyId: components["parameters"]["KeyId"];
+            };
+            cookie?: never;
+        };
+        /** @description How long the previous secret keeps working. Nothing, or `{}`, is the default. */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["Rotation"];
+            };
+        };
+        responses: {
+            /** @description The key with its new secret (shown this once). */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyWithSecret"];
+                };
+            };
+            400: components["responses"]["BadRotation"];
+            401: components["responses"]["Unauthorized"];
+            /**
+             * @description The API key lacks `keys:manage`, or the key to rotate holds a scope the calling key
+             *     does not (rotating hands out a secret with that key's scopes); the message and
+             *     `WWW-Authenticate` name the scope.
+             */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate-Scope"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: components["responses"]["KeyNotFound"];
+            409: components["responses"]["KeyInactive"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     listOrders: {
         parameters: {
             query?: {
@@ -936,7 +2111,7 @@ export interface operations {
                 /**
                  * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
                  *     Do not build or change it; a cursor that was altered, or that belongs to other
-                 *     filters (another `status`, `id` list or `petId`) or another list, is refused with
+                 *     filters (another `status`, `id` list, `categoryId` or `petId`) or another list, is refused with
                  *     `400`.
                  */
                 cursor?: components["parameters"]["Cursor"];
@@ -968,6 +2143,7 @@ export interface operations {
             };
             400: components["responses"]["BadParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -1033,6 +2209,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             /**
              * @description The animal is not `available` (`pet_not_available`: the message names its
              *     status, or says that it has none), or a request with this `Idempotency-Key` is
@@ -1101,6 +2278,7 @@ export interface operations {
             };
             400: components["responses"]["BadOrderId"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["OrderNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -1140,6 +2318,7 @@ export interface operations {
             200: components["responses"]["OrderClosedNow"];
             400: components["responses"]["BadOrderAction"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["OrderNotFound"];
             409: components["responses"]["OrderClosed"];
             413: components["responses"]["PayloadTooLarge"];
@@ -1183,6 +2362,7 @@ export interface operations {
             200: components["responses"]["OrderClosedNow"];
             400: components["responses"]["BadOrderAction"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["OrderNotFound"];
             409: components["responses"]["OrderClosed"];
             413: components["responses"]["PayloadTooLarge"];
@@ -1216,6 +2396,7 @@ export interface operations {
             };
             400: components["responses"]["BadParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];

@@ -3,7 +3,7 @@
 // checked too). Each `@ts-expect-error` fails the compile if the call below it compiles.
 // Excluded from the repository's tsconfig: '@animal-store/client' resolves only where the
 // tarball was installed.
-import { AnimalStoreError, createAnimalStoreClient, type NewPet, type Pet, type RetryEvent } from '@animal-store/client';
+import { AnimalStoreError, createAnimalStoreClient, type ApiKey, type ApiKeyWithSecret, type Category, type NewApiKey, type NewPet, type Pet, type RetryEvent, type Scope } from '@animal-store/client';
 
 const store = createAnimalStoreClient({
   baseUrl: 'http://127.0.0.1:3000/v1',
@@ -38,8 +38,45 @@ export async function use(): Promise<Pet[]> {
     }
   }
 
+  // 1.3: a merge patch guarded by the ETag of the last answer; categories.
+  const updated = await store.updatePet(id, { status: null }, { ifMatch: created.etag });
+  const etag: string | undefined = updated.etag;
+  // @ts-expect-error only placing an order makes a pet pending
+  await store.updatePet(id, { status: 'pending' });
+  await store.deletePet(id, { ifMatch: etag });
+  const named = await store.putCategory(2, 'Dogs');
+  const category: Category = named.data;
+  for await (const each of store.listAllCategories()) void each.name;
+
+  // 1.3: least-privilege keys, rotation without downtime, the scope a 403 names.
+  const scopes: Scope[] = ['pets:read'];
+  const wanted: NewApiKey = { name: 'storefront', scopes, expiresAt: '2030-01-01T00:00:00.000Z' };
+  const issued: ApiKeyWithSecret = (await store.createApiKey(wanted)).data;
+  const secret: string = issued.secret;
+  // @ts-expect-error 'pets:delete' is not a Scope
+  await store.createApiKey({ name: 'x', scopes: ['pets:delete'] });
+  // @ts-expect-error createApiKey takes no Idempotency-Key
+  await store.createApiKey(wanted, { idempotencyKey: 'k' });
+  const rotated = await store.rotateApiKey(issued.id, { graceSeconds: 3600 });
+  const graceEnds: string | undefined = rotated.data.previousSecretExpiresAt;
+  await store.rotateApiKey(issued.id);
+  const shown: ApiKey = (await store.getApiKey(issued.id)).data;
+  // @ts-expect-error the secret is shown only by createApiKey and rotateApiKey
+  void shown.secret;
+  for await (const key of store.listAllApiKeys()) void key.revokedAt;
+  await store.revokeApiKey(issued.id);
+  try {
+    await createAnimalStoreClient({ baseUrl: 'http://127.0.0.1:3000/v1', apiKey: secret }).createPet(pet);
+  } catch (error) {
+    if (error instanceof AnimalStoreError && error.code === 'insufficient_scope') {
+      const missing: string | undefined = error.scope;
+      void missing;
+    }
+  }
+  void [graceEnds, (await store.listApiKeys({ limit: 10 })).data];
+
   const all: Pet[] = [];
   for await (const each of store.listAllPets({ status: 'available' })) all.push(each);
-  void [key, replayed, sunset];
+  void [key, replayed, sunset, category];
   return [...pets, ...all];
 }

@@ -13,7 +13,31 @@ const { BASE_URL, LIMITED_URL, API_KEY, OPERATIONS } = process.env;
 const contractOperations = JSON.parse(OPERATIONS ?? '[]');
 const store = createAnimalStoreClient({ baseUrl: BASE_URL, apiKey: API_KEY });
 const tag = `consumer-${process.pid}-${Date.now()}`;
+// Category ids of this run's own, should the service be shared: each case names its own.
+const categoryIds = 1_000_000 + (process.pid % 1_000_000) * 8;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const SECRET = /^ask_[A-Za-z0-9_-]{43}$/;
+const MAX_ID = 9_007_199_254_740_991;
+
+/** The status listPets answers to a client holding `secret` (200, or the error's). */
+async function statusWith(secret) {
+  const client = createAnimalStoreClient({ baseUrl: BASE_URL, apiKey: secret, retry: false });
+  return client.listPets({ limit: 1 }).then(
+    ({ response }) => response.status,
+    (error) => (error instanceof AnimalStoreError ? error.status : Promise.reject(error)),
+  );
+}
+
+/** Waits until listPets with `secret` answers `status`: a revocation or an ended grace reaches every instance within 2 s. */
+async function untilAnswers(secret, status, ms = 3000) {
+  const started = Date.now();
+  for (;;) {
+    const got = await statusWith(secret);
+    if (got === status) return;
+    if (Date.now() - started > ms) assert.fail(`listPets with the secret still answers ${got} after ${ms} ms, not ${status}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
 
 /** The AnimalStoreError that `promise` rejects with. */
 async function rejection(promise) {
@@ -71,6 +95,86 @@ const operationCases = {
     // The replacement: listPets with the id filter.
     const replacement = await store.listPets({ id: [pet.id] });
     assert.deepEqual(replacement.data, [pet]);
+  },
+
+  async updatePet() {
+    const created = await store.createPet({ name: `${tag} draft`, categoryId: 20 });
+    assert.match(created.etag, /^"[A-Za-z0-9_-]+"$/, 'createPet resolves with the ETag');
+    const offered = await store.updatePet(created.data.id, { status: 'available' }, { ifMatch: created.etag });
+    assert.equal(offered.response.status, 200);
+    assert.deepEqual(offered.data, { ...created.data, status: 'available' });
+    assert.notEqual(offered.etag, created.etag, 'a change makes a new ETag');
+    const stale = await rejection(store.updatePet(created.data.id, { name: `${tag} late` }, { ifMatch: created.etag }));
+    assert.equal(stale.status, 412);
+    assert.equal(stale.code, 'precondition_failed');
+    const unchanged = await store.updatePet(created.data.id, {});
+    assert.equal(unchanged.etag, offered.etag, '{} changes nothing');
+    const { data: order } = await store.placeOrder({ petId: created.data.id });
+    const reserved = await rejection(store.updatePet(created.data.id, { status: null }));
+    assert.equal(reserved.status, 409);
+    assert.equal(reserved.code, 'pet_reserved');
+    await store.cancelOrder(order.id);
+    const unlisted = await store.updatePet(created.data.id, { status: null });
+    assert.deepEqual(unlisted.data, created.data, 'status: null takes the status away');
+  },
+
+  async deletePet() {
+    const { data: pet } = await store.createPet({ name: `${tag} removed`, categoryId: 21, status: 'available' });
+    const { data: order } = await store.placeOrder({ petId: pet.id });
+    assert.equal((await rejection(store.deletePet(pet.id))).code, 'pet_reserved');
+    await store.completeOrder(order.id);
+    const { etag } = await store.updatePet(pet.id, {});
+    const removed = await store.deletePet(pet.id, { ifMatch: etag });
+    assert.equal(removed.response.status, 204);
+    assert.deepEqual((await store.listPets({ id: [pet.id] })).data, []);
+    assert.equal((await rejection(store.deletePet(pet.id))).status, 404);
+    assert.equal((await store.getOrder(order.id)).data.petId, pet.id, 'its order stays readable');
+  },
+
+  async listCategories() {
+    const first = categoryIds;
+    await store.putCategory(first, `${tag} listed A`);
+    await store.putCategory(first + 1, `${tag} listed B`);
+    const page = await store.listCategories({ limit: 1 });
+    assert.equal(page.response.status, 200);
+    assert.equal(page.data.length, 1);
+    assert.match(page.response.headers.get('link') ?? '', /rel="next"/);
+    const all = [];
+    for await (const category of store.listAllCategories({ limit: 1 })) all.push(category);
+    assert.deepEqual(all.filter((c) => c.name.startsWith(`${tag} listed`)), [{ id: first, name: `${tag} listed A` }, { id: first + 1, name: `${tag} listed B` }]);
+    const ids = all.map((c) => c.id);
+    assert.deepEqual(ids, [...new Set(ids)].sort((a, b) => a - b), 'each category once, in ascending id order');
+  },
+
+  async getCategory() {
+    const id = categoryIds + 2;
+    await store.putCategory(id, `${tag} fetched`);
+    assert.deepEqual((await store.getCategory(id)).data, { id, name: `${tag} fetched` });
+    const missing = await rejection(store.getCategory(9_007_199_254_740_991));
+    assert.equal(missing.status, 404);
+    assert.equal(missing.code, 'not_found');
+  },
+
+  async putCategory() {
+    const id = categoryIds + 3;
+    const named = await store.putCategory(id, `${tag} named`);
+    assert.equal(named.response.status, 201);
+    assert.deepEqual(named.data, { id, name: `${tag} named` });
+    const renamed = await store.putCategory(id, `${tag} renamed`);
+    assert.equal(renamed.response.status, 200);
+    const taken = await rejection(store.putCategory(id + 100_000_000, `${tag} RENAMED`));
+    assert.equal(taken.status, 409);
+    assert.equal(taken.code, 'category_name_taken');
+  },
+
+  async deleteCategory() {
+    const id = categoryIds + 4;
+    await store.putCategory(id, `${tag} removed`);
+    const { data: pet } = await store.createPet({ name: `${tag} keeps its category`, categoryId: id });
+    const removed = await store.deleteCategory(id);
+    assert.equal(removed.response.status, 204);
+    assert.equal((await rejection(store.getCategory(id))).status, 404);
+    assert.deepEqual((await store.listPets({ id: [pet.id] })).data, [pet], 'pets keep their categoryId');
   },
 
   async placeOrder() {
@@ -142,6 +246,93 @@ const operationCases = {
     assert.equal(again.code, 'order_closed');
   },
 
+  async createApiKey() {
+    const created = await store.createApiKey({ name: `${tag} storefront`, scopes: ['pets:read'] });
+    assert.equal(created.response.status, 201);
+    assert.match(created.data.secret, SECRET);
+    assert.equal(created.data.prefix, created.data.secret.slice(0, 8));
+    assert.deepEqual(created.data.scopes, ['pets:read']);
+    assert.equal(created.response.headers.get('location'), `/v1/api-keys/${created.data.id}`);
+    assert.equal('idempotencyKey' in created, false, 'createApiKey takes no Idempotency-Key');
+    // The key does what its scope allows, and nothing else.
+    const reader = createAnimalStoreClient({ baseUrl: BASE_URL, apiKey: created.data.secret });
+    assert.equal((await reader.listPets({ limit: 1 })).response.status, 200);
+    const refused = await rejection(reader.createPet({ name: `${tag} refused`, categoryId: 22 }));
+    assert.equal(refused.status, 403);
+    assert.equal(refused.code, 'insufficient_scope');
+    assert.equal(refused.scope, 'pets:write');
+    assert.equal(refused.response.headers.get('www-authenticate'), 'Bearer realm="animal-store", error="insufficient_scope", scope="pets:write"');
+    const past = await rejection(store.createApiKey({ name: `${tag} past`, scopes: ['pets:read'], expiresAt: '2020-01-01T00:00:00.000Z' }));
+    assert.equal(past.status, 400);
+    assert.equal(past.code, 'bad_request');
+  },
+
+  async listApiKeys() {
+    const made = [];
+    for (const name of ['A', 'B']) made.push((await store.createApiKey({ name: `${tag} listed ${name}`, scopes: ['orders:read'] })).data.id);
+    const page = await store.listApiKeys({ limit: 1 });
+    assert.equal(page.response.status, 200);
+    assert.equal(page.data.length, 1);
+    assert.match(page.response.headers.get('link') ?? '', /rel="next"/);
+    const all = [];
+    for await (const key of store.listAllApiKeys({ limit: 1 })) all.push(key);
+    assert.deepEqual(all.filter((k) => k.name.startsWith(`${tag} listed`)).map((k) => k.id), made);
+    const ids = all.map((k) => k.id);
+    assert.deepEqual(ids, [...new Set(ids)].sort((a, b) => a - b), 'each key once, in ascending id order');
+    assert.deepEqual(all.filter((k) => 'secret' in k), [], 'no secret in a list');
+  },
+
+  async getApiKey() {
+    const { data: created } = await store.createApiKey({ name: `${tag} fetched key`, scopes: ['pets:read', 'orders:read'], expiresAt: '2030-01-01T00:00:00.000Z' });
+    const { secret, ...key } = created;
+    const fetched = await store.getApiKey(created.id);
+    assert.equal('secret' in fetched.data, false, 'the secret is never shown again');
+    assert.deepEqual({ ...fetched.data, lastUsedAt: undefined }, { ...key, lastUsedAt: undefined });
+    assert.match(secret, SECRET);
+    const missing = await rejection(store.getApiKey(MAX_ID));
+    assert.equal(missing.status, 404);
+    assert.equal(missing.code, 'not_found');
+  },
+
+  async revokeApiKey() {
+    const { data: created } = await store.createApiKey({ name: `${tag} revoked`, scopes: ['pets:read'] });
+    assert.equal(await statusWith(created.secret), 200);
+    const revoked = await store.revokeApiKey(created.id);
+    assert.equal(revoked.response.status, 200);
+    assert.match(revoked.data.revokedAt ?? '', /^\d{4}-/);
+    assert.equal('secret' in revoked.data, false);
+    await untilAnswers(created.secret, 401);
+    const again = await store.revokeApiKey(created.id);
+    assert.equal(again.data.revokedAt, revoked.data.revokedAt, 'revoking a revoked key answers it as it is');
+    assert.equal((await rejection(store.revokeApiKey(MAX_ID))).status, 404);
+  },
+
+  async rotateApiKey() {
+    const { data: created } = await store.createApiKey({ name: `${tag} rotated`, scopes: ['pets:read'] });
+    const rotated = await store.rotateApiKey(created.id, { graceSeconds: 600 });
+    assert.equal(rotated.response.status, 200);
+    assert.equal(rotated.data.id, created.id);
+    assert.match(rotated.data.secret, SECRET);
+    assert.notEqual(rotated.data.secret, created.secret);
+    assert.equal(rotated.data.prefix, rotated.data.secret.slice(0, 8));
+    assert.ok(Date.parse(rotated.data.previousSecretExpiresAt) > Date.now() + 590_000, `grace until ${rotated.data.previousSecretExpiresAt}`);
+    // Without downtime: the secret deployed keeps working beside the new one.
+    assert.equal(await statusWith(created.secret), 200);
+    assert.equal(await statusWith(rotated.data.secret), 200);
+    // Once the new one is deployed, end the grace: rotating with 0 ends both earlier secrets.
+    const last = await store.rotateApiKey(created.id, { graceSeconds: 0 });
+    await untilAnswers(created.secret, 401);
+    await untilAnswers(rotated.data.secret, 401);
+    assert.equal(await statusWith(last.data.secret), 200);
+    // Default grace (nothing sent): the secret replaced works one more day.
+    const byDefault = await store.rotateApiKey(created.id);
+    assert.ok(Date.parse(byDefault.data.previousSecretExpiresAt) > Date.now() + 86_300_000, `default grace until ${byDefault.data.previousSecretExpiresAt}`);
+    await store.revokeApiKey(created.id);
+    const inactive = await rejection(store.rotateApiKey(created.id));
+    assert.equal(inactive.status, 409);
+    assert.equal(inactive.code, 'api_key_inactive');
+  },
+
   async getInventory() {
     const before = (await store.getInventory()).data;
     const { data: pet } = await store.createPet({ name: `${tag} counted`, categoryId: 19, status: 'available' });
@@ -209,6 +400,32 @@ const behaviourCases = {
     assert.equal(refused.status, 429);
     assert.equal(refused.code, 'rate_limited');
     assert.ok(refused.retryAfter >= 1, `retryAfter ${refused.retryAfter}`);
+  },
+
+  async 'createApiKey is never repeated, even with retries on: a 429 is thrown and no second key is minted'() {
+    // LIMITED_URL serves one request per key per second: listPets spends the second, so the
+    // createApiKey right after it is refused (a round where a window ends between the two
+    // is repeated).
+    const retries = [];
+    const limited = createAnimalStoreClient({ baseUrl: LIMITED_URL, apiKey: API_KEY, retry: { maxAttempts: 10, onRetry: (event) => retries.push(event) } });
+    const once = createAnimalStoreClient({ baseUrl: LIMITED_URL, apiKey: API_KEY, retry: false });
+    let refused;
+    let minted = 0;
+    for (let round = 0; round < 20 && !refused; round++) {
+      await once.listPets({ limit: 1 }).catch(() => undefined);
+      await limited.createApiKey({ name: `${tag} minted once`, scopes: ['pets:read'] }).then(
+        () => minted++,
+        (error) => (refused = error),
+      );
+    }
+    assert.ok(refused instanceof AnimalStoreError, `expected an AnimalStoreError, got ${refused}`);
+    assert.equal(refused.status, 429);
+    assert.equal(refused.code, 'rate_limited');
+    assert.equal(refused.operation, 'createApiKey');
+    assert.deepEqual(retries.filter((event) => event.method === 'POST'), [], 'createApiKey was repeated');
+    const named = [];
+    for await (const key of store.listAllApiKeys({ limit: 100 })) if (key.name === `${tag} minted once`) named.push(key.id);
+    assert.equal(named.length, minted, 'one key per call that succeeded, none for the refused one');
   },
 };
 

@@ -1,0 +1,33 @@
+import { newSecret } from '../auth/apiKeys.js';
+import { firstMissing } from '../auth/scopes.js';
+import type { Handler } from '../contract/handler.js';
+import { operationPath } from '../contract/spec.js';
+import { errorAnswer } from '../errors.js';
+import { callerScopesOf, scopeRefusal } from './caller.js';
+import type { Services } from './services.js';
+
+// A new key's Location is its item under the keys' collection path.
+const collection = operationPath('listApiKeys');
+const NOT_FUTURE = 'must be in the future; give a later time, or none for a key that never expires';
+const UNREADABLE = 'must be a date-time with seconds from 00 to 60';
+
+/** Milliseconds since the epoch of an RFC 3339 date-time (the contract's format), a leap second as the second after :59. */
+function instantOf(dateTime: string): number {
+  const leap = /:60(?=(\.\d+)?([zZ]|[+-]))/;
+  return leap.test(dateTime) ? Date.parse(dateTime.replace(leap, ':59')) + 1000 : Date.parse(dateTime);
+}
+
+// No key grants a scope it does not hold itself (there is no operation that changes a key's
+// scopes), so no key can reach beyond its own. The secret is in this answer only.
+export const createApiKey: Handler<'createApiKey', Services> = async ({ body, context }, { apiKeys }) => {
+  const missing = firstMissing(body.scopes, callerScopesOf(context));
+  if (missing) return scopeRefusal(`This API key lacks the scope ${missing}, so it cannot grant it: ask for scopes it holds`, missing);
+  const expiresAt = body.expiresAt === undefined ? undefined : instantOf(body.expiresAt);
+  if (expiresAt !== undefined && !(expiresAt > Date.now())) {
+    const [rule, message] = Number.isNaN(expiresAt) ? ['format', UNREADABLE] : ['future', NOT_FUTURE];
+    return errorAnswer('bad_request', `body /expiresAt: ${message}`, [{ location: 'body', field: '/expiresAt', rule, message }]);
+  }
+  const { secret, hash, prefix } = newSecret();
+  const key = await apiKeys.create({ name: body.name, hash, prefix, scopes: body.scopes, ...(expiresAt === undefined ? {} : { expiresAt: new Date(expiresAt) }) });
+  return { status: 201, body: { ...key, prefix, secret }, headers: { Location: `${collection}/${key.id}` } };
+};

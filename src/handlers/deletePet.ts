@@ -1,0 +1,29 @@
+import type { Handler } from '../contract/handler.js';
+import { errorAnswer } from '../errors.js';
+import { ifMatchCondition } from '../http/conditional.js';
+import { changedSince, unlessHeld } from './petChange.js';
+import type { Services } from './services.js';
+
+// Removes a pet from the catalogue (soft: its orders keep naming it), in one statement under
+// its row lock (src/db/pets.ts). A pending pet is 409 whatever If-Match says: its order
+// must be closed first.
+export const deletePet: Handler<'deletePet', Services> = async ({ params, headers, context }, { pets, orders }) => {
+  const id = params.petId;
+  const ifMatch = ifMatchCondition(headers['If-Match']);
+  const removal = await unlessHeld(id, () => pets.remove(id, ifMatch, context.transaction), orders, context.transaction);
+  switch (removal.outcome) {
+    case 'removed':
+      return { status: 204, body: undefined };
+    case 'not-found':
+      return errorAnswer('not_found', `Pet ${id} does not exist`);
+    case 'precondition-failed':
+      return errorAnswer('precondition_failed', changedSince(id));
+    case 'held':
+      return errorAnswer(
+        'pet_reserved',
+        removal.orderId === undefined
+          ? `Pet ${id} is pending: complete or cancel the order that holds it first, then remove the animal`
+          : `Pet ${id} is held by order ${removal.orderId}, which is placed: complete or cancel the order first, then remove the animal`,
+      );
+  }
+};

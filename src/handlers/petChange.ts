@@ -1,0 +1,30 @@
+import type { OrdersRepository } from '../db/orders.js';
+import type { PetChange } from '../db/pets.js';
+import type { Queryable } from '../db/query.js';
+
+/** The 412 of updatePet and deletePet. */
+export const changedSince = (id: number): string => `Pet ${id} has changed since the ETag that If-Match names: read it again, then retry with its new ETag`;
+
+/** A change refused because the pet is pending: the placed order that holds it (undefined: none was found). */
+export type Held = { outcome: 'held'; orderId: number | undefined };
+
+/**
+ * updatePet and deletePet: runs `change` and, when it was refused because the pet is
+ * pending, names the placed order that holds it, read in a statement of its own (a fresh
+ * snapshot). That order may have closed in between, and the pet is pending no more: the
+ * change is then tried again (at most twice more), so that the answer is the change's own,
+ * or a 409 that names the order holding the pet.
+ */
+export async function unlessHeld<Done extends { outcome: 'changed' | 'removed' }>(
+  petId: number,
+  change: () => Promise<PetChange<Done>>,
+  orders: OrdersRepository,
+  tx?: Queryable,
+): Promise<Done | { outcome: 'not-found' } | { outcome: 'precondition-failed' } | Held> {
+  for (let attempt = 1; ; attempt++) {
+    const result: PetChange<Done> = await change();
+    if (result.outcome !== 'reserved') return result;
+    const orderId = await orders.holderOf(petId, tx);
+    if (orderId !== undefined || attempt === 3) return { outcome: 'held', orderId };
+  }
+}

@@ -1,0 +1,29 @@
+import type { Handler } from '../contract/handler.js';
+import { errorAnswer } from '../errors.js';
+import { ifMatchCondition } from '../http/conditional.js';
+import { changedSince, unlessHeld } from './petChange.js';
+import type { Services } from './services.js';
+
+// A JSON Merge Patch of name, categoryId and status, decided and written in one statement
+// under the pet's row lock (src/db/pets.ts): If-Match, then the rule that a pending pet's
+// status is its order's to change. `{}` changes nothing and answers the pet and its ETag.
+export const updatePet: Handler<'updatePet', Services> = async ({ params, headers, body, context }, { pets, orders }) => {
+  const id = params.petId;
+  const ifMatch = ifMatchCondition(headers['If-Match']);
+  const change = await unlessHeld(id, () => pets.update(id, body, ifMatch, context.transaction), orders, context.transaction);
+  switch (change.outcome) {
+    case 'changed':
+      return { status: 200, body: change.pet, headers: { ETag: change.etag } };
+    case 'not-found':
+      return errorAnswer('not_found', `Pet ${id} does not exist`);
+    case 'precondition-failed':
+      return errorAnswer('precondition_failed', changedSince(id));
+    case 'held':
+      return errorAnswer(
+        'pet_reserved',
+        change.orderId === undefined
+          ? `Pet ${id} is pending: its status changes when the order that holds it is completed, cancelled or expires`
+          : `Pet ${id} is held by order ${change.orderId}, which is placed: its status changes when the order is completed, cancelled or expires`,
+      );
+  }
+};

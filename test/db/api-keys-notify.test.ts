@@ -1,0 +1,56 @@
+// Every instance reloads its key cache on NOTIFY api_keys_changed. A flush of last_used_at
+// (each instance's, every API_KEY_USAGE_FLUSH_MS) writes no column the cache holds, so it
+// must notify no one: otherwise every flush would make every instance reload every key.
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, type TestApp } from '../helper.js';
+import { within } from '../process.js';
+
+let t: TestApp;
+let listener: pg.Client;
+const notifications: number[] = [];
+
+beforeAll(async () => {
+  t = await buildTestApp({ env: { API_KEY_USAGE_FLUSH_MS: '100' } });
+  listener = new pg.Client({ connectionString: t.url });
+  await listener.connect();
+  listener.on('notification', () => notifications.push(Date.now()));
+  await listener.query('LISTEN api_keys_changed');
+});
+afterAll(async () => {
+  await listener?.end();
+  await t?.close();
+});
+
+const lastUsed = async () => (await t.pool.query<{ at: Date | null }>('SELECT max(last_used_at) AS at FROM api_keys')).rows[0]?.at?.getTime() ?? 0;
+/** Resolves once a notification that was sent by now has certainly arrived (one sent after it by this connection). */
+const drained = async () => {
+  const marker = notifications.length;
+  await t.pool.query("SELECT pg_notify('api_keys_changed', 'marker')");
+  await within(5000, async () => notifications.length > marker);
+  notifications.pop();
+};
+
+describe('NOTIFY api_keys_changed', () => {
+  it('is not sent by the flush of last_used_at', async () => {
+    await drained();
+    const before = notifications.length;
+    for (let round = 0; round < 3; round++) {
+      const requested = Date.now();
+      expect((await t.api({ method: 'GET', url: '/v1/pets', headers: t.auth })).statusCode).toBe(200);
+      await within(5000, async () => (await lastUsed()) >= requested);
+    }
+    await drained();
+    expect(notifications.length).toBe(before);
+  });
+
+  it('is sent by a change the cache depends on (a revocation, a rotation, a new key)', async () => {
+    await drained();
+    const before = notifications.length;
+    const made = await t.api({ method: 'POST', url: '/v1/api-keys', headers: t.auth, payload: { name: 'notified', scopes: ['pets:read'] } });
+    await t.api({ method: 'POST', url: `/v1/api-keys/${made.json().id}/rotate`, headers: t.auth, payload: {} });
+    await t.api({ method: 'POST', url: `/v1/api-keys/${made.json().id}/revoke`, headers: t.auth });
+    await drained();
+    expect(notifications.length - before).toBe(3);
+  });
+});
