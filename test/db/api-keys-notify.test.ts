@@ -8,13 +8,18 @@ import { within } from '../process.js';
 
 let t: TestApp;
 let listener: pg.Client;
-const notifications: number[] = [];
+/** The payloads received, markers left out. */
+const notifications: string[] = [];
+const markers = new Set<string>();
 
 beforeAll(async () => {
   t = await buildTestApp({ env: { API_KEY_USAGE_FLUSH_MS: '100' } });
   listener = new pg.Client({ connectionString: t.url });
   await listener.connect();
-  listener.on('notification', () => notifications.push(Date.now()));
+  listener.on('notification', (message) => {
+    if (message.payload !== undefined && message.payload.startsWith('marker-')) markers.add(message.payload);
+    else notifications.push(message.payload ?? '');
+  });
   await listener.query('LISTEN api_keys_changed');
 });
 afterAll(async () => {
@@ -23,12 +28,16 @@ afterAll(async () => {
 });
 
 const lastUsed = async () => (await t.pool.query<{ at: Date | null }>('SELECT max(last_used_at) AS at FROM api_keys')).rows[0]?.at?.getTime() ?? 0;
-/** Resolves once a notification that was sent by now has certainly arrived (one sent after it by this connection). */
+/**
+ * Resolves once every notification committed by now has arrived: PostgreSQL delivers them in
+ * commit order, so they are all here once a marker committed after them is. The marker is
+ * told apart by its payload: a notification committed before it may arrive while we wait.
+ */
+let marked = 0;
 const drained = async () => {
-  const marker = notifications.length;
-  await t.pool.query("SELECT pg_notify('api_keys_changed', 'marker')");
-  await within(5000, async () => notifications.length > marker);
-  notifications.pop();
+  const marker = `marker-${++marked}`;
+  await t.pool.query("SELECT pg_notify('api_keys_changed', $1)", [marker]);
+  await within(5000, async () => markers.has(marker));
 };
 
 describe('NOTIFY api_keys_changed', () => {
@@ -48,8 +57,9 @@ describe('NOTIFY api_keys_changed', () => {
     await drained();
     const before = notifications.length;
     const made = await t.api({ method: 'POST', url: '/v1/api-keys', headers: t.auth, payload: { name: 'notified', scopes: ['pets:read'] } });
-    await t.api({ method: 'POST', url: `/v1/api-keys/${made.json().id}/rotate`, headers: t.auth, payload: {} });
-    await t.api({ method: 'POST', url: `/v1/api-keys/${made.json().id}/revoke`, headers: t.auth });
+    expect(made.statusCode).toBe(201);
+    expect((await t.api({ method: 'POST', url: `/v1/api-keys/${made.json().id}/rotate`, headers: t.auth, payload: {} })).statusCode).toBe(200);
+    expect((await t.api({ method: 'POST', url: `/v1/api-keys/${made.json().id}/revoke`, headers: t.auth })).statusCode).toBe(200);
     await drained();
     expect(notifications.length - before).toBe(3);
   });
