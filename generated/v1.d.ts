@@ -418,6 +418,12 @@ export interface components {
          * @enum {string}
          */
         Scope: "pets:read" | "pets:write" | "orders:read" | "orders:write" | "keys:manage";
+        /**
+         * @description A scope an API key holds, as answers list it: one of the `Scope` values. Clients must
+         *     tolerate scopes they do not know (a minor version may add one) and ignore them.
+         * @example pets:read
+         */
+        HeldScope: string;
         /** @description An API key to create. Fields other than these are refused with `400`. */
         NewApiKey: {
             /**
@@ -461,7 +467,7 @@ export interface components {
              *       "pets:read"
              *     ]
              */
-            scopes: components["schemas"]["Scope"][];
+            scopes: components["schemas"]["HeldScope"][];
             /**
              * Format: date-time
              * @description When it was created (RFC 3339, UTC).
@@ -500,7 +506,7 @@ export interface components {
             name: string;
             /** @example ask_x7Lm */
             prefix: string;
-            scopes: components["schemas"]["Scope"][];
+            scopes: components["schemas"]["HeldScope"][];
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
