@@ -5,7 +5,7 @@ const openapi = {
   "openapi": "3.1.0",
   "info": {
     "title": "Animal Store API",
-    "version": "1.3.0",
+    "version": "1.4.0",
     "summary": "A catalogue of animals for sale, served under /v1.",
     "description": "The Animal Store API exposes the store's catalogue of animals (pets): list them,\noptionally filtered by availability or identifiers, add one, and fetch one by its\nidentifier. Its store sells them: an order holds an available animal for a while, and is\nthen completed (the animal is sold), cancelled or left to expire (the animal is available\nagain). Request and response bodies are JSON (`application/json`).\n\nEvery operation needs an API key, `Authorization: Bearer <API_KEY>`. Every error has\none body, `Error` (`{\"code\", \"message\", \"status\"}`), and a `400` lists every problem in\n`details`. The operations follow; the rules that hold for all of them are under\n\"Conventions\".\n\n<details>\n<summary><strong>Conventions</strong>: authentication, errors, numbers, strings,\nparameters, request ids, deprecation, stability</summary>\n\n## Authentication\nEvery operation requires an API key sent as an HTTP bearer token\n(`Authorization: Bearer <API_KEY>`). A missing, malformed, unknown or revoked key,\nor more than one `Authorization` header, is answered with `401`, an Error body and a\n`WWW-Authenticate: Bearer` challenge (RFC 6750). Keys are issued and revoked by the\noperators of a deployment. In the served documentation (`/docs`), \"Authorize\" takes\nthe key alone, without `Bearer `.\n\n## Errors\nEvery error response, whatever the status, has the same body, `Error`:\n`{\"code\": \"not_found\", \"message\": \"Pet 42 does not exist\", \"status\": 404}`.\n`code` is a stable machine-readable string and `status` repeats the HTTP status.\nThe codes in use are listed on the `Error` schema. **Clients must tolerate codes\nthey do not know** and fall back on `status`: adding a new code is not a breaking\nchange. A `400` carries `details`: every problem found, one per field, each naming\nthe field and the rule it broke (at most 20; the message says how many there were).\nEvery `GET` operation also answers `HEAD`, with the status and headers `GET` would\ngive and no body (RFC 9110 §9.3.2).\nA path that exists with a method it does not take (`DELETE /v1/pets`, or `OPTIONS`\nwithout CORS) is `405` with an `Allow` header naming the methods it takes\n(RFC 9110); a path that does not exist is `404`. `GET /` answers where the\ndocumentation and this contract are.\nThis holds for what is refused before any operation is chosen too: a malformed HTTP\nmessage or an HTTP/1.1 request without `Host` (`400`), headers over 16 KiB (`431`),\na request that does not arrive in time (`408`), an `Expect` other than\n`100-continue` (`417`). On a keep-alive connection such an answer follows the answers\nto the requests before it, and the connection is then closed.\n\n## Numbers\nIdentifiers (`id`, `categoryId`) are integers in `1 .. 9007199254740991`\n(2^53 - 1), the range that every JSON parser, JavaScript's included, represents\nexactly. A larger value is never rounded: the request is refused with `400`.\n- In a path or query, an integer is plain decimal digits: `0x1`, `+1`, ` 1`, `01`,\n  `1e2` and `1.0` are `400`.\n- In a JSON body, a number is accepted as an integer when it denotes exactly that\n  integer: `2`, `2.0` and `2e0` are all 2 (JSON Schema 2020-12 counts `2.0` as an\n  integer). A fraction (`2.5`), a value past 2^53 - 1, or digits that no double holds\n  exactly (`9007199254740990.9`, `1.0000000000000001`) are `400`, and nothing is\n  stored.\n\n## Strings\nRequest bodies are UTF-8 JSON. A `Content-Type` charset other than `utf-8` is `415`;\nmore than one `Content-Type` header is `400` (which one was meant is ambiguous).\nBytes that are not valid UTF-8, or a `\\u` escape that leaves a lone surrogate\n(`\"a\\ud800b\"`), are `400` with `details` naming the field; nothing is stored, and a\nstring is never silently replaced by U+FFFD.\n\n## Parameters\nA query parameter that the operation does not declare is `400`, naming it and the\nones the operation takes (`?stauts=sold` would otherwise list every status), and so is\na parameter given more than once where one value is expected (`?limit=1&limit=2`).\nWhere a pattern rules a value (a cursor, an `Idempotency-Key`, a name), the message\nsays what is expected in words, as the schema's `x-pattern-description` does.\n\n## Request ids\nEvery response carries `X-Request-Id`. A client may send its own (up to 128\ncharacters of `A-Z a-z 0-9 . _ : -`); otherwise the service generates one. Quote it\nwhen reporting a problem.\n\n## Deprecation policy\nA deprecated operation is marked `deprecated: true` and carries `x-sunset`, the\ndate from which it may be removed. Until then it keeps working unchanged, and every\nanswer it gives carries the `Deprecation` (RFC 9745), `Sunset` (RFC 8594) and\n`Link` headers, the latter naming the replacement (`rel=\"successor-version\"`).\nNo operation is removed before its sunset.\n\n## Stability markers\nEvery operation carries `x-stability`:\n- `stable`: covered by the compatibility promise of `/v1`; it changes only in\n  backward-compatible ways (new optional fields, parameters, operations, codes).\n- `experimental`: may change or disappear in any release without notice; do not\n  build production code on it.\n\n</details>\n",
     "contact": {
@@ -47,6 +47,14 @@ const openapi = {
     {
       "name": "api-keys",
       "description": "The API keys of the deployment, their scopes, rotation and revocation. Every operation\nhere needs the scope `keys:manage`.\n"
+    },
+    {
+      "name": "events",
+      "description": "The feed of changes: every change to an animal, an order or a category name is an\nevent, written in the same transaction as the change. Read it with `listEvents`, or\nhave it delivered to a webhook endpoint.\n"
+    },
+    {
+      "name": "webhooks",
+      "description": "Endpoints to which the service POSTs events as they are written. Every operation here\nneeds the scope `webhooks:manage`, and a key manages only its own endpoints.\n\n**Webhook deliveries.** Each event is POSTed as JSON (the `Event`) to every enabled\nendpoint that lists its type and whose API key may see it, signed as Standard Webhooks\nspecifies: `webhook-id` (the event's id), `webhook-timestamp` and `webhook-signature`\n(HMAC-SHA256 over `id.timestamp.body` with the endpoint's `whsec_` secret). Verify it\nwith a Standard Webhooks library (`standardwebhooks` on npm; the typed client's\n`verifyWebhook`).\n- A `2xx` answer within 10 seconds is a delivery. Anything else (another status, a\n  redirect, which is never followed, no answer in time, a refused address) is retried\n  on the Standard Webhooks schedule, 5 s, 5 min, 30 min, 2 h, 5 h and 10 h after the\n  attempt before, then every 10 h until 3 days after the first attempt; a\n  `Retry-After` from the receiver (seconds or a date, at most 24 h) replaces the\n  next delay when it is longer.\n- `410 Gone` disables the endpoint at once; so do 3 days in which every attempt failed.\n  `disabledReason` then says why; `PATCH` with `enabled: true` enables it again.\n- At least once: an event may arrive more than once (after a crash, or a lost answer),\n  so receivers skip a `webhook-id` they have already processed. Events are not\n  ordered across retries; order them by `id` if it matters.\n- Deliveries go only to `https` URLs on public addresses, checked when the endpoint is\n  saved and again on each connection.\n"
     },
     {
       "name": "store",
@@ -1789,6 +1797,846 @@ const openapi = {
         }
       }
     },
+    "/events": {
+      "get": {
+        "operationId": "listEvents",
+        "tags": [
+          "events"
+        ],
+        "summary": "List events",
+        "description": "Returns the events this API key may see, in the order they were written (ascending\n`id`), at most `limit` of them, optionally only those of the given `type`s\n(`?type=order.placed&type=order.expired`). An event records one change, whoever made\nit (an operation, the expiry of an order, or a write to the database around the\nservice), and is written in the same transaction as the change: a change that\ncommits has its event, and a change rolled back has none.\n\n**Who sees what.** Catalogue events (`pet.*`, `category.*`) are seen by every key\nthat holds `pets:read`. An order's events (`order.*`) are seen only by the key that\nplaced the order, and only while it holds `orders:read`. A key needs one of the two\nscopes to call this operation.\n\n**Pagination** is that of `listPets`: follow `Link: <...>; rel=\"next\"` until there is\nnone; every event is returned exactly once, even while events are being written on\nseveral instances.\n\n**The feed has no last page:** every answer carries `rel=\"next\"`, also when it is\nempty. An empty page means that no newer event is visible yet: keep its link and\nfollow it later (poll it, or use a webhook endpoint to be told). Events are kept\n`EVENT_RETENTION_DAYS` (30 by default); a cursor that points before the oldest event\nkept, so that events it would have returned are gone, is `410 cursor_expired`: start a\nnew walk without `cursor`, and read the current state with the list operations.\n",
+        "x-stability": "stable",
+        "security": [
+          {
+            "bearerAuth": [
+              "pets:read"
+            ]
+          },
+          {
+            "bearerAuth": [
+              "orders:read"
+            ]
+          }
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/Limit"
+          },
+          {
+            "$ref": "#/components/parameters/EventTypeFilter"
+          },
+          {
+            "$ref": "#/components/parameters/Cursor"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The events, in the order they were written.",
+            "headers": {
+              "Link": {
+                "description": "`<...>; rel=\"next\"`, always: the next page's URL (relative), carrying `limit`,\nthe `type` filters and `cursor`. The feed has no last page.\n",
+                "required": true,
+                "schema": {
+                  "type": "string",
+                  "maxLength": 4096,
+                  "pattern": "^</v1/events\\?[^>]*>; rel=\"next\"$"
+                },
+                "example": "</v1/events?limit=20&cursor=eyJhIjoyMH0.Qk5u2y0f1mZqX3Jv9W6b1A>; rel=\"next\""
+              },
+              "RateLimit-Limit": {
+                "$ref": "#/components/headers/RateLimit-Limit"
+              },
+              "RateLimit-Remaining": {
+                "$ref": "#/components/headers/RateLimit-Remaining"
+              },
+              "RateLimit-Reset": {
+                "$ref": "#/components/headers/RateLimit-Reset"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Events"
+                },
+                "examples": {
+                  "events": {
+                    "summary": "An animal added, then ordered",
+                    "value": [
+                      {
+                        "id": 41,
+                        "type": "pet.created",
+                        "createdAt": "2026-11-26T10:00:00.000Z",
+                        "data": {
+                          "id": 7,
+                          "name": "Rex",
+                          "categoryId": 2,
+                          "status": "available"
+                        }
+                      },
+                      {
+                        "id": 42,
+                        "type": "order.placed",
+                        "createdAt": "2026-11-26T10:01:00.000Z",
+                        "data": {
+                          "id": 3,
+                          "petId": 7,
+                          "status": "placed",
+                          "placedAt": "2026-11-26T10:01:00.000Z",
+                          "expiresAt": "2026-11-26T10:16:00.000Z"
+                        }
+                      }
+                    ]
+                  },
+                  "empty": {
+                    "summary": "No event yet",
+                    "value": []
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadParameter"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/InsufficientScope"
+          },
+          "410": {
+            "$ref": "#/components/responses/CursorExpired"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/events/{eventId}": {
+      "get": {
+        "operationId": "getEvent",
+        "tags": [
+          "events"
+        ],
+        "summary": "Get an event",
+        "description": "Returns the event with this `id`, if this API key may see it (see `listEvents`) and\nit is still kept; otherwise `404`.\n",
+        "x-stability": "stable",
+        "security": [
+          {
+            "bearerAuth": [
+              "pets:read"
+            ]
+          },
+          {
+            "bearerAuth": [
+              "orders:read"
+            ]
+          }
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/EventId"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The event.",
+            "headers": {
+              "RateLimit-Limit": {
+                "$ref": "#/components/headers/RateLimit-Limit"
+              },
+              "RateLimit-Remaining": {
+                "$ref": "#/components/headers/RateLimit-Remaining"
+              },
+              "RateLimit-Reset": {
+                "$ref": "#/components/headers/RateLimit-Reset"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Event"
+                },
+                "examples": {
+                  "event": {
+                    "$ref": "#/components/examples/PetCreatedEvent"
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadEventId"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/InsufficientScope"
+          },
+          "404": {
+            "$ref": "#/components/responses/EventNotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/webhook-endpoints": {
+      "post": {
+        "operationId": "createWebhookEndpoint",
+        "tags": [
+          "webhooks"
+        ],
+        "summary": "Create a webhook endpoint",
+        "description": "Registers a URL to which the service POSTs each new event of the given `eventTypes`\nthat the calling API key may see (see `listEvents`), signed as Standard Webhooks\nspecifies (the top-level `webhooks` of this contract show each request). The answer\nis the only one that ever holds the endpoint's signing `secret` (`whsec_…`): store\nit now.\n\nThe URL must be `https`, and its host must be a public address or a name that\nresolves only to public addresses: loopback, private, link-local, shared\n(100.64.0.0/10), multicast, reserved and unspecified addresses, IPv4 or IPv6\n(IPv4-mapped included), are refused with `400`. The same check is made again each\ntime a delivery connects. (A deployment may allow `http` and non-public addresses,\nfor development, with `WEBHOOK_ALLOW_PRIVATE=true`.)\n\nEndpoints belong to the API key that created it: each key sees and manages only its\nown, and an endpoint delivers only what its key may see, with the scopes the key\nholds at the time of delivery.\n",
+        "x-stability": "stable",
+        "security": [
+          {
+            "bearerAuth": [
+              "webhooks:manage"
+            ]
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "description": "The endpoint to create.",
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/NewWebhookEndpoint"
+              },
+              "examples": {
+                "warehouse": {
+                  "summary": "A warehouse that ships sold animals",
+                  "value": {
+                    "url": "https://warehouse.example/hooks/animal-store",
+                    "eventTypes": [
+                      "order.completed"
+                    ],
+                    "description": "ships sold animals"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "The endpoint, with its signing secret (shown this once).",
+            "headers": {
+              "Location": {
+                "description": "Path of the endpoint, `/v1/webhook-endpoints/{id}`.",
+                "required": true,
+                "schema": {
+                  "type": "string",
+                  "maxLength": 64,
+                  "pattern": "^/v1/webhook-endpoints/[1-9][0-9]*$"
+                },
+                "example": "/v1/webhook-endpoints/1"
+              },
+              "RateLimit-Limit": {
+                "$ref": "#/components/headers/RateLimit-Limit"
+              },
+              "RateLimit-Remaining": {
+                "$ref": "#/components/headers/RateLimit-Remaining"
+              },
+              "RateLimit-Reset": {
+                "$ref": "#/components/headers/RateLimit-Reset"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/WebhookEndpointWithSecret"
+                },
+                "examples": {
+                  "created": {
+                    "$ref": "#/components/examples/WebhookEndpointWithSecret"
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadWebhookEndpoint"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/InsufficientScope"
+          },
+          "413": {
+            "$ref": "#/components/responses/PayloadTooLarge"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      },
+      "get": {
+        "operationId": "listWebhookEndpoints",
+        "tags": [
+          "webhooks"
+        ],
+        "summary": "List webhook endpoints",
+        "description": "Returns the calling API key's webhook endpoints in ascending `id` order, never a\nsecret. **Pagination** is that of `listPets`: follow `Link: <...>; rel=\"next\"` until\nthere is none.\n",
+        "x-stability": "stable",
+        "security": [
+          {
+            "bearerAuth": [
+              "webhooks:manage"
+            ]
+          }
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/Limit"
+          },
+          {
+            "$ref": "#/components/parameters/Cursor"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The endpoints, in ascending `id` order.",
+            "headers": {
+              "Link": {
+                "description": "`<...>; rel=\"next\"` when more endpoints follow, or may follow once\ntransactions still open have ended. Absent on the last page.\n",
+                "required": false,
+                "schema": {
+                  "type": "string",
+                  "maxLength": 4096,
+                  "pattern": "^</v1/webhook-endpoints\\?[^>]*>; rel=\"next\"$"
+                },
+                "example": "</v1/webhook-endpoints?limit=20&cursor=eyJhIjoyMH0.Qk5u2y0f1mZqX3Jv9W6b1A>; rel=\"next\""
+              },
+              "RateLimit-Limit": {
+                "$ref": "#/components/headers/RateLimit-Limit"
+              },
+              "RateLimit-Remaining": {
+                "$ref": "#/components/headers/RateLimit-Remaining"
+              },
+              "RateLimit-Reset": {
+                "$ref": "#/components/headers/RateLimit-Reset"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/WebhookEndpoints"
+                },
+                "examples": {
+                  "endpoints": {
+                    "summary": "One endpoint",
+                    "value": [
+                      {
+                        "id": 1,
+                        "url": "https://warehouse.example/hooks/animal-store",
+                        "eventTypes": [
+                          "order.completed"
+                        ],
+                        "description": "ships sold animals",
+                        "enabled": true,
+                        "createdAt": "2026-11-26T10:00:00.000Z"
+                      }
+                    ]
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadParameter"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/InsufficientScope"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/webhook-endpoints/{endpointId}": {
+      "get": {
+        "operationId": "getWebhookEndpoint",
+        "tags": [
+          "webhooks"
+        ],
+        "summary": "Get a webhook endpoint",
+        "description": "Returns the calling API key's endpoint with this `id`, never its secret. Another key's endpoint is `404`.",
+        "x-stability": "stable",
+        "security": [
+          {
+            "bearerAuth": [
+              "webhooks:manage"
+            ]
+          }
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/EndpointId"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The endpoint.",
+            "headers": {
+              "RateLimit-Limit": {
+                "$ref": "#/components/headers/RateLimit-Limit"
+              },
+              "RateLimit-Remaining": {
+                "$ref": "#/components/headers/RateLimit-Remaining"
+              },
+              "RateLimit-Reset": {
+                "$ref": "#/components/headers/RateLimit-Reset"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/WebhookEndpoint"
+                },
+                "examples": {
+                  "endpoint": {
+                    "$ref": "#/components/examples/WebhookEndpoint"
+                  },
+                  "disabled": {
+                    "$ref": "#/components/examples/DisabledWebhookEndpoint"
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadEndpointId"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/InsufficientScope"
+          },
+          "404": {
+            "$ref": "#/components/responses/EndpointNotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      },
+      "patch": {
+        "operationId": "updateWebhookEndpoint",
+        "tags": [
+          "webhooks"
+        ],
+        "summary": "Change a webhook endpoint",
+        "description": "A JSON Merge Patch (RFC 7396) of `url`, `eventTypes`, `description` and `enabled`:\nthe fields given replace the stored ones; `{}` changes nothing. A new `url` is\nchecked as on creation. `enabled: false` stops deliveries (events written meanwhile\nare not delivered later); `enabled: true` starts them again for events written from\nthen on, and clears `disabledReason`.\n",
+        "x-stability": "stable",
+        "security": [
+          {
+            "bearerAuth": [
+              "webhooks:manage"
+            ]
+          }
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/EndpointId"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "description": "The fields to change.",
+          "content": {
+            "application/merge-patch+json": {
+              "schema": {
+                "$ref": "#/components/schemas/WebhookEndpointPatch"
+              },
+              "examples": {
+                "enable": {
+                  "summary": "Deliver again after the endpoint was disabled",
+                  "value": {
+                    "enabled": true
+                  }
+                }
+              }
+            },
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/WebhookEndpointPatch"
+              },
+              "examples": {
+                "types": {
+                  "summary": "Deliver also cancelled and expired orders",
+                  "value": {
+                    "eventTypes": [
+                      "order.completed",
+                      "order.cancelled",
+                      "order.expired"
+                    ]
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The endpoint, changed.",
+            "headers": {
+              "RateLimit-Limit": {
+                "$ref": "#/components/headers/RateLimit-Limit"
+              },
+              "RateLimit-Remaining": {
+                "$ref": "#/components/headers/RateLimit-Remaining"
+              },
+              "RateLimit-Reset": {
+                "$ref": "#/components/headers/RateLimit-Reset"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/WebhookEndpoint"
+                },
+                "examples": {
+                  "endpoint": {
+                    "$ref": "#/components/examples/WebhookEndpoint"
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadWebhookEndpoint"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/InsufficientScope"
+          },
+          "404": {
+            "$ref": "#/components/responses/EndpointNotFound"
+          },
+          "413": {
+            "$ref": "#/components/responses/PayloadTooLarge"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "deleteWebhookEndpoint",
+        "tags": [
+          "webhooks"
+        ],
+        "summary": "Remove a webhook endpoint",
+        "description": "Removes the endpoint: nothing more is delivered to it, a delivery in flight\nincluded once it ends. Its delivery log goes with it. It takes no body.\n",
+        "x-stability": "stable",
+        "security": [
+          {
+            "bearerAuth": [
+              "webhooks:manage"
+            ]
+          }
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/EndpointId"
+          }
+        ],
+        "responses": {
+          "204": {
+            "description": "The endpoint was removed.",
+            "headers": {
+              "RateLimit-Limit": {
+                "$ref": "#/components/headers/RateLimit-Limit"
+              },
+              "RateLimit-Remaining": {
+                "$ref": "#/components/headers/RateLimit-Remaining"
+              },
+              "RateLimit-Reset": {
+                "$ref": "#/components/headers/RateLimit-Reset"
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadEndpointId"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/InsufficientScope"
+          },
+          "404": {
+            "$ref": "#/components/responses/EndpointNotFound"
+          },
+          "413": {
+            "$ref": "#/components/responses/PayloadTooLarge"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/webhook-endpoints/{endpointId}/rotate-secret": {
+      "post": {
+        "operationId": "rotateWebhookEndpointSecret",
+        "tags": [
+          "webhooks"
+        ],
+        "summary": "Rotate a webhook endpoint's signing secret",
+        "description": "Gives the endpoint a new signing secret, shown in this answer only. For 24 hours\nevery delivery carries two signatures in `webhook-signature`, one with the new\nsecret and one with the previous, so that the receiver can switch at its own pace\n(Standard Webhooks); then only the new one. Rotating again ends the earlier\nprevious secret at once.\n",
+        "x-stability": "stable",
+        "security": [
+          {
+            "bearerAuth": [
+              "webhooks:manage"
+            ]
+          }
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/EndpointId"
+          }
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/NoFields"
+        },
+        "responses": {
+          "200": {
+            "description": "The endpoint with its new secret (shown this once).",
+            "headers": {
+              "RateLimit-Limit": {
+                "$ref": "#/components/headers/RateLimit-Limit"
+              },
+              "RateLimit-Remaining": {
+                "$ref": "#/components/headers/RateLimit-Remaining"
+              },
+              "RateLimit-Reset": {
+                "$ref": "#/components/headers/RateLimit-Reset"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/WebhookEndpointWithSecret"
+                },
+                "examples": {
+                  "rotated": {
+                    "$ref": "#/components/examples/WebhookEndpointWithSecret"
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadEndpointId"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/InsufficientScope"
+          },
+          "404": {
+            "$ref": "#/components/responses/EndpointNotFound"
+          },
+          "413": {
+            "$ref": "#/components/responses/PayloadTooLarge"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/webhook-endpoints/{endpointId}/deliveries": {
+      "get": {
+        "operationId": "listWebhookDeliveries",
+        "tags": [
+          "webhooks"
+        ],
+        "summary": "List an endpoint's delivery attempts",
+        "description": "Returns the endpoint's delivery attempts in the order they were made (ascending\n`id`): for each, the event, the attempt's number, the status code the receiver\nanswered or the error that prevented an answer, how long it took and when it was\nmade. Kept as long as events are (`EVENT_RETENTION_DAYS`). **Pagination** is that of\n`listPets`.\n",
+        "x-stability": "stable",
+        "security": [
+          {
+            "bearerAuth": [
+              "webhooks:manage"
+            ]
+          }
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/EndpointId"
+          },
+          {
+            "$ref": "#/components/parameters/Limit"
+          },
+          {
+            "$ref": "#/components/parameters/Cursor"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The attempts, in the order they were made.",
+            "headers": {
+              "Link": {
+                "description": "`<...>; rel=\"next\"` when more attempts follow, or may follow once\ntransactions still open have ended. Absent on the last page.\n",
+                "required": false,
+                "schema": {
+                  "type": "string",
+                  "maxLength": 4096,
+                  "pattern": "^</v1/webhook-endpoints/[1-9][0-9]*/deliveries\\?[^>]*>; rel=\"next\"$"
+                },
+                "example": "</v1/webhook-endpoints/1/deliveries?limit=20&cursor=eyJhIjoyMH0.Qk5u2y0f1mZqX3Jv9W6b1A>; rel=\"next\""
+              },
+              "RateLimit-Limit": {
+                "$ref": "#/components/headers/RateLimit-Limit"
+              },
+              "RateLimit-Remaining": {
+                "$ref": "#/components/headers/RateLimit-Remaining"
+              },
+              "RateLimit-Reset": {
+                "$ref": "#/components/headers/RateLimit-Reset"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/WebhookDeliveries"
+                },
+                "examples": {
+                  "attempts": {
+                    "summary": "A failed attempt, then a delivered one",
+                    "value": [
+                      {
+                        "id": 10,
+                        "eventId": 42,
+                        "attempt": 1,
+                        "statusCode": 503,
+                        "durationMs": 120,
+                        "attemptedAt": "2026-11-26T10:01:00.250Z"
+                      },
+                      {
+                        "id": 11,
+                        "eventId": 42,
+                        "attempt": 2,
+                        "statusCode": 200,
+                        "durationMs": 85,
+                        "attemptedAt": "2026-11-26T10:01:05.300Z"
+                      },
+                      {
+                        "id": 12,
+                        "eventId": 43,
+                        "attempt": 1,
+                        "error": "timeout",
+                        "durationMs": 10000,
+                        "attemptedAt": "2026-11-26T10:02:00.000Z"
+                      }
+                    ]
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadParameter"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/InsufficientScope"
+          },
+          "404": {
+            "$ref": "#/components/responses/EndpointNotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
     "/store/orders": {
       "post": {
         "operationId": "placeOrder",
@@ -2395,12 +3243,509 @@ const openapi = {
       }
     }
   },
+  "webhooks": {
+    "pet.created": {
+      "post": {
+        "tags": [
+          "webhooks"
+        ],
+        "summary": "pet.created",
+        "description": "An animal was added (createPet). Sent to each enabled endpoint that lists `pet.created` in its `eventTypes`, when the\nendpoint's API key may see the event. See \"Webhook deliveries\" in the `webhooks` tag.\n",
+        "x-stability": "stable",
+        "security": [],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/WebhookId"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookTimestamp"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookSignature"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "allOf": [
+                  {
+                    "$ref": "#/components/schemas/PetEvent"
+                  },
+                  {
+                    "type": "object",
+                    "properties": {
+                      "type": {
+                        "const": "pet.created"
+                      }
+                    }
+                  }
+                ]
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored."
+          },
+          "410": {
+            "description": "`410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again."
+          },
+          "default": {
+            "description": "Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`)."
+          }
+        }
+      }
+    },
+    "pet.updated": {
+      "post": {
+        "tags": [
+          "webhooks"
+        ],
+        "summary": "pet.updated",
+        "description": "An animal changed: updatePet, or an order placed, completed, cancelled or expired changed its status. Sent to each enabled endpoint that lists `pet.updated` in its `eventTypes`, when the\nendpoint's API key may see the event. See \"Webhook deliveries\" in the `webhooks` tag.\n",
+        "x-stability": "stable",
+        "security": [],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/WebhookId"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookTimestamp"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookSignature"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "allOf": [
+                  {
+                    "$ref": "#/components/schemas/PetEvent"
+                  },
+                  {
+                    "type": "object",
+                    "properties": {
+                      "type": {
+                        "const": "pet.updated"
+                      }
+                    }
+                  }
+                ]
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored."
+          },
+          "410": {
+            "description": "`410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again."
+          },
+          "default": {
+            "description": "Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`)."
+          }
+        }
+      }
+    },
+    "pet.deleted": {
+      "post": {
+        "tags": [
+          "webhooks"
+        ],
+        "summary": "pet.deleted",
+        "description": "An animal was removed (deletePet); `data` is the animal as it was. Sent to each enabled endpoint that lists `pet.deleted` in its `eventTypes`, when the\nendpoint's API key may see the event. See \"Webhook deliveries\" in the `webhooks` tag.\n",
+        "x-stability": "stable",
+        "security": [],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/WebhookId"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookTimestamp"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookSignature"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "allOf": [
+                  {
+                    "$ref": "#/components/schemas/PetEvent"
+                  },
+                  {
+                    "type": "object",
+                    "properties": {
+                      "type": {
+                        "const": "pet.deleted"
+                      }
+                    }
+                  }
+                ]
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored."
+          },
+          "410": {
+            "description": "`410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again."
+          },
+          "default": {
+            "description": "Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`)."
+          }
+        }
+      }
+    },
+    "order.placed": {
+      "post": {
+        "tags": [
+          "webhooks"
+        ],
+        "summary": "order.placed",
+        "description": "An order was placed (seen only by the API key that placed it). Sent to each enabled endpoint that lists `order.placed` in its `eventTypes`, when the\nendpoint's API key may see the event. See \"Webhook deliveries\" in the `webhooks` tag.\n",
+        "x-stability": "stable",
+        "security": [],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/WebhookId"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookTimestamp"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookSignature"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "allOf": [
+                  {
+                    "$ref": "#/components/schemas/OrderEvent"
+                  },
+                  {
+                    "type": "object",
+                    "properties": {
+                      "type": {
+                        "const": "order.placed"
+                      }
+                    }
+                  }
+                ]
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored."
+          },
+          "410": {
+            "description": "`410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again."
+          },
+          "default": {
+            "description": "Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`)."
+          }
+        }
+      }
+    },
+    "order.completed": {
+      "post": {
+        "tags": [
+          "webhooks"
+        ],
+        "summary": "order.completed",
+        "description": "An order was completed: its animal is sold. Sent to each enabled endpoint that lists `order.completed` in its `eventTypes`, when the\nendpoint's API key may see the event. See \"Webhook deliveries\" in the `webhooks` tag.\n",
+        "x-stability": "stable",
+        "security": [],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/WebhookId"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookTimestamp"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookSignature"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "allOf": [
+                  {
+                    "$ref": "#/components/schemas/OrderEvent"
+                  },
+                  {
+                    "type": "object",
+                    "properties": {
+                      "type": {
+                        "const": "order.completed"
+                      }
+                    }
+                  }
+                ]
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored."
+          },
+          "410": {
+            "description": "`410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again."
+          },
+          "default": {
+            "description": "Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`)."
+          }
+        }
+      }
+    },
+    "order.cancelled": {
+      "post": {
+        "tags": [
+          "webhooks"
+        ],
+        "summary": "order.cancelled",
+        "description": "An order was cancelled: its animal is available again. Sent to each enabled endpoint that lists `order.cancelled` in its `eventTypes`, when the\nendpoint's API key may see the event. See \"Webhook deliveries\" in the `webhooks` tag.\n",
+        "x-stability": "stable",
+        "security": [],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/WebhookId"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookTimestamp"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookSignature"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "allOf": [
+                  {
+                    "$ref": "#/components/schemas/OrderEvent"
+                  },
+                  {
+                    "type": "object",
+                    "properties": {
+                      "type": {
+                        "const": "order.cancelled"
+                      }
+                    }
+                  }
+                ]
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored."
+          },
+          "410": {
+            "description": "`410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again."
+          },
+          "default": {
+            "description": "Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`)."
+          }
+        }
+      }
+    },
+    "order.expired": {
+      "post": {
+        "tags": [
+          "webhooks"
+        ],
+        "summary": "order.expired",
+        "description": "An order expired: its animal is available again. Sent to each enabled endpoint that lists `order.expired` in its `eventTypes`, when the\nendpoint's API key may see the event. See \"Webhook deliveries\" in the `webhooks` tag.\n",
+        "x-stability": "stable",
+        "security": [],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/WebhookId"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookTimestamp"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookSignature"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "allOf": [
+                  {
+                    "$ref": "#/components/schemas/OrderEvent"
+                  },
+                  {
+                    "type": "object",
+                    "properties": {
+                      "type": {
+                        "const": "order.expired"
+                      }
+                    }
+                  }
+                ]
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored."
+          },
+          "410": {
+            "description": "`410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again."
+          },
+          "default": {
+            "description": "Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`)."
+          }
+        }
+      }
+    },
+    "category.updated": {
+      "post": {
+        "tags": [
+          "webhooks"
+        ],
+        "summary": "category.updated",
+        "description": "A category was given a name or renamed (putCategory). Sent to each enabled endpoint that lists `category.updated` in its `eventTypes`, when the\nendpoint's API key may see the event. See \"Webhook deliveries\" in the `webhooks` tag.\n",
+        "x-stability": "stable",
+        "security": [],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/WebhookId"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookTimestamp"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookSignature"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "allOf": [
+                  {
+                    "$ref": "#/components/schemas/CategoryEvent"
+                  },
+                  {
+                    "type": "object",
+                    "properties": {
+                      "type": {
+                        "const": "category.updated"
+                      }
+                    }
+                  }
+                ]
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored."
+          },
+          "410": {
+            "description": "`410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again."
+          },
+          "default": {
+            "description": "Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`)."
+          }
+        }
+      }
+    },
+    "category.deleted": {
+      "post": {
+        "tags": [
+          "webhooks"
+        ],
+        "summary": "category.deleted",
+        "description": "A category's name was removed (deleteCategory); `data` is the category as it was. Sent to each enabled endpoint that lists `category.deleted` in its `eventTypes`, when the\nendpoint's API key may see the event. See \"Webhook deliveries\" in the `webhooks` tag.\n",
+        "x-stability": "stable",
+        "security": [],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/WebhookId"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookTimestamp"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookSignature"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "allOf": [
+                  {
+                    "$ref": "#/components/schemas/CategoryEvent"
+                  },
+                  {
+                    "type": "object",
+                    "properties": {
+                      "type": {
+                        "const": "category.deleted"
+                      }
+                    }
+                  }
+                ]
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored."
+          },
+          "410": {
+            "description": "`410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again."
+          },
+          "default": {
+            "description": "Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`)."
+          }
+        }
+      }
+    }
+  },
   "components": {
     "securitySchemes": {
       "bearerAuth": {
         "type": "http",
         "scheme": "bearer",
-        "description": "An API key, sent as `Authorization: Bearer <API_KEY>`. Each operation's requirement\nnames the scope it needs (`pets:read`, `pets:write`, `orders:read`, `orders:write`,\n`keys:manage`; see the `Scope` schema). A key that lacks it is answered `403\ninsufficient_scope`, after authentication (`401` first) and before validation.\nKeys are created, rotated and revoked with the `/api-keys` operations (or the\noperators' `apikey` CLI).\n",
+        "description": "An API key, sent as `Authorization: Bearer <API_KEY>`. Each operation's requirement\nnames the scope it needs (`pets:read`, `pets:write`, `orders:read`, `orders:write`,\n`keys:manage`, `webhooks:manage`; see the `Scope` schema); `listEvents` and\n`getEvent` accept either of two. A key that lacks it is answered `403\ninsufficient_scope`, after authentication (`401` first) and before validation.\nKeys are created, rotated and revoked with the `/api-keys` operations (or the\noperators' `apikey` CLI).\n",
         "x-scopes-of-earlier-credentials": [
           "pets:read",
           "pets:write",
@@ -2582,6 +3927,85 @@ const openapi = {
             "\"kY3zBq9TQ0mFv1cXo2aR8w\""
           ]
         }
+      },
+      "EventTypeFilter": {
+        "name": "type",
+        "in": "query",
+        "required": false,
+        "description": "Keep only events of these types, repeated for several\n(`?type=order.completed&type=order.expired`). Without it, every type.\n",
+        "style": "form",
+        "explode": true,
+        "schema": {
+          "type": "array",
+          "minItems": 1,
+          "maxItems": 9,
+          "uniqueItems": true,
+          "items": {
+            "$ref": "#/components/schemas/EventType"
+          },
+          "examples": [
+            [
+              "order.completed"
+            ]
+          ]
+        }
+      },
+      "EventId": {
+        "name": "eventId",
+        "in": "path",
+        "required": true,
+        "description": "Identifier of the event.",
+        "schema": {
+          "$ref": "#/components/schemas/Id"
+        },
+        "example": 1
+      },
+      "EndpointId": {
+        "name": "endpointId",
+        "in": "path",
+        "required": true,
+        "description": "Identifier of the webhook endpoint.",
+        "schema": {
+          "$ref": "#/components/schemas/Id"
+        },
+        "example": 1
+      },
+      "WebhookId": {
+        "name": "webhook-id",
+        "in": "header",
+        "required": true,
+        "description": "The message's identifier (Standard Webhooks): the event's `id`, the same on every\nattempt and every endpoint. A receiver that has already processed it can answer\n`2xx` and skip it: deliveries are at least once.\n",
+        "schema": {
+          "type": "string",
+          "maxLength": 16,
+          "pattern": "^[1-9][0-9]*$"
+        },
+        "example": "42"
+      },
+      "WebhookTimestamp": {
+        "name": "webhook-timestamp",
+        "in": "header",
+        "required": true,
+        "description": "When this attempt was signed, in seconds since 1970-01-01 UTC. Refuse messages too far from your clock (the `standardwebhooks` library allows 5 minutes).",
+        "schema": {
+          "type": "string",
+          "maxLength": 16,
+          "pattern": "^[0-9]+$"
+        },
+        "example": "1795687200"
+      },
+      "WebhookSignature": {
+        "name": "webhook-signature",
+        "in": "header",
+        "required": true,
+        "description": "`v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the\nendpoint's secret (the bytes after `whsec_`, base64-decoded), as Standard Webhooks\nspecifies. For 24 hours after a secret's rotation, two signatures separated by a\nspace: one with the new secret and one with the previous. Verify with a Standard\nWebhooks library, never by comparing strings yourself.\n",
+        "schema": {
+          "type": "string",
+          "maxLength": 512,
+          "pattern": "^v1,[A-Za-z0-9+/]+={0,2}( v1,[A-Za-z0-9+/]+={0,2})*$",
+          "x-pattern-description": "`v1,` and a base64 signature, one or two of them separated by a space"
+        },
+        "example": "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4="
       }
     },
     "headers": {
@@ -2719,9 +4143,10 @@ const openapi = {
           "pets:write",
           "orders:read",
           "orders:write",
-          "keys:manage"
+          "keys:manage",
+          "webhooks:manage"
         ],
-        "description": "A permission an API key holds. Each operation names the one it needs in its\n`security` requirement: `pets:read` (listPets, getPet, listCategories, getCategory,\ngetInventory), `pets:write` (createPet, updatePet, deletePet, putCategory,\ndeleteCategory), `orders:read` (listOrders, getOrder), `orders:write` (placeOrder,\ncancelOrder, completeOrder), `keys:manage` (the `/api-keys` operations).\n",
+        "description": "A permission an API key holds. Each operation names the one it needs in its\n`security` requirement: `pets:read` (listPets, getPet, listCategories, getCategory,\ngetInventory), `pets:write` (createPet, updatePet, deletePet, putCategory,\ndeleteCategory), `orders:read` (listOrders, getOrder), `orders:write` (placeOrder,\ncancelOrder, completeOrder), `keys:manage` (the `/api-keys` operations),\n`webhooks:manage` (the `/webhook-endpoints` operations). `listEvents` and `getEvent`\ntake `pets:read` or `orders:read`: each shows the events its scopes cover.\n",
         "examples": [
           "pets:read"
         ]
@@ -2736,7 +4161,8 @@ const openapi = {
           "pets:write",
           "orders:read",
           "orders:write",
-          "keys:manage"
+          "keys:manage",
+          "webhooks:manage"
         ],
         "examples": [
           "pets:read"
@@ -2765,7 +4191,7 @@ const openapi = {
           "scopes": {
             "type": "array",
             "minItems": 1,
-            "maxItems": 5,
+            "maxItems": 6,
             "uniqueItems": true,
             "description": "The scopes the key holds; each must be held by the key that creates it.",
             "items": {
@@ -3294,7 +4720,7 @@ const openapi = {
       },
       "Error": {
         "type": "object",
-        "description": "The body of every error response. `code` is one of the values below; clients\nmust tolerate codes they do not know (new ones may be added in a minor\nversion) and then rely on `status`.\n\n| code | status | when |\n|---|---|---|\n| `bad_request` | 400 | malformed JSON, a parameter or body field that breaks the contract; a malformed HTTP message, an HTTP/1.1 request without `Host`, more than one `Content-Type` header |\n| `unauthorized` | 401 | missing, malformed, unknown, revoked or expired API key (or a secret whose rotation grace has ended), or more than one `Authorization` header |\n| `insufficient_scope` | 403 | the API key lacks the scope the operation needs (named in the message and `WWW-Authenticate`), or createApiKey asks to grant (rotateApiKey, to rotate a key that holds) a scope the calling key does not hold |\n| `not_found` | 404 | no such animal (or a removed one), order (or an order of another API key) or category name, or no such path |\n| `method_not_allowed` | 405 | a path of the service with a method it does not take; `Allow` lists those it does |\n| `request_timeout` | 408 | the request's headers or body did not arrive in time (the connection is closed) |\n| `idempotency_in_flight` | 409 | a request with this `Idempotency-Key` is still being processed |\n| `pet_not_available` | 409 | the animal of a new order is not `available` (the message names its status) |\n| `pet_reserved` | 409 | the animal is held by a placed order (the message names it): its status cannot be set and it cannot be removed until the order is closed |\n| `api_key_inactive` | 409 | rotateApiKey on a revoked or expired key |\n| `category_name_taken` | 409 | another category holds this name (names are unique ignoring case) |\n| `order_closed` | 409 | the order is not `placed` any more (the message names its status), so it cannot be cancelled or completed |\n| `payload_too_large` | 413 | request body over the size limit |\n| `precondition_failed` | 412 | `If-Match` names no entity tag the animal has now (updatePet, deletePet); on the /docs static files, `If-Match` or `If-Unmodified-Since` not met |\n| `unsupported_media_type` | 415 | request body not `application/json`, or a charset other than UTF-8 |\n| `range_not_satisfiable` | 416 | the /docs static files only: a `Range` outside the file (with `Content-Range: bytes */<length>`) |\n| `expectation_failed` | 417 | an `Expect` header other than `100-continue` |\n| `idempotency_key_reused` | 422 | the `Idempotency-Key` was used with another request (body, or path) |\n| `pet_not_found` | 422 | no animal has the `petId` of a new order (or it was removed) |\n| `rate_limited` | 429 | over the rate limit; retry after `Retry-After` |\n| `headers_too_large` | 431 | request line and headers over 16 KiB (the connection is closed) |\n| `internal` | 500 | an unexpected failure; details are only in the service's log |\n| `not_implemented` | 501 | the operation is documented but not implemented |\n| `unavailable` | 503 | the database cannot be reached; retry after `Retry-After` |\n",
+        "description": "The body of every error response. `code` is one of the values below; clients\nmust tolerate codes they do not know (new ones may be added in a minor\nversion) and then rely on `status`.\n\n| code | status | when |\n|---|---|---|\n| `bad_request` | 400 | malformed JSON, a parameter or body field that breaks the contract; a malformed HTTP message, an HTTP/1.1 request without `Host`, more than one `Content-Type` header |\n| `unauthorized` | 401 | missing, malformed, unknown, revoked or expired API key (or a secret whose rotation grace has ended), or more than one `Authorization` header |\n| `insufficient_scope` | 403 | the API key lacks the scope the operation needs (named in the message and `WWW-Authenticate`), or createApiKey asks to grant (rotateApiKey, to rotate a key that holds) a scope the calling key does not hold |\n| `not_found` | 404 | no such animal (or a removed one), order (or an order of another API key), category name, event (or one this key may not see) or webhook endpoint (or another key's), or no such path |\n| `method_not_allowed` | 405 | a path of the service with a method it does not take; `Allow` lists those it does |\n| `request_timeout` | 408 | the request's headers or body did not arrive in time (the connection is closed) |\n| `idempotency_in_flight` | 409 | a request with this `Idempotency-Key` is still being processed |\n| `pet_not_available` | 409 | the animal of a new order is not `available` (the message names its status) |\n| `pet_reserved` | 409 | the animal is held by a placed order (the message names it): its status cannot be set and it cannot be removed until the order is closed |\n| `api_key_inactive` | 409 | rotateApiKey on a revoked or expired key |\n| `category_name_taken` | 409 | another category holds this name (names are unique ignoring case) |\n| `order_closed` | 409 | the order is not `placed` any more (the message names its status), so it cannot be cancelled or completed |\n| `cursor_expired` | 410 | listEvents: the cursor points before the oldest event kept (`EVENT_RETENTION_DAYS`); start again without it |\n| `payload_too_large` | 413 | request body over the size limit |\n| `precondition_failed` | 412 | `If-Match` names no entity tag the animal has now (updatePet, deletePet); on the /docs static files, `If-Match` or `If-Unmodified-Since` not met |\n| `unsupported_media_type` | 415 | request body not `application/json`, or a charset other than UTF-8 |\n| `range_not_satisfiable` | 416 | the /docs static files only: a `Range` outside the file (with `Content-Range: bytes */<length>`) |\n| `expectation_failed` | 417 | an `Expect` header other than `100-continue` |\n| `idempotency_key_reused` | 422 | the `Idempotency-Key` was used with another request (body, or path) |\n| `pet_not_found` | 422 | no animal has the `petId` of a new order (or it was removed) |\n| `rate_limited` | 429 | over the rate limit; retry after `Retry-After` |\n| `headers_too_large` | 431 | request line and headers over 16 KiB (the connection is closed) |\n| `internal` | 500 | an unexpected failure; details are only in the service's log |\n| `not_implemented` | 501 | the operation is documented but not implemented |\n| `unavailable` | 503 | the database cannot be reached; retry after `Retry-After` |\n",
         "required": [
           "code",
           "message",
@@ -3319,6 +4745,7 @@ const openapi = {
               "api_key_inactive",
               "category_name_taken",
               "order_closed",
+              "cursor_expired",
               "payload_too_large",
               "precondition_failed",
               "unsupported_media_type",
@@ -3408,6 +4835,424 @@ const openapi = {
               "must NOT have more than 100 characters"
             ]
           }
+        }
+      },
+      "EventType": {
+        "type": "string",
+        "enum": [
+          "pet.created",
+          "pet.updated",
+          "pet.deleted",
+          "order.placed",
+          "order.completed",
+          "order.cancelled",
+          "order.expired",
+          "category.updated",
+          "category.deleted"
+        ],
+        "description": "What an event records. `pet.updated` comes from any change of an animal's\nrepresentation: `updatePet`, and an order placed, completed, cancelled or expired\n(its status). `category.updated` is a name given or changed (`putCategory`).\n",
+        "examples": [
+          "pet.created"
+        ]
+      },
+      "PetEvent": {
+        "type": "object",
+        "description": "An event about an animal; `data` is the animal right after the change (for `pet.deleted`, as it was when removed).",
+        "required": [
+          "id",
+          "type",
+          "createdAt",
+          "data"
+        ],
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/Id",
+            "description": "The event's identifier; events are listed in ascending `id`, the order they were written."
+          },
+          "type": {
+            "type": "string",
+            "enum": [
+              "pet.created",
+              "pet.updated",
+              "pet.deleted"
+            ]
+          },
+          "createdAt": {
+            "type": "string",
+            "format": "date-time",
+            "maxLength": 32,
+            "description": "When the change was made (RFC 3339, UTC).",
+            "examples": [
+              "2026-11-26T10:00:00.000Z"
+            ]
+          },
+          "data": {
+            "$ref": "#/components/schemas/Pet"
+          }
+        }
+      },
+      "OrderEvent": {
+        "type": "object",
+        "description": "An event about an order; `data` is the order right after the change.",
+        "required": [
+          "id",
+          "type",
+          "createdAt",
+          "data"
+        ],
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "type": {
+            "type": "string",
+            "enum": [
+              "order.placed",
+              "order.completed",
+              "order.cancelled",
+              "order.expired"
+            ]
+          },
+          "createdAt": {
+            "type": "string",
+            "format": "date-time",
+            "maxLength": 32,
+            "examples": [
+              "2026-11-26T10:01:00.000Z"
+            ]
+          },
+          "data": {
+            "$ref": "#/components/schemas/Order"
+          }
+        }
+      },
+      "CategoryEvent": {
+        "type": "object",
+        "description": "An event about a category name; `data` is the category right after the change (for `category.deleted`, as it was when removed).",
+        "required": [
+          "id",
+          "type",
+          "createdAt",
+          "data"
+        ],
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "type": {
+            "type": "string",
+            "enum": [
+              "category.updated",
+              "category.deleted"
+            ]
+          },
+          "createdAt": {
+            "type": "string",
+            "format": "date-time",
+            "maxLength": 32,
+            "examples": [
+              "2026-11-26T10:02:00.000Z"
+            ]
+          },
+          "data": {
+            "$ref": "#/components/schemas/Category"
+          }
+        }
+      },
+      "Event": {
+        "description": "A change in the store, `{id, type, createdAt, data}`: `data` is the resource as it\nwas right after the change, a Pet, an Order or a Category according to `type`.\nClients must tolerate types they do not know (new ones may be added in a minor\nversion) and skip them.\n",
+        "oneOf": [
+          {
+            "$ref": "#/components/schemas/PetEvent"
+          },
+          {
+            "$ref": "#/components/schemas/OrderEvent"
+          },
+          {
+            "$ref": "#/components/schemas/CategoryEvent"
+          }
+        ],
+        "discriminator": {
+          "propertyName": "type",
+          "mapping": {
+            "pet.created": "#/components/schemas/PetEvent",
+            "pet.updated": "#/components/schemas/PetEvent",
+            "pet.deleted": "#/components/schemas/PetEvent",
+            "order.placed": "#/components/schemas/OrderEvent",
+            "order.completed": "#/components/schemas/OrderEvent",
+            "order.cancelled": "#/components/schemas/OrderEvent",
+            "order.expired": "#/components/schemas/OrderEvent",
+            "category.updated": "#/components/schemas/CategoryEvent",
+            "category.deleted": "#/components/schemas/CategoryEvent"
+          }
+        }
+      },
+      "Events": {
+        "type": "array",
+        "description": "A plain JSON array of events.",
+        "maxItems": 100,
+        "items": {
+          "$ref": "#/components/schemas/Event"
+        }
+      },
+      "WebhookUrl": {
+        "type": "string",
+        "format": "uri",
+        "minLength": 1,
+        "maxLength": 2048,
+        "pattern": "^[hH][tT][tT][pP][sS]?://[^\\s]+$",
+        "x-pattern-description": "an absolute https URL (http only where the deployment allows private addresses)",
+        "description": "Where deliveries are POSTed: an absolute `https` URL whose host is a public address\nor a name that resolves only to public ones. No user name or password in it.\n",
+        "examples": [
+          "https://warehouse.example/hooks/animal-store"
+        ]
+      },
+      "WebhookEventTypes": {
+        "type": "array",
+        "minItems": 1,
+        "maxItems": 9,
+        "uniqueItems": true,
+        "description": "The event types to deliver (events the endpoint's API key may see, of these types).",
+        "items": {
+          "$ref": "#/components/schemas/EventType"
+        },
+        "examples": [
+          [
+            "order.completed"
+          ]
+        ]
+      },
+      "WebhookDescription": {
+        "type": "string",
+        "minLength": 0,
+        "maxLength": 500,
+        "pattern": "^[^\\u0000-\\u001F\\u007F]*$",
+        "x-pattern-description": "free of control characters",
+        "description": "What the endpoint is for.",
+        "examples": [
+          "ships sold animals"
+        ]
+      },
+      "NewWebhookEndpoint": {
+        "type": "object",
+        "description": "A webhook endpoint to create. Fields other than these are refused with `400`.",
+        "required": [
+          "url",
+          "eventTypes"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "url": {
+            "$ref": "#/components/schemas/WebhookUrl"
+          },
+          "eventTypes": {
+            "$ref": "#/components/schemas/WebhookEventTypes"
+          },
+          "description": {
+            "$ref": "#/components/schemas/WebhookDescription"
+          }
+        }
+      },
+      "WebhookEndpointPatch": {
+        "type": "object",
+        "description": "A JSON Merge Patch (RFC 7396) of a webhook endpoint. Fields other than these, and\n`null` for any of them but `description` (which removes it), are refused with `400`.\n",
+        "additionalProperties": false,
+        "properties": {
+          "url": {
+            "$ref": "#/components/schemas/WebhookUrl"
+          },
+          "eventTypes": {
+            "$ref": "#/components/schemas/WebhookEventTypes"
+          },
+          "description": {
+            "oneOf": [
+              {
+                "$ref": "#/components/schemas/WebhookDescription"
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
+          "enabled": {
+            "type": "boolean",
+            "description": "`false` stops deliveries; `true` starts them again (for events written from then on) and clears `disabledReason`.",
+            "examples": [
+              true
+            ]
+          }
+        }
+      },
+      "WebhookEndpoint": {
+        "type": "object",
+        "description": "A webhook endpoint of the calling API key. Its secret is never shown again after the answer that created or rotated it.",
+        "required": [
+          "id",
+          "url",
+          "eventTypes",
+          "enabled",
+          "createdAt"
+        ],
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "url": {
+            "type": "string",
+            "format": "uri",
+            "maxLength": 2048,
+            "examples": [
+              "https://warehouse.example/hooks/animal-store"
+            ]
+          },
+          "eventTypes": {
+            "type": "array",
+            "maxItems": 9,
+            "uniqueItems": true,
+            "items": {
+              "$ref": "#/components/schemas/EventType"
+            }
+          },
+          "description": {
+            "type": "string",
+            "maxLength": 500,
+            "pattern": "^[^\\u0000-\\u001F\\u007F]*$"
+          },
+          "enabled": {
+            "type": "boolean",
+            "description": "Whether events are delivered to it."
+          },
+          "disabledReason": {
+            "type": "string",
+            "maxLength": 500,
+            "pattern": "^[^\\u0000-\\u001F\\u007F]*$",
+            "description": "Why the service disabled it: the receiver answered `410 Gone`, or every delivery\nfailed for 3 days. Absent while it is enabled, or when its key disabled it.\n",
+            "examples": [
+              "every delivery failed for 3 days (from 2026-11-20T10:00:00.000Z); the last: 503"
+            ]
+          },
+          "disabledAt": {
+            "type": "string",
+            "format": "date-time",
+            "maxLength": 32,
+            "description": "When it was disabled; absent while it is enabled."
+          },
+          "createdAt": {
+            "type": "string",
+            "format": "date-time",
+            "maxLength": 32,
+            "description": "When it was created (RFC 3339, UTC).",
+            "examples": [
+              "2026-11-26T10:00:00.000Z"
+            ]
+          },
+          "previousSecretExpiresAt": {
+            "type": "string",
+            "format": "date-time",
+            "maxLength": 32,
+            "description": "After a rotation, until when deliveries are also signed with the previous secret; absent when they are not."
+          }
+        }
+      },
+      "WebhookEndpointWithSecret": {
+        "description": "A webhook endpoint with its signing secret, in the one answer that shows it (createWebhookEndpoint, rotateWebhookEndpointSecret).",
+        "allOf": [
+          {
+            "$ref": "#/components/schemas/WebhookEndpoint"
+          },
+          {
+            "type": "object",
+            "required": [
+              "secret"
+            ],
+            "properties": {
+              "secret": {
+                "type": "string",
+                "minLength": 38,
+                "maxLength": 38,
+                "pattern": "^whsec_[A-Za-z0-9+/]{32}$",
+                "description": "The signing secret, as Standard Webhooks writes it (`whsec_` and 24 random\nbytes in base64), to give to a verifier such as the `standardwebhooks`\nlibrary. Shown in this answer only.\n",
+                "examples": [
+                  "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                ]
+              }
+            }
+          }
+        ]
+      },
+      "WebhookEndpoints": {
+        "type": "array",
+        "description": "A plain JSON array of webhook endpoints.",
+        "maxItems": 100,
+        "items": {
+          "$ref": "#/components/schemas/WebhookEndpoint"
+        }
+      },
+      "WebhookDelivery": {
+        "type": "object",
+        "description": "One attempt to deliver an event to an endpoint.",
+        "required": [
+          "id",
+          "eventId",
+          "attempt",
+          "durationMs",
+          "attemptedAt"
+        ],
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "eventId": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "attempt": {
+            "type": "integer",
+            "format": "int32",
+            "minimum": 1,
+            "maximum": 100,
+            "description": "1 for the first attempt to deliver this event to this endpoint, then 2, 3, ..."
+          },
+          "statusCode": {
+            "type": "integer",
+            "format": "int32",
+            "minimum": 100,
+            "maximum": 599,
+            "description": "The status the receiver answered; absent when no answer came (see `error`)."
+          },
+          "error": {
+            "type": "string",
+            "maxLength": 200,
+            "pattern": "^[a-z][a-z_]*$",
+            "description": "Why no answer came: `timeout` (none within 10 s), `refused_address` (the host\nresolved to an address deliveries never call), `connection_failed`, `dns_failed`\nor `tls_failed`. Absent when the receiver answered.\n",
+            "x-extensible-enum": [
+              "timeout",
+              "refused_address",
+              "connection_failed",
+              "dns_failed",
+              "tls_failed"
+            ]
+          },
+          "durationMs": {
+            "type": "integer",
+            "format": "int32",
+            "minimum": 0,
+            "maximum": 600000,
+            "description": "How long the attempt took, in milliseconds."
+          },
+          "attemptedAt": {
+            "type": "string",
+            "format": "date-time",
+            "maxLength": 32,
+            "description": "When it started (RFC 3339, UTC)."
+          }
+        }
+      },
+      "WebhookDeliveries": {
+        "type": "array",
+        "description": "A plain JSON array of delivery attempts.",
+        "maxItems": 100,
+        "items": {
+          "$ref": "#/components/schemas/WebhookDelivery"
         }
       }
     },
@@ -3517,6 +5362,61 @@ const openapi = {
               "message": "must be an integer in plain decimal digits"
             }
           ]
+        }
+      },
+      "PetCreatedEvent": {
+        "summary": "An animal added",
+        "value": {
+          "id": 41,
+          "type": "pet.created",
+          "createdAt": "2026-11-26T10:00:00.000Z",
+          "data": {
+            "id": 7,
+            "name": "Rex",
+            "categoryId": 2,
+            "status": "available"
+          }
+        }
+      },
+      "WebhookEndpoint": {
+        "summary": "An endpoint",
+        "value": {
+          "id": 1,
+          "url": "https://warehouse.example/hooks/animal-store",
+          "eventTypes": [
+            "order.completed"
+          ],
+          "description": "ships sold animals",
+          "enabled": true,
+          "createdAt": "2026-11-26T10:00:00.000Z"
+        }
+      },
+      "DisabledWebhookEndpoint": {
+        "summary": "An endpoint the service disabled",
+        "value": {
+          "id": 1,
+          "url": "https://warehouse.example/hooks/animal-store",
+          "eventTypes": [
+            "order.completed"
+          ],
+          "enabled": false,
+          "disabledReason": "the receiver answered 410 Gone",
+          "disabledAt": "2026-11-26T11:00:00.000Z",
+          "createdAt": "2026-11-26T10:00:00.000Z"
+        }
+      },
+      "WebhookEndpointWithSecret": {
+        "summary": "An endpoint with its signing secret, shown once",
+        "value": {
+          "id": 1,
+          "url": "https://warehouse.example/hooks/animal-store",
+          "eventTypes": [
+            "order.completed"
+          ],
+          "description": "ships sold animals",
+          "enabled": true,
+          "createdAt": "2026-11-26T10:00:00.000Z",
+          "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
         }
       }
     },
@@ -4627,6 +6527,248 @@ const openapi = {
             }
           }
         }
+      },
+      "CursorExpired": {
+        "description": "The cursor points before the oldest event kept (`EVENT_RETENTION_DAYS`): events it\nwould have returned are gone. Start a new walk without `cursor`.\n",
+        "headers": {
+          "RateLimit-Limit": {
+            "$ref": "#/components/headers/RateLimit-Limit"
+          },
+          "RateLimit-Remaining": {
+            "$ref": "#/components/headers/RateLimit-Remaining"
+          },
+          "RateLimit-Reset": {
+            "$ref": "#/components/headers/RateLimit-Reset"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "examples": {
+              "expired": {
+                "summary": "A cursor older than the retention",
+                "value": {
+                  "code": "cursor_expired",
+                  "message": "This cursor points before the oldest event kept (events are kept 30 days): start again without cursor",
+                  "status": 410
+                }
+              }
+            }
+          }
+        }
+      },
+      "BadEventId": {
+        "description": "`eventId` is not an integer in `1 .. 9007199254740991`.",
+        "headers": {
+          "RateLimit-Limit": {
+            "$ref": "#/components/headers/RateLimit-Limit"
+          },
+          "RateLimit-Remaining": {
+            "$ref": "#/components/headers/RateLimit-Remaining"
+          },
+          "RateLimit-Reset": {
+            "$ref": "#/components/headers/RateLimit-Reset"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "examples": {
+              "badEventId": {
+                "summary": "eventId is not an integer",
+                "value": {
+                  "code": "bad_request",
+                  "message": "path parameter eventId: must be an integer in plain decimal digits",
+                  "status": 400,
+                  "details": [
+                    {
+                      "location": "path",
+                      "field": "eventId",
+                      "rule": "type",
+                      "message": "must be an integer in plain decimal digits"
+                    }
+                  ]
+                }
+              }
+            }
+          }
+        }
+      },
+      "EventNotFound": {
+        "description": "No event has this `id`, or this API key may not see it, or it is no longer kept.",
+        "headers": {
+          "RateLimit-Limit": {
+            "$ref": "#/components/headers/RateLimit-Limit"
+          },
+          "RateLimit-Remaining": {
+            "$ref": "#/components/headers/RateLimit-Remaining"
+          },
+          "RateLimit-Reset": {
+            "$ref": "#/components/headers/RateLimit-Reset"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "examples": {
+              "notFound": {
+                "summary": "Unknown event",
+                "value": {
+                  "code": "not_found",
+                  "message": "Event 42 does not exist",
+                  "status": 404
+                }
+              }
+            }
+          }
+        }
+      },
+      "BadWebhookEndpoint": {
+        "description": "The body is missing, is not valid JSON, lacks `url` or `eventTypes`, has an invalid\nor unknown field, or its `url` is not `https` or names an address deliveries never\ncall (loopback, private, link-local, shared, multicast, reserved, unspecified), or\n(updateWebhookEndpoint) `endpointId` is not an integer.\n",
+        "headers": {
+          "RateLimit-Limit": {
+            "$ref": "#/components/headers/RateLimit-Limit"
+          },
+          "RateLimit-Remaining": {
+            "$ref": "#/components/headers/RateLimit-Remaining"
+          },
+          "RateLimit-Reset": {
+            "$ref": "#/components/headers/RateLimit-Reset"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "examples": {
+              "privateAddress": {
+                "summary": "A URL whose host is a private address",
+                "value": {
+                  "code": "bad_request",
+                  "message": "body /url: 10.0.0.5 is a private address, which deliveries never call: give a URL whose host is a public address",
+                  "status": 400,
+                  "details": [
+                    {
+                      "location": "body",
+                      "field": "/url",
+                      "rule": "address",
+                      "message": "10.0.0.5 is a private address, which deliveries never call: give a URL whose host is a public address"
+                    }
+                  ]
+                }
+              },
+              "notHttps": {
+                "summary": "A URL that is not https",
+                "value": {
+                  "code": "bad_request",
+                  "message": "body /url: must be an https URL",
+                  "status": 400,
+                  "details": [
+                    {
+                      "location": "body",
+                      "field": "/url",
+                      "rule": "https",
+                      "message": "must be an https URL"
+                    }
+                  ]
+                }
+              },
+              "unknownType": {
+                "summary": "An event type that does not exist",
+                "value": {
+                  "code": "bad_request",
+                  "message": "body /eventTypes/0: must be equal to one of the allowed values: pet.created, pet.updated, pet.deleted, order.placed, order.completed, order.cancelled, order.expired, category.updated, category.deleted",
+                  "status": 400,
+                  "details": [
+                    {
+                      "location": "body",
+                      "field": "/eventTypes/0",
+                      "rule": "enum",
+                      "message": "must be equal to one of the allowed values: pet.created, pet.updated, pet.deleted, order.placed, order.completed, order.cancelled, order.expired, category.updated, category.deleted"
+                    }
+                  ]
+                }
+              }
+            }
+          }
+        }
+      },
+      "BadEndpointId": {
+        "description": "`endpointId` is not an integer in `1 .. 9007199254740991`.",
+        "headers": {
+          "RateLimit-Limit": {
+            "$ref": "#/components/headers/RateLimit-Limit"
+          },
+          "RateLimit-Remaining": {
+            "$ref": "#/components/headers/RateLimit-Remaining"
+          },
+          "RateLimit-Reset": {
+            "$ref": "#/components/headers/RateLimit-Reset"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "examples": {
+              "badEndpointId": {
+                "summary": "endpointId is not an integer",
+                "value": {
+                  "code": "bad_request",
+                  "message": "path parameter endpointId: must be an integer in plain decimal digits",
+                  "status": 400,
+                  "details": [
+                    {
+                      "location": "path",
+                      "field": "endpointId",
+                      "rule": "type",
+                      "message": "must be an integer in plain decimal digits"
+                    }
+                  ]
+                }
+              }
+            }
+          }
+        }
+      },
+      "EndpointNotFound": {
+        "description": "The calling API key has no webhook endpoint with this `id` (another key's is not shown).",
+        "headers": {
+          "RateLimit-Limit": {
+            "$ref": "#/components/headers/RateLimit-Limit"
+          },
+          "RateLimit-Remaining": {
+            "$ref": "#/components/headers/RateLimit-Remaining"
+          },
+          "RateLimit-Reset": {
+            "$ref": "#/components/headers/RateLimit-Reset"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "examples": {
+              "notFound": {
+                "summary": "Unknown endpoint",
+                "value": {
+                  "code": "not_found",
+                  "message": "Webhook endpoint 42 does not exist",
+                  "status": 404
+                }
+              }
+            }
+          }
+        }
       }
     }
   }
@@ -4634,4 +6776,4 @@ const openapi = {
 
 export default openapi;
 
-export const yamlSource = "openapi: 3.1.0\n\ninfo:\n  title: Animal Store API\n  version: 1.3.0\n  summary: A catalogue of animals for sale, served under /v1.\n  description: |\n    The Animal Store API exposes the store's catalogue of animals (pets): list them,\n    optionally filtered by availability or identifiers, add one, and fetch one by its\n    identifier. Its store sells them: an order holds an available animal for a while, and is\n    then completed (the animal is sold), cancelled or left to expire (the animal is available\n    again). Request and response bodies are JSON (`application/json`).\n\n    Every operation needs an API key, `Authorization: Bearer <API_KEY>`. Every error has\n    one body, `Error` (`{\"code\", \"message\", \"status\"}`), and a `400` lists every problem in\n    `details`. The operations follow; the rules that hold for all of them are under\n    \"Conventions\".\n\n    <details>\n    <summary><strong>Conventions</strong>: authentication, errors, numbers, strings,\n    parameters, request ids, deprecation, stability</summary>\n\n    ## Authentication\n    Every operation requires an API key sent as an HTTP bearer token\n    (`Authorization: Bearer <API_KEY>`). A missing, malformed, unknown or revoked key,\n    or more than one `Authorization` header, is answered with `401`, an Error body and a\n    `WWW-Authenticate: Bearer` challenge (RFC 6750). Keys are issued and revoked by the\n    operators of a deployment. In the served documentation (`/docs`), \"Authorize\" takes\n    the key alone, without `Bearer `.\n\n    ## Errors\n    Every error response, whatever the status, has the same body, `Error`:\n    `{\"code\": \"not_found\", \"message\": \"Pet 42 does not exist\", \"status\": 404}`.\n    `code` is a stable machine-readable string and `status` repeats the HTTP status.\n    The codes in use are listed on the `Error` schema. **Clients must tolerate codes\n    they do not know** and fall back on `status`: adding a new code is not a breaking\n    change. A `400` carries `details`: every problem found, one per field, each naming\n    the field and the rule it broke (at most 20; the message says how many there were).\n    Every `GET` operation also answers `HEAD`, with the status and headers `GET` would\n    give and no body (RFC 9110 §9.3.2).\n    A path that exists with a method it does not take (`DELETE /v1/pets`, or `OPTIONS`\n    without CORS) is `405` with an `Allow` header naming the methods it takes\n    (RFC 9110); a path that does not exist is `404`. `GET /` answers where the\n    documentation and this contract are.\n    This holds for what is refused before any operation is chosen too: a malformed HTTP\n    message or an HTTP/1.1 request without `Host` (`400`), headers over 16 KiB (`431`),\n    a request that does not arrive in time (`408`), an `Expect` other than\n    `100-continue` (`417`). On a keep-alive connection such an answer follows the answers\n    to the requests before it, and the connection is then closed.\n\n    ## Numbers\n    Identifiers (`id`, `categoryId`) are integers in `1 .. 9007199254740991`\n    (2^53 - 1), the range that every JSON parser, JavaScript's included, represents\n    exactly. A larger value is never rounded: the request is refused with `400`.\n    - In a path or query, an integer is plain decimal digits: `0x1`, `+1`, ` 1`, `01`,\n      `1e2` and `1.0` are `400`.\n    - In a JSON body, a number is accepted as an integer when it denotes exactly that\n      integer: `2`, `2.0` and `2e0` are all 2 (JSON Schema 2020-12 counts `2.0` as an\n      integer). A fraction (`2.5`), a value past 2^53 - 1, or digits that no double holds\n      exactly (`9007199254740990.9`, `1.0000000000000001`) are `400`, and nothing is\n      stored.\n\n    ## Strings\n    Request bodies are UTF-8 JSON. A `Content-Type` charset other than `utf-8` is `415`;\n    more than one `Content-Type` header is `400` (which one was meant is ambiguous).\n    Bytes that are not valid UTF-8, or a `\\u` escape that leaves a lone surrogate\n    (`\"a\\ud800b\"`), are `400` with `details` naming the field; nothing is stored, and a\n    string is never silently replaced by U+FFFD.\n\n    ## Parameters\n    A query parameter that the operation does not declare is `400`, naming it and the\n    ones the operation takes (`?stauts=sold` would otherwise list every status), and so is\n    a parameter given more than once where one value is expected (`?limit=1&limit=2`).\n    Where a pattern rules a value (a cursor, an `Idempotency-Key`, a name), the message\n    says what is expected in words, as the schema's `x-pattern-description` does.\n\n    ## Request ids\n    Every response carries `X-Request-Id`. A client may send its own (up to 128\n    characters of `A-Z a-z 0-9 . _ : -`); otherwise the service generates one. Quote it\n    when reporting a problem.\n\n    ## Deprecation policy\n    A deprecated operation is marked `deprecated: true` and carries `x-sunset`, the\n    date from which it may be removed. Until then it keeps working unchanged, and every\n    answer it gives carries the `Deprecation` (RFC 9745), `Sunset` (RFC 8594) and\n    `Link` headers, the latter naming the replacement (`rel=\"successor-version\"`).\n    No operation is removed before its sunset.\n\n    ## Stability markers\n    Every operation carries `x-stability`:\n    - `stable`: covered by the compatibility promise of `/v1`; it changes only in\n      backward-compatible ways (new optional fields, parameters, operations, codes).\n    - `experimental`: may change or disappear in any release without notice; do not\n      build production code on it.\n\n    </details>\n  contact:\n    name: Animal Store API team\n    url: https://github.com/animal-store/animal-store-api\n    email: api@animal-store.example\n  license:\n    name: MIT\n    identifier: MIT\n\nservers:\n  # One entry a base address (docs/interface.md section 1: production and staging, each\n  # under /v1), written out in full: SDK generators take these URLs as they are (hey-api\n  # types its baseUrl as their union), so a template would reach clients as '{host}'.\n  # x-internal: the audience of each server, for documentation tools (OWASP API9:2023,\n  # inventory management): both are public addresses for client teams.\n  - url: https://api.animal-store.example/v1\n    description: Production\n    x-internal: false\n  - url: https://staging.animal-store.example/v1\n    description: Staging\n    x-internal: false\n\nsecurity:\n  - bearerAuth: []\n\ntags:\n  - name: pets\n    description: The catalogue of animals.\n  - name: categories\n    description: |\n      Names given to the `categoryId`s that animals carry. Any `categoryId` stays valid on an\n      animal, named or not.\n  - name: api-keys\n    description: |\n      The API keys of the deployment, their scopes, rotation and revocation. Every operation\n      here needs the scope `keys:manage`.\n  - name: store\n    description: |\n      Orders that reserve, sell and release animals, and the inventory of the catalogue.\n      An order is `placed` for an `available` animal, which becomes `pending`; it is then\n      `completed` (the animal is `sold`), `cancelled` or `expired` (the animal is\n      `available` again). Each API key sees only the orders it placed.\n\npaths:\n  /pets:\n    get:\n      operationId: listPets\n      tags: [pets]\n      summary: List animals\n      description: |\n        Returns animals in ascending `id` order (stable across calls), at most `limit`\n        of them, optionally only those with the given `status`, or with the given `id`s\n        (`?id=3&id=7`: those that exist; this is how to look one animal up,\n        `GET /pets?id={petId}`, the replacement of the deprecated `getPet`), or of the given\n        `categoryId`. Filters combine. Removed animals (`deletePet`) are never listed. The\n        body is a plain JSON array; an empty array means no animal matched.\n\n        **Pagination:** when more animals follow, the answer carries\n        `Link: <...>; rel=\"next\"` (RFC 8288), the URL of the next page with the same\n        `limit` and filters and an opaque `cursor`. Follow it until there is no\n        `rel=\"next\"`: every animal is returned exactly once, even while animals are being\n        added (new ones appear on later pages). Animals added in parallel are never made to\n        wait for each other, so one can become visible after animals with higher ids: a\n        page stops before the first animal that a transaction still open could precede,\n        and carries `rel=\"next\"` to resume from there. Such a page can be short, even\n        empty; follow its `rel=\"next\"` (after a moment when it was empty). A cursor belongs\n        to the operation and filters that made it: given to another, it is `400`.\n\n        **A walk with `status` or `categoryId`** returns each animal that matches throughout\n        the walk exactly once. Statuses change when orders are placed, completed, cancelled\n        or expire (see the `store` operations) and through `updatePet`, which also changes\n        categories; an animal that changes during the walk is returned once or not at all,\n        never twice: it is listed if it matches when its page is read.\n      x-stability: stable\n      security:\n        - bearerAuth: ['pets:read']\n      parameters:\n        - $ref: '#/components/parameters/Limit'\n        - $ref: '#/components/parameters/StatusFilter'\n        - $ref: '#/components/parameters/PetIds'\n        - $ref: '#/components/parameters/CategoryFilter'\n        - $ref: '#/components/parameters/Cursor'\n      responses:\n        '200':\n          description: The animals, in ascending `id` order.\n          headers:\n            Link:\n              description: |\n                `<...>; rel=\"next\"` when more animals follow: the next page's URL (relative),\n                carrying `limit`, the filters and `cursor`. Absent on the last page.\n              required: false\n              schema:\n                type: string\n                # limit, the filters (at most 100 ids of at most 16 digits) and a cursor of\n                # at most 200 characters: under 2,500 characters.\n                maxLength: 4096\n                pattern: '^</v1/pets\\?[^>]*>; rel=\"next\"$'\n              example: </v1/pets?limit=20&cursor=eyJhIjoyMH0.Qk5u2y0f1mZqX3Jv9W6b1A>; rel=\"next\"\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Pets'\n              examples:\n                pets:\n                  summary: Two animals\n                  value:\n                    - id: 1\n                      name: Rex\n                      categoryId: 2\n                      status: available\n                    - id: 2\n                      name: Tom\n                      categoryId: 3\n                empty:\n                  summary: No animal matched\n                  value: []\n        '400':\n          $ref: '#/components/responses/BadParameter'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n    post:\n      operationId: createPet\n      tags: [pets]\n      summary: Add an animal\n      description: |\n        Adds an animal to the catalogue. The service assigns its `id`, answers `201`\n        with the stored animal and a `Location` header naming it. Fields that\n        `NewPet` does not define, `id` among them, are refused with `400`.\n      x-stability: stable\n      security:\n        - bearerAuth: ['pets:write']\n      parameters:\n        - $ref: '#/components/parameters/IdempotencyKey'\n      requestBody:\n        required: true\n        description: The animal to add.\n        content:\n          application/json:\n            schema:\n              $ref: '#/components/schemas/NewPet'\n            examples:\n              withStatus:\n                summary: An available dog\n                value:\n                  name: Rex\n                  categoryId: 2\n                  status: available\n              withoutStatus:\n                summary: No status given\n                value:\n                  name: Tom\n                  categoryId: 3\n      responses:\n        '201':\n          description: The animal was added.\n          headers:\n            Location:\n              description: Path of the new animal, `/v1/pets/{id}`.\n              required: true\n              schema:\n                type: string\n                maxLength: 64\n                pattern: '^/v1/pets/[1-9][0-9]*$'\n              example: /v1/pets/1\n            ETag:\n              $ref: '#/components/headers/ETag'\n            Idempotent-Replayed:\n              $ref: '#/components/headers/Idempotent-Replayed'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Pet'\n              examples:\n                created:\n                  summary: The stored animal with its id\n                  value:\n                    id: 1\n                    name: Rex\n                    categoryId: 2\n                    status: available\n        '400':\n          $ref: '#/components/responses/BadBody'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '409':\n          $ref: '#/components/responses/IdempotencyInFlight'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '422':\n          $ref: '#/components/responses/IdempotencyKeyReused'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /pets/{petId}:\n    get:\n      operationId: getPet\n      tags: [pets]\n      summary: Get an animal (deprecated)\n      description: |\n        **Deprecated, to be removed on 2030-12-05.** Use `GET /pets?id={petId}` instead\n        (operation `listPets` with its `id` filter): it answers a list with the animal, or\n        an empty list when no animal has that `id`.\n\n        Returns the animal with the given `id`, and its `ETag`; with `If-None-Match` naming\n        its current `ETag`, `304` without a body. Every answer, error or not, carries\n        the `Deprecation`, `Sunset` and `Link` headers; `Link` names the replacement\n        request for this animal (`</v1/pets?id=42>; rel=\"successor-version\"`).\n      deprecated: true\n      x-sunset: '2030-12-05'\n      x-deprecated-since: '2026-11-21'\n      x-successor: listPets\n      x-successor-query: id={petId}\n      x-stability: stable\n      security:\n        - bearerAuth: ['pets:read']\n      parameters:\n        - name: petId\n          in: path\n          required: true\n          description: Identifier of the animal to retrieve.\n          schema:\n            $ref: '#/components/schemas/Id'\n          example: 1\n        - $ref: '#/components/parameters/IfNoneMatch'\n      responses:\n        '200':\n          description: The animal.\n          headers:\n            ETag:\n              $ref: '#/components/headers/ETag'\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Pet'\n              examples:\n                found:\n                  summary: An animal\n                  value:\n                    id: 1\n                    name: Rex\n                    categoryId: 2\n                    status: available\n        '304':\n          description: The animal has not changed since the `ETag` that `If-None-Match` names; no body.\n          headers:\n            ETag:\n              $ref: '#/components/headers/ETag'\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n        '400':\n          description: '`petId` is not an integer in `1 .. 9007199254740991`, or `If-None-Match` is malformed.'\n          headers:\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                badPetId:\n                  $ref: '#/components/examples/BadPetId'\n        '401':\n          description: Missing, malformed, unknown or revoked API key.\n          headers:\n            WWW-Authenticate:\n              $ref: '#/components/headers/WWW-Authenticate'\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                unauthorized:\n                  $ref: '#/components/examples/Unauthorized'\n        '403':\n          description: The API key lacks the scope `pets:read` (see `InsufficientScope`).\n          headers:\n            WWW-Authenticate:\n              $ref: '#/components/headers/WWW-Authenticate-Scope'\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                insufficientScope:\n                  summary: A key without pets:read\n                  value:\n                    code: insufficient_scope\n                    message: 'This API key lacks the scope pets:read, which getPet needs: use a key that holds it'\n                    status: 403\n        '404':\n          description: No animal has this `id` (it never existed, or was removed).\n          headers:\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                notFound:\n                  summary: Unknown animal\n                  value:\n                    code: not_found\n                    message: Pet 42 does not exist\n                    status: 404\n        '429':\n          description: Too many requests (see `TooManyRequests`).\n          headers:\n            Retry-After:\n              $ref: '#/components/headers/Retry-After'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                rateLimited:\n                  $ref: '#/components/examples/RateLimited'\n        '500':\n          description: An unexpected failure (see `InternalError`).\n          headers:\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                internal:\n                  $ref: '#/components/examples/Internal'\n        '503':\n          description: The database cannot be reached (see `Unavailable`).\n          headers:\n            Retry-After:\n              $ref: '#/components/headers/Retry-After'\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                unavailable:\n                  $ref: '#/components/examples/Unavailable'\n\n    patch:\n      operationId: updatePet\n      tags: [pets]\n      summary: Change an animal\n      description: |\n        Changes an animal's `name`, `categoryId` or `status` with a JSON Merge Patch\n        (RFC 7396): the fields given replace the stored ones, the others stay. `status: null`\n        takes the status away (the animal is unlisted from `status` filters, kept in the\n        catalogue); `status: \"available\"` offers it (again); `status: \"sold\"` marks it sold.\n        `{}` changes nothing and answers the animal and its `ETag`.\n\n        - `pending` cannot be set: only placing an order makes an animal `pending`.\n        - An animal held by a placed order keeps its status until the order is completed,\n          cancelled or expires: a patch that sets `status` on it is `409 pet_reserved`,\n          naming the order. Its `name` and `categoryId` may still change.\n        - `id`, an unknown field, `name: null` and `categoryId: null` are `400`.\n        - With `If-Match` (the `ETag` of a previous answer), the change is made only if the\n          animal is still as the client saw it; otherwise `412` and nothing changes. Without\n          it, the last change wins.\n\n        The body is sent as `application/merge-patch+json`; `application/json` is read the\n        same way. The answer carries the animal's new `ETag`: after `getPet`'s sunset, a\n        client gets an animal's current `ETag` from an `updatePet` answer (`{}` changes\n        nothing).\n      x-stability: stable\n      security:\n        - bearerAuth: ['pets:write']\n      parameters:\n        - $ref: '#/components/parameters/PetId'\n        - $ref: '#/components/parameters/IfMatch'\n      requestBody:\n        required: true\n        description: The fields to change.\n        content:\n          application/merge-patch+json:\n            schema:\n              $ref: '#/components/schemas/PetPatch'\n            examples:\n              rename:\n                summary: Correct the name\n                value:\n                  name: Rex\n              unlist:\n                summary: Take the status away (a draft again)\n                value:\n                  status: null\n              offer:\n                summary: Offer it for sale\n                value:\n                  status: available\n          application/json:\n            schema:\n              $ref: '#/components/schemas/PetPatch'\n            examples:\n              rename:\n                summary: Correct the name\n                value:\n                  name: Rex\n      responses:\n        '200':\n          description: The animal as it is now.\n          headers:\n            ETag:\n              $ref: '#/components/headers/ETag'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Pet'\n              examples:\n                updated:\n                  summary: The animal after the change\n                  value:\n                    id: 1\n                    name: Rex\n                    categoryId: 2\n                    status: available\n        '400':\n          $ref: '#/components/responses/BadPetPatch'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '404':\n          $ref: '#/components/responses/PetNotFound'\n        '409':\n          $ref: '#/components/responses/PetReserved'\n        '412':\n          $ref: '#/components/responses/PreconditionFailed'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n    delete:\n      operationId: deletePet\n      tags: [pets]\n      summary: Remove an animal\n      description: |\n        Removes an animal from the catalogue: it leaves every `listPets` answer and the\n        inventory; `getPet` and `updatePet` answer `404` for it, and an order for it `422\n        pet_not_found`. Orders that name it stay readable, with their `petId`.\n\n        - An animal held by a placed order is `409 pet_reserved`: complete or cancel the\n          order first.\n        - An unknown or already removed animal is `404`.\n        - With `If-Match`, the animal is removed only if it is still as the client saw it;\n          otherwise `412` and nothing changes.\n\n        It takes no body. One sent anyway is read as any body is and then ignored: it must be\n        JSON (`415` otherwise) within the size limit (`413`).\n      x-stability: stable\n      security:\n        - bearerAuth: ['pets:write']\n      parameters:\n        - $ref: '#/components/parameters/PetId'\n        - $ref: '#/components/parameters/IfMatch'\n      responses:\n        '204':\n          description: The animal was removed.\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n        '400':\n          $ref: '#/components/responses/BadPetId'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '404':\n          $ref: '#/components/responses/PetNotFound'\n        '409':\n          $ref: '#/components/responses/PetReserved'\n        '412':\n          $ref: '#/components/responses/PreconditionFailed'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /categories:\n    get:\n      operationId: listCategories\n      tags: [categories]\n      summary: List categories\n      description: |\n        Returns the named categories in ascending `id` order, at most `limit` of them. The\n        body is a plain JSON array. **Pagination** is that of `listPets`: follow\n        `Link: <...>; rel=\"next\"` until there is none.\n\n        A category is a name given to a `categoryId`. Animals may carry any `categoryId`,\n        named or not: naming one, renaming it or removing its name changes no animal.\n      x-stability: stable\n      security:\n        - bearerAuth: ['pets:read']\n      parameters:\n        - $ref: '#/components/parameters/Limit'\n        - $ref: '#/components/parameters/Cursor'\n      responses:\n        '200':\n          description: The categories, in ascending `id` order.\n          headers:\n            Link:\n              description: |\n                `<...>; rel=\"next\"` when more categories follow: the next page's URL\n                (relative), carrying `limit` and `cursor`. Absent on the last page.\n              required: false\n              schema:\n                type: string\n                maxLength: 4096\n                pattern: '^</v1/categories\\?[^>]*>; rel=\"next\"$'\n              example: </v1/categories?limit=20&cursor=eyJhIjoyMH0.Qk5u2y0f1mZqX3Jv9W6b1A>; rel=\"next\"\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Categories'\n              examples:\n                categories:\n                  summary: Two categories\n                  value:\n                    - id: 2\n                      name: Dogs\n                    - id: 3\n                      name: Cats\n                empty:\n                  summary: No category is named\n                  value: []\n        '400':\n          $ref: '#/components/responses/BadParameter'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /categories/{categoryId}:\n    get:\n      operationId: getCategory\n      tags: [categories]\n      summary: Get a category\n      description: Returns the name of the category with this `id`, or `404` when the id has no name.\n      x-stability: stable\n      security:\n        - bearerAuth: ['pets:read']\n      parameters:\n        - $ref: '#/components/parameters/CategoryId'\n      responses:\n        '200':\n          description: The category.\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Category'\n              examples:\n                found:\n                  $ref: '#/components/examples/Category'\n        '400':\n          $ref: '#/components/responses/BadCategoryId'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '404':\n          $ref: '#/components/responses/CategoryNotFound'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n    put:\n      operationId: putCategory\n      tags: [categories]\n      summary: Name a category\n      description: |\n        Gives the category with this `id` its name: `201` when the id had no name, `200`\n        when it is renamed (or named the same again). Names are unique ignoring case: a\n        name another category holds is `409 category_name_taken`. Animals are not changed.\n      x-stability: stable\n      security:\n        - bearerAuth: ['pets:write']\n      parameters:\n        - $ref: '#/components/parameters/CategoryId'\n      requestBody:\n        required: true\n        description: The category's name.\n        content:\n          application/json:\n            schema:\n              $ref: '#/components/schemas/CategoryName'\n            examples:\n              dogs:\n                summary: Name it Dogs\n                value:\n                  name: Dogs\n      responses:\n        '200':\n          description: The category, renamed.\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Category'\n              examples:\n                renamed:\n                  $ref: '#/components/examples/Category'\n        '201':\n          description: The category, named for the first time.\n          headers:\n            Location:\n              description: Path of the category, `/v1/categories/{id}`.\n              required: true\n              schema:\n                type: string\n                maxLength: 64\n                pattern: '^/v1/categories/[1-9][0-9]*$'\n              example: /v1/categories/2\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Category'\n              examples:\n                named:\n                  $ref: '#/components/examples/Category'\n        '400':\n          $ref: '#/components/responses/BadCategory'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '409':\n          $ref: '#/components/responses/CategoryNameTaken'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n    delete:\n      operationId: deleteCategory\n      tags: [categories]\n      summary: Remove a category's name\n      description: |\n        Removes the name of the category with this `id`. Animals keep their `categoryId`.\n        An id without a name is `404`.\n        It takes no body. One sent anyway is read as any body is and then ignored: it must be\n        JSON (`415` otherwise) within the size limit (`413`).\n      x-stability: stable\n      security:\n        - bearerAuth: ['pets:write']\n      parameters:\n        - $ref: '#/components/parameters/CategoryId'\n      responses:\n        '204':\n          description: The name was removed.\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n        '400':\n          $ref: '#/components/responses/BadCategoryId'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '404':\n          $ref: '#/components/responses/CategoryNotFound'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /api-keys:\n    post:\n      operationId: createApiKey\n      tags: [api-keys]\n      summary: Create an API key\n      description: |\n        Issues a new API key with the given `scopes` (and optionally an `expiresAt`). The\n        answer is the only one that ever holds the key's `secret`: store it now. A key can\n        grant only scopes its creator holds: asking for one the calling key lacks is\n        `403 insufficient_scope`, naming it. An unknown scope, or an `expiresAt` that is not\n        in the future, is `400`.\n      x-stability: stable\n      security:\n        - bearerAuth: ['keys:manage']\n      requestBody:\n        required: true\n        description: The key to create.\n        content:\n          application/json:\n            schema:\n              $ref: '#/components/schemas/NewApiKey'\n            examples:\n              storefront:\n                summary: A read-only key for a storefront\n                value:\n                  name: storefront\n                  scopes: ['pets:read']\n              expiring:\n                summary: A key for a batch job, expiring\n                value:\n                  name: nightly import\n                  scopes: ['pets:read', 'pets:write']\n                  expiresAt: '2030-01-01T00:00:00.000Z'\n      responses:\n        '201':\n          description: The key, with its secret (shown this once).\n          headers:\n            Location:\n              description: Path of the key, `/v1/api-keys/{id}`.\n              required: true\n              schema:\n                type: string\n                maxLength: 64\n                pattern: '^/v1/api-keys/[1-9][0-9]*$'\n              example: /v1/api-keys/2\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/ApiKeyWithSecret'\n              examples:\n                created:\n                  $ref: '#/components/examples/ApiKeyWithSecret'\n        '400':\n          $ref: '#/components/responses/BadApiKey'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          description: |\n            The API key lacks `keys:manage`, or asks to grant a scope it does not hold itself\n            (the message and `WWW-Authenticate` name the scope).\n          headers:\n            WWW-Authenticate:\n              $ref: '#/components/headers/WWW-Authenticate-Scope'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                insufficientScope:\n                  summary: A key without keys:manage\n                  value:\n                    code: insufficient_scope\n                    message: 'This API key lacks the scope keys:manage, which createApiKey needs: use a key that holds it'\n                    status: 403\n                grantNotHeld:\n                  summary: A key asks to grant a scope it does not hold\n                  value:\n                    code: insufficient_scope\n                    message: 'This API key lacks the scope orders:write, so it cannot grant it: ask for scopes it holds'\n                    status: 403\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n    get:\n      operationId: listApiKeys\n      tags: [api-keys]\n      summary: List API keys\n      description: |\n        Returns the deployment's API keys in ascending `id` order, revoked and expired ones\n        included, at most `limit` of them, never a secret. **Pagination** is that of\n        `listPets`: follow `Link: <...>; rel=\"next\"` until there is none.\n      x-stability: stable\n      security:\n        - bearerAuth: ['keys:manage']\n      parameters:\n        - $ref: '#/components/parameters/Limit'\n        - $ref: '#/components/parameters/Cursor'\n      responses:\n        '200':\n          description: The keys, in ascending `id` order.\n          headers:\n            Link:\n              description: |\n                `<...>; rel=\"next\"` when more keys follow, or may follow once transactions\n                still open have ended: the next page's URL (relative), carrying `limit` and\n                `cursor`. Absent on the last page.\n              required: false\n              schema:\n                type: string\n                maxLength: 4096\n                pattern: '^</v1/api-keys\\?[^>]*>; rel=\"next\"$'\n              example: </v1/api-keys?limit=20&cursor=eyJhIjoyMH0.Qk5u2y0f1mZqX3Jv9W6b1A>; rel=\"next\"\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/ApiKeys'\n              examples:\n                keys:\n                  summary: Two keys\n                  value:\n                    - id: 1\n                      name: operators\n                      prefix: ask_9fQ2\n                      scopes: ['pets:read', 'pets:write', 'orders:read', 'orders:write', 'keys:manage']\n                      createdAt: '2026-11-21T09:00:00.000Z'\n                      lastUsedAt: '2026-11-26T10:00:00.000Z'\n                    - id: 2\n                      name: storefront\n                      prefix: ask_x7Lm\n                      scopes: ['pets:read']\n                      createdAt: '2026-11-26T10:00:00.000Z'\n        '400':\n          $ref: '#/components/responses/BadParameter'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /api-keys/{keyId}:\n    get:\n      operationId: getApiKey\n      tags: [api-keys]\n      summary: Get an API key\n      description: Returns the API key with this `id`, never its secret.\n      x-stability: stable\n      security:\n        - bearerAuth: ['keys:manage']\n      parameters:\n        - $ref: '#/components/parameters/KeyId'\n      responses:\n        '200':\n          description: The key.\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/ApiKey'\n              examples:\n                key:\n                  $ref: '#/components/examples/ApiKey'\n        '400':\n          $ref: '#/components/responses/BadKeyId'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '404':\n          $ref: '#/components/responses/KeyNotFound'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /api-keys/{keyId}/revoke:\n    post:\n      operationId: revokeApiKey\n      tags: [api-keys]\n      summary: Revoke an API key\n      description: |\n        Revokes the key (its current secret and any secret still in a rotation's grace): within\n        2 seconds every instance answers `401` to it. Revoking a revoked key answers it as it\n        is. The key stays listed, with `revokedAt`; its orders stay its own.\n      x-stability: stable\n      security:\n        - bearerAuth: ['keys:manage']\n      parameters:\n        - $ref: '#/components/parameters/KeyId'\n      requestBody:\n        $ref: '#/components/requestBodies/NoFields'\n      responses:\n        '200':\n          description: The key, revoked.\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/ApiKey'\n              examples:\n                revoked:\n                  summary: A revoked key\n                  value:\n                    id: 2\n                    name: storefront\n                    prefix: ask_x7Lm\n                    scopes: ['pets:read']\n                    createdAt: '2026-11-26T10:00:00.000Z'\n                    revokedAt: '2026-11-26T11:00:00.000Z'\n        '400':\n          $ref: '#/components/responses/BadKeyId'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '404':\n          $ref: '#/components/responses/KeyNotFound'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /api-keys/{keyId}/rotate:\n    post:\n      operationId: rotateApiKey\n      tags: [api-keys]\n      summary: Rotate an API key's secret\n      description: |\n        Gives the key a new secret, shown in this answer only. The previous secret keeps\n        working for `graceSeconds` (0 to 604800, default 86400), so that the new one can be\n        deployed without downtime; then it answers `401` on every instance within 2 seconds.\n        The key keeps its id, scopes and orders, whichever secret placed them. Rotating\n        again ends the earlier grace at once: only the secret just replaced keeps a grace.\n        A revoked or expired key is `409 api_key_inactive`. Rotating hands out a secret that\n        holds the key's scopes, so the calling key must hold every one of them: otherwise\n        `403 insufficient_scope`, naming the first it lacks.\n      x-stability: stable\n      security:\n        - bearerAuth: ['keys:manage']\n      parameters:\n        - $ref: '#/components/parameters/KeyId'\n      requestBody:\n        required: false\n        description: How long the previous secret keeps working. Nothing, or `{}`, is the default.\n        content:\n          application/json:\n            schema:\n              $ref: '#/components/schemas/Rotation'\n            examples:\n              day:\n                summary: The previous secret works one more day\n                value:\n                  graceSeconds: 86400\n              now:\n                summary: The previous secret stops now\n                value:\n                  graceSeconds: 0\n      responses:\n        '200':\n          description: The key with its new secret (shown this once).\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/ApiKeyWithSecret'\n              examples:\n                rotated:\n                  $ref: '#/components/examples/ApiKeyWithSecret'\n        '400':\n          $ref: '#/components/responses/BadRotation'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          description: |\n            The API key lacks `keys:manage`, or the key to rotate holds a scope the calling key\n            does not (rotating hands out a secret with that key's scopes); the message and\n            `WWW-Authenticate` name the scope.\n          headers:\n            WWW-Authenticate:\n              $ref: '#/components/headers/WWW-Authenticate-Scope'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                insufficientScope:\n                  summary: A key without keys:manage\n                  value:\n                    code: insufficient_scope\n                    message: 'This API key lacks the scope keys:manage, which rotateApiKey needs: use a key that holds it'\n                    status: 403\n                rotateNotHeld:\n                  summary: A key asks to rotate a key that holds a scope it lacks\n                  value:\n                    code: insufficient_scope\n                    message: 'This API key lacks the scope pets:read, which API key 1 holds: only a key that holds every scope of API key 1 can rotate it'\n                    status: 403\n        '404':\n          $ref: '#/components/responses/KeyNotFound'\n        '409':\n          $ref: '#/components/responses/KeyInactive'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /store/orders:\n    post:\n      operationId: placeOrder\n      tags: [store]\n      summary: Place an order\n      description: |\n        Places an order for one `available` animal. In one transaction the order is stored\n        as `placed` and the animal becomes `pending`, so an animal is never sold twice: of\n        concurrent orders for one animal, exactly one is placed and the others get `409`.\n        The order holds the animal until `expiresAt` (`placedAt` plus the store's hold time,\n        15 minutes unless the deployment sets another): unless it is completed or cancelled\n        first, it then expires and the animal is `available` again. The service assigns the\n        order's `id` and answers `201` with the order and a `Location` header naming it.\n        Fields other than `petId` are refused with `400`.\n      x-stability: stable\n      security:\n        - bearerAuth: ['orders:write']\n      parameters:\n        - $ref: '#/components/parameters/IdempotencyKey'\n      requestBody:\n        required: true\n        description: The animal to order.\n        content:\n          application/json:\n            schema:\n              $ref: '#/components/schemas/NewOrder'\n            examples:\n              order:\n                summary: Order the animal with id 1\n                value:\n                  petId: 1\n      responses:\n        '201':\n          description: The order was placed; the animal is `pending`.\n          headers:\n            Location:\n              description: Path of the new order, `/v1/store/orders/{id}`.\n              required: true\n              schema:\n                type: string\n                maxLength: 64\n                pattern: '^/v1/store/orders/[1-9][0-9]*$'\n              example: /v1/store/orders/1\n            Idempotent-Replayed:\n              $ref: '#/components/headers/Idempotent-Replayed'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Order'\n              examples:\n                placed:\n                  $ref: '#/components/examples/PlacedOrder'\n        '400':\n          description: The body is missing, is not valid JSON, lacks `petId`, or has an invalid or unknown field.\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                missingPetId:\n                  summary: petId is missing\n                  value:\n                    code: bad_request\n                    message: \"body /petId: must have required property 'petId'\"\n                    status: 400\n                    details:\n                      - location: body\n                        field: /petId\n                        rule: required\n                        message: must have required property 'petId'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '409':\n          description: |\n            The animal is not `available` (`pet_not_available`: the message names its\n            status, or says that it has none), or a request with this `Idempotency-Key` is\n            still being processed (`idempotency_in_flight`, with `Retry-After`).\n          headers:\n            Retry-After:\n              $ref: '#/components/headers/Retry-After-In-Flight'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                notAvailable:\n                  summary: The animal is already held by an order\n                  value:\n                    code: pet_not_available\n                    message: Pet 1 is pending, not available\n                    status: 409\n                noStatus:\n                  summary: The animal has no status\n                  value:\n                    code: pet_not_available\n                    message: Pet 2 has no status, so it is not available\n                    status: 409\n                inFlight:\n                  $ref: '#/components/examples/IdempotencyInFlight'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '422':\n          description: |\n            No animal has this `petId` (`pet_not_found`), or this `Idempotency-Key` was used\n            with another request (`idempotency_key_reused`).\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                petNotFound:\n                  summary: No such animal\n                  value:\n                    code: pet_not_found\n                    message: Pet 42 does not exist\n                    status: 422\n                reused:\n                  $ref: '#/components/examples/IdempotencyKeyReused'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n    get:\n      operationId: listOrders\n      tags: [store]\n      summary: List your orders\n      description: |\n        Returns the orders placed with the caller's API key, in ascending `id` order, at\n        most `limit` of them, optionally only those with the given `status` or for the given\n        `petId`. The body is a plain JSON array; an empty array means no order matched.\n\n        **Pagination** is that of `listPets`: follow `Link: <...>; rel=\"next\"` until there\n        is none, and every order is returned exactly once, even while orders are being\n        placed, on any instance. Orders placed in parallel are never made to wait for each\n        other, so an order can become visible after orders with higher ids: a page stops\n        before the first order that a transaction still open could precede, and carries\n        `rel=\"next\"` to resume from there. Such a page can be short, even empty; follow\n        its `rel=\"next\"` (after a moment when it was empty). With `status`, an order whose\n        status changes during the walk is returned once or not at all.\n      x-stability: stable\n      security:\n        - bearerAuth: ['orders:read']\n      parameters:\n        - $ref: '#/components/parameters/Limit'\n        - $ref: '#/components/parameters/OrderStatusFilter'\n        - $ref: '#/components/parameters/PetIdFilter'\n        - $ref: '#/components/parameters/Cursor'\n      responses:\n        '200':\n          description: The caller's orders, in ascending `id` order.\n          headers:\n            Link:\n              description: |\n                `<...>; rel=\"next\"` when more orders follow, or may follow once transactions\n                still open have ended: the next page's URL (relative), carrying `limit`, the\n                filters and `cursor`. Absent on the last page.\n              required: false\n              schema:\n                type: string\n                maxLength: 4096\n                pattern: '^</v1/store/orders\\?[^>]*>; rel=\"next\"$'\n              example: </v1/store/orders?limit=20&cursor=eyJhIjoyMCwicyI6Im86OiJ9.x3Jv9W6b1AQk5u2y0f1mZq>; rel=\"next\"\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Orders'\n              examples:\n                orders:\n                  summary: A placed and a completed order\n                  value:\n                    - id: 1\n                      petId: 1\n                      status: placed\n                      placedAt: '2026-11-24T10:00:00.000Z'\n                      expiresAt: '2026-11-24T10:15:00.000Z'\n                    - id: 2\n                      petId: 7\n                      status: completed\n                      placedAt: '2026-11-24T10:01:00.000Z'\n                      expiresAt: '2026-11-24T10:16:00.000Z'\n                      closedAt: '2026-11-24T10:05:30.000Z'\n                empty:\n                  summary: No order matched\n                  value: []\n        '400':\n          $ref: '#/components/responses/BadParameter'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /store/orders/{orderId}:\n    get:\n      operationId: getOrder\n      tags: [store]\n      summary: Get an order\n      description: |\n        Returns the order with the given `id`, if it was placed with the caller's API key.\n        An order placed with another key is `404`, exactly as one that does not exist, so\n        that no key learns which order ids exist.\n      x-stability: stable\n      security:\n        - bearerAuth: ['orders:read']\n      parameters:\n        - $ref: '#/components/parameters/OrderId'\n      responses:\n        '200':\n          description: The order.\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Order'\n              examples:\n                placed:\n                  $ref: '#/components/examples/PlacedOrder'\n        '400':\n          $ref: '#/components/responses/BadOrderId'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '404':\n          $ref: '#/components/responses/OrderNotFound'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /store/orders/{orderId}/cancel:\n    post:\n      operationId: cancelOrder\n      tags: [store]\n      summary: Cancel an order\n      description: |\n        Cancels a `placed` order: in one transaction the order becomes `cancelled` and its\n        animal `available` again. An order in any other status is `409` (`order_closed`),\n        and so is a placed order past its `expiresAt` (it is expired, and marked so). The\n        request has no body, or an empty JSON object.\n      x-stability: stable\n      security:\n        - bearerAuth: ['orders:write']\n      parameters:\n        - $ref: '#/components/parameters/OrderId'\n        - $ref: '#/components/parameters/IdempotencyKey'\n      requestBody:\n        $ref: '#/components/requestBodies/NoFields'\n      responses:\n        '200':\n          $ref: '#/components/responses/OrderClosedNow'\n        '400':\n          $ref: '#/components/responses/BadOrderAction'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '404':\n          $ref: '#/components/responses/OrderNotFound'\n        '409':\n          $ref: '#/components/responses/OrderClosed'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '422':\n          $ref: '#/components/responses/IdempotencyKeyReused'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /store/orders/{orderId}/complete:\n    post:\n      operationId: completeOrder\n      tags: [store]\n      summary: Complete an order\n      description: |\n        Completes a `placed` order: in one transaction the order becomes `completed` and its\n        animal `sold`. An order in any other status is `409` (`order_closed`), and so is a\n        placed order past its `expiresAt` (it is expired, and marked so: its animal is\n        `available` again, never sold). The request has no body, or an empty JSON object.\n      x-stability: stable\n      security:\n        - bearerAuth: ['orders:write']\n      parameters:\n        - $ref: '#/components/parameters/OrderId'\n        - $ref: '#/components/parameters/IdempotencyKey'\n      requestBody:\n        $ref: '#/components/requestBodies/NoFields'\n      responses:\n        '200':\n          $ref: '#/components/responses/OrderClosedNow'\n        '400':\n          $ref: '#/components/responses/BadOrderAction'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '404':\n          $ref: '#/components/responses/OrderNotFound'\n        '409':\n          $ref: '#/components/responses/OrderClosed'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '422':\n          $ref: '#/components/responses/IdempotencyKeyReused'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /store/inventory:\n    get:\n      operationId: getInventory\n      tags: [store]\n      summary: Count the animals by status\n      description: |\n        How many animals of the catalogue are `available`, `pending` and `sold`, and how\n        many have no status. The counts are exact: an order placed (or closed) before this\n        request is in them. The cost does not grow with the catalogue.\n      x-stability: stable\n      security:\n        - bearerAuth: ['pets:read']\n      responses:\n        '200':\n          description: The counts.\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Inventory'\n              examples:\n                inventory:\n                  summary: A small store\n                  value:\n                    available: 12\n                    pending: 2\n                    sold: 40\n                    noStatus: 3\n        '400':\n          # It takes no parameter: any query parameter is refused, naming it.\n          $ref: '#/components/responses/BadParameter'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\ncomponents:\n  securitySchemes:\n    bearerAuth:\n      type: http\n      scheme: bearer\n      description: |\n        An API key, sent as `Authorization: Bearer <API_KEY>`. Each operation's requirement\n        names the scope it needs (`pets:read`, `pets:write`, `orders:read`, `orders:write`,\n        `keys:manage`; see the `Scope` schema). A key that lacks it is answered `403\n        insufficient_scope`, after authentication (`401` first) and before validation.\n        Keys are created, rotated and revoked with the `/api-keys` operations (or the\n        operators' `apikey` CLI).\n      # Keys issued before scopes existed (1.2.0 and earlier) hold every scope, so no client\n      # of the released contract loses an operation (npm run spec:breaking reads this).\n      x-scopes-of-earlier-credentials: ['pets:read', 'pets:write', 'orders:read', 'orders:write', 'keys:manage']\n\n  parameters:\n    Limit:\n      name: limit\n      in: query\n      required: false\n      description: Maximum number of items (animals, orders) returned.\n      schema:\n        type: integer\n        format: int32\n        minimum: 1\n        maximum: 100\n        default: 20\n      example: 20\n    # No example: a cursor is valid only as this service wrote it into a `rel=\"next\"` link\n    # (it is signed with the deployment's own secret), so any value written here would be\n    # refused with 400, by every deployment. A generator sends the parameter only when it\n    # has a cursor from a previous page.\n    Cursor:\n      name: cursor\n      in: query\n      required: false\n      description: |\n        Where the page starts: the opaque value from the previous page's `Link: rel=\"next\"`.\n        Do not build or change it; a cursor that was altered, or that belongs to other\n        filters (another `status`, `id` list, `categoryId` or `petId`) or another list, is refused with\n        `400`.\n      schema:\n        type: string\n        minLength: 1\n        maxLength: 200\n        pattern: '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$'\n        x-pattern-description: the opaque value of a `rel=\"next\"` link of this API\n    StatusFilter:\n      name: status\n      in: query\n      required: false\n      description: Keep only animals with this status. Without it, no filter applies.\n      schema:\n        $ref: '#/components/schemas/PetStatus'\n    # The example is in the schema (`examples`), not on the parameter: Swagger UI fills a\n    # parameter with the parameter's example, so \"Try it out\" on listPets in /docs would\n    # send `?id=1` and list only that animal; generators (openapi-to-postman, which Portman\n    # runs) take the schema's. The same holds for every optional parameter here: status\n    # and petId take theirs from PetStatus, OrderStatus and Id.\n    PetIds:\n      name: id\n      in: query\n      required: false\n      description: |\n        Keep only the animals with these ids, repeated for several (`?id=3&id=7`): 1 to 100\n        of them. Ids that no animal has are left out of the answer, not refused.\n      style: form\n      explode: true\n      schema:\n        type: array\n        minItems: 1\n        maxItems: 100\n        items:\n          $ref: '#/components/schemas/Id'\n        examples: [[1]]\n    OrderStatusFilter:\n      name: status\n      in: query\n      required: false\n      description: Keep only orders with this status. Without it, no filter applies.\n      schema:\n        $ref: '#/components/schemas/OrderStatus'\n    PetIdFilter:\n      name: petId\n      in: query\n      required: false\n      description: Keep only orders for this animal.\n      schema:\n        $ref: '#/components/schemas/Id'\n    OrderId:\n      name: orderId\n      in: path\n      required: true\n      description: Identifier of the order.\n      schema:\n        $ref: '#/components/schemas/Id'\n      example: 1\n\n    # The example is in the schema (`examples`), not on the parameter: Swagger UI fills a\n    # parameter with the parameter's example, so \"Try it out\" in /docs would send one key\n    # with different bodies (422); generators (openapi-to-postman, which Portman runs) take\n    # the schema's. Said here, not in the description, which every generated SDK copies\n    # into its types.\n    IdempotencyKey:\n      name: Idempotency-Key\n      in: header\n      required: false\n      description: |\n        Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). The first\n        request with a key is processed once and its answer kept for 24 hours; a retry with\n        the same key and the same body gets that answer again (same status, body and\n        `Location`, plus `Idempotent-Replayed: true`) and adds nothing. The same key with a\n        different body is `422`; a retry while the first request is still being processed is\n        `409`. Keys are scoped to the API key that sent them and to the operation (the same\n        key sent to two operations names two requests): 1 to 255 visible ASCII\n        characters (U+0021 to U+007E), a UUID is a good choice. The draft's quoted form\n        (`\"abc\"`, 1 to 255 characters between the quotes) is accepted and names the same\n        key as `abc`; a value that starts and ends with `\"` is always read as quoted.\n        Anything else is `400`.\n      schema:\n        type: string\n        minLength: 1\n        maxLength: 257\n        pattern: '^(?:\"[\\u0021-\\u007E]{1,255}\"|(?!\".*\"$)[\\u0021-\\u007E]{1,255})$'\n        x-pattern-description: 1 to 255 visible ASCII characters, bare or in double quotes\n        examples: ['9b1f6c1e-4a0d-4c5e-8f3a-7d2e6b9c0a15']\n\n    CategoryFilter:\n      name: categoryId\n      in: query\n      required: false\n      description: Keep only animals of this category. Without it, no filter applies.\n      schema:\n        $ref: '#/components/schemas/Id'\n    KeyId:\n      name: keyId\n      in: path\n      required: true\n      description: Identifier of the API key (not its secret).\n      schema:\n        $ref: '#/components/schemas/Id'\n      example: 1\n    PetId:\n      name: petId\n      in: path\n      required: true\n      description: Identifier of the animal.\n      schema:\n        $ref: '#/components/schemas/Id'\n      example: 1\n    CategoryId:\n      name: categoryId\n      in: path\n      required: true\n      description: Identifier of the category.\n      schema:\n        $ref: '#/components/schemas/Id'\n      example: 2\n    IfMatch:\n      name: If-Match\n      in: header\n      required: false\n      description: |\n        Makes the change conditional (RFC 9110 §13.1.1): it is made only if the animal's\n        current `ETag` is one of those given, or if `*` is given and the animal exists;\n        otherwise `412 precondition_failed` and nothing changes. Entity tags compare\n        strongly: a weak one (`W/\"...\"`) never matches. Optional: without it, the last\n        change wins.\n      schema:\n        type: string\n        minLength: 1\n        maxLength: 1024\n        pattern: '^(\\*|(W/)?\"[\\u0021\\u0023-\\u007E]*\"([ \\t]*,[ \\t]*(W/)?\"[\\u0021\\u0023-\\u007E]*\")*)$'\n        x-pattern-description: '`*`, or entity tags in double quotes separated by commas'\n        examples: ['*']\n    IfNoneMatch:\n      name: If-None-Match\n      in: header\n      required: false\n      description: |\n        Asks for the animal only if it changed (RFC 9110 §13.1.2): when its current `ETag`\n        is one of those given (compared weakly), or `*` is given, the answer is `304` with\n        no body.\n      schema:\n        type: string\n        minLength: 1\n        maxLength: 1024\n        pattern: '^(\\*|(W/)?\"[\\u0021\\u0023-\\u007E]*\"([ \\t]*,[ \\t]*(W/)?\"[\\u0021\\u0023-\\u007E]*\")*)$'\n        x-pattern-description: '`*`, or entity tags in double quotes separated by commas'\n        examples: ['\"kY3zBq9TQ0mFv1cXo2aR8w\"']\n\n  headers:\n    WWW-Authenticate-Scope:\n      description: |\n        The Bearer challenge of a key that lacks the operation's scope (RFC 6750 §3.1):\n        `Bearer realm=\"animal-store\", error=\"insufficient_scope\", scope=\"<the scope>\"`.\n      required: true\n      schema:\n        type: string\n        maxLength: 256\n        pattern: '^Bearer realm=\"[^\"]*\", error=\"insufficient_scope\", scope=\"[a-z:]+( [a-z:]+)*\"$'\n      example: Bearer realm=\"animal-store\", error=\"insufficient_scope\", scope=\"pets:write\"\n    ETag:\n      description: |\n        The animal's entity tag, strong (RFC 9110 §8.8.3): it changes whenever the animal's\n        representation changes, by any operation (an update, an order placed, completed,\n        cancelled or expired). Send it back in `If-Match` to change the animal only if\n        nobody else did meanwhile, or in `If-None-Match` to `getPet`.\n      required: true\n      schema:\n        type: string\n        maxLength: 64\n        pattern: '^\"[A-Za-z0-9_-]{1,62}\"$'\n      example: '\"kY3zBq9TQ0mFv1cXo2aR8w\"'\n    WWW-Authenticate:\n      description: |\n        Bearer challenge (RFC 6750), for example `Bearer realm=\"animal-store\"` or,\n        when a key was sent but refused,\n        `Bearer realm=\"animal-store\", error=\"invalid_token\"`.\n      required: true\n      schema:\n        type: string\n        maxLength: 256\n        pattern: '^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$'\n      example: Bearer realm=\"animal-store\", error=\"invalid_token\"\n    # The bounds below are the service's settings' (src/config.ts): at most 10,000,000\n    # requests per window (RATE_LIMIT_MAX, RATE_LIMIT_ANONYMOUS_MAX), a window of at most\n    # 86,400 s (RATE_LIMIT_WINDOW_MS), so no wait is longer than a day.\n    Retry-After:\n      description: Seconds after which the client may retry (RFC 9110).\n      required: true\n      schema:\n        type: integer\n        format: int32\n        minimum: 0\n        maximum: 86400\n      example: 1\n    # The rate limit's headers are on every answer of an operation that the rate limit\n    # counted: every 2xx and 4xx answer (the limit is counted before anything else is\n    # checked), and most 5xx ones, which do not declare them (a 503 of load shedding comes\n    # before the count).\n    RateLimit-Limit:\n      description: Requests allowed in the current window (IETF draft-ietf-httpapi-ratelimit-headers).\n      required: true\n      schema:\n        type: integer\n        format: int32\n        minimum: 0\n        maximum: 10000000\n      example: 1000\n    RateLimit-Remaining:\n      description: Requests left in the current window.\n      required: true\n      schema:\n        type: integer\n        format: int32\n        minimum: 0\n        maximum: 10000000\n      example: 0\n    RateLimit-Reset:\n      description: Seconds until the window resets.\n      required: true\n      schema:\n        type: integer\n        format: int32\n        minimum: 0\n        maximum: 86400\n      example: 42\n    Deprecation:\n      description: |\n        When the operation was deprecated, as `@` followed by Unix seconds (RFC 9745).\n      required: true\n      schema:\n        type: string\n        maxLength: 32\n        pattern: '^@[0-9]+$'\n      example: '@1795219200'\n    Sunset:\n      description: When the operation may be removed, as an HTTP-date (RFC 8594).\n      required: true\n      schema:\n        type: string\n        maxLength: 29\n        pattern: '^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), [0-9]{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2} GMT$'\n      example: Thu, 05 Dec 2030 00:00:00 GMT\n    Link:\n      description: |\n        The replacement (`rel=\"successor-version\"`), as an RFC 8288 link; further links\n        (for example `rel=\"deprecation\"` to a notice) may be added.\n      required: true\n      schema:\n        type: string\n        maxLength: 1024\n        pattern: '^<[^>]*>;'\n      example: </v1/pets?id=1>; rel=\"successor-version\"\n    Idempotent-Replayed:\n      description: |\n        `true` when this answer is the stored answer to an earlier request with the same\n        `Idempotency-Key` (nothing was done again).\n      required: false\n      schema:\n        type: string\n        enum: ['true']\n    Retry-After-In-Flight:\n      description: |\n        With `idempotency_in_flight` only: seconds after which the client may retry\n        (RFC 9110).\n      required: false\n      schema:\n        type: integer\n        format: int32\n        minimum: 0\n        maximum: 86400\n      example: 1\n\n  schemas:\n    Scope:\n      type: string\n      enum: ['pets:read', 'pets:write', 'orders:read', 'orders:write', 'keys:manage']\n      description: |\n        A permission an API key holds. Each operation names the one it needs in its\n        `security` requirement: `pets:read` (listPets, getPet, listCategories, getCategory,\n        getInventory), `pets:write` (createPet, updatePet, deletePet, putCategory,\n        deleteCategory), `orders:read` (listOrders, getOrder), `orders:write` (placeOrder,\n        cancelOrder, completeOrder), `keys:manage` (the `/api-keys` operations).\n      examples: ['pets:read']\n\n    HeldScope:\n      type: string\n      maxLength: 64\n      pattern: '^[a-z]+:[a-z]+$'\n      description: |\n        A scope an API key holds, as answers list it: one of the `Scope` values. Clients must\n        tolerate scopes they do not know (a minor version may add one) and ignore them.\n      x-extensible-enum: ['pets:read', 'pets:write', 'orders:read', 'orders:write', 'keys:manage']\n      examples: ['pets:read']\n\n    NewApiKey:\n      type: object\n      description: An API key to create. Fields other than these are refused with `400`.\n      required: [name, scopes]\n      additionalProperties: false\n      properties:\n        name:\n          type: string\n          minLength: 1\n          maxLength: 200\n          pattern: '^[^\\u0000-\\u001F\\u007F]*$'\n          x-pattern-description: free of control characters\n          description: What the key is for, to recognise it in a list (not a secret).\n          examples: [storefront]\n        scopes:\n          type: array\n          minItems: 1\n          maxItems: 5\n          uniqueItems: true\n          description: The scopes the key holds; each must be held by the key that creates it.\n          items:\n            $ref: '#/components/schemas/Scope'\n          examples: [['pets:read']]\n        expiresAt:\n          type: string\n          format: date-time\n          maxLength: 32\n          description: When the key stops working (RFC 3339, in the future). Without it, never.\n          examples: ['2030-01-01T00:00:00.000Z']\n\n    ApiKey:\n      type: object\n      description: An API key as stored. Its secret is never shown again after the answer that created or rotated it.\n      required: [id, name, scopes, createdAt]\n      properties:\n        id:\n          $ref: '#/components/schemas/Id'\n          description: The key's identifier (not a secret).\n        name:\n          type: string\n          minLength: 1\n          maxLength: 200\n          pattern: '^[^\\u0000-\\u001F\\u007F]*$'\n          description: What the key is for.\n          examples: [storefront]\n        prefix:\n          type: string\n          minLength: 8\n          maxLength: 8\n          pattern: '^ask_[A-Za-z0-9_-]{4}$'\n          description: |\n            The first 8 characters of its current secret, to recognise it in a log or a\n            configuration. Absent for a key issued before 1.3.0 until it is rotated: only a\n            hash of its secret is stored, so its first characters are not known.\n          examples: [ask_x7Lm]\n        scopes:\n          type: array\n          maxItems: 16\n          uniqueItems: true\n          description: The scopes the key holds.\n          items:\n            $ref: '#/components/schemas/HeldScope'\n          examples: [['pets:read']]\n        createdAt:\n          type: string\n          format: date-time\n          maxLength: 32\n          description: When it was created (RFC 3339, UTC).\n          examples: ['2026-11-26T10:00:00.000Z']\n        expiresAt:\n          type: string\n          format: date-time\n          maxLength: 32\n          description: When it stops working; absent when it never expires.\n          examples: ['2030-01-01T00:00:00.000Z']\n        lastUsedAt:\n          type: string\n          format: date-time\n          maxLength: 32\n          description: When it last authenticated a request, at most a minute stale; absent when never.\n          examples: ['2026-11-26T10:00:00.000Z']\n        revokedAt:\n          type: string\n          format: date-time\n          maxLength: 32\n          description: When it was revoked; absent while it is not.\n          examples: ['2026-11-26T11:00:00.000Z']\n        previousSecretExpiresAt:\n          type: string\n          format: date-time\n          maxLength: 32\n          description: After a rotation, until when the previous secret keeps working; absent when no previous secret works.\n          examples: ['2026-11-27T10:00:00.000Z']\n\n    ApiKeyWithSecret:\n      type: object\n      description: An API key with its secret, in the one answer that shows it (createApiKey, rotateApiKey).\n      required: [id, name, prefix, scopes, createdAt, secret]\n      properties:\n        id:\n          $ref: '#/components/schemas/Id'\n        name:\n          type: string\n          minLength: 1\n          maxLength: 200\n          pattern: '^[^\\u0000-\\u001F\\u007F]*$'\n          examples: [storefront]\n        prefix:\n          type: string\n          minLength: 8\n          maxLength: 8\n          pattern: '^ask_[A-Za-z0-9_-]{4}$'\n          examples: [ask_x7Lm]\n        scopes:\n          type: array\n          maxItems: 16\n          uniqueItems: true\n          items:\n            $ref: '#/components/schemas/HeldScope'\n        createdAt:\n          type: string\n          format: date-time\n          maxLength: 32\n        expiresAt:\n          type: string\n          format: date-time\n          maxLength: 32\n        lastUsedAt:\n          type: string\n          format: date-time\n          maxLength: 32\n        revokedAt:\n          type: string\n          format: date-time\n          maxLength: 32\n        previousSecretExpiresAt:\n          type: string\n          format: date-time\n          maxLength: 32\n        secret:\n          type: string\n          minLength: 47\n          maxLength: 47\n          pattern: '^ask_[A-Za-z0-9_-]{43}$'\n          description: 'The key: send it as `Authorization: Bearer <secret>`. Shown in this answer only; store it now.'\n          examples: [ask_x7LmQ2cVh0mZ1pR8sT4uW6yB3nD5fG7jK9aL0eX2iOq]\n\n    ApiKeys:\n      type: array\n      description: A plain JSON array of API keys.\n      maxItems: 100\n      items:\n        $ref: '#/components/schemas/ApiKey'\n\n    Rotation:\n      type: object\n      description: How long the previous secret keeps working. Fields other than `graceSeconds` are refused with `400`.\n      additionalProperties: false\n      properties:\n        graceSeconds:\n          type: integer\n          format: int32\n          minimum: 0\n          maximum: 604800\n          default: 86400\n          description: Seconds, 0 to 604800 (7 days); 0 ends the previous secret at once.\n          examples: [86400]\n\n    PetPatch:\n      type: object\n      description: |\n        A JSON Merge Patch (RFC 7396) of an animal: the fields given replace the stored\n        ones. Fields other than these are refused with `400`, `id` among them.\n      additionalProperties: false\n      properties:\n        name:\n          type: string\n          minLength: 1\n          maxLength: 100\n          pattern: '^[^\\u0000-\\u001F\\u007F]*$'\n          x-pattern-description: free of control characters\n          description: The animal's new name, 1 to 100 characters, without control characters.\n          examples: [Rex]\n        categoryId:\n          $ref: '#/components/schemas/Id'\n          description: The animal's new category.\n        status:\n          type: [string, 'null']\n          enum: [available, sold, null]\n          description: |\n            `available` or `sold`, or `null` to take the status away. `pending` is refused:\n            only placing an order makes an animal `pending`.\n          examples: [available]\n\n    CategoryName:\n      type: object\n      description: A category's name. Fields other than `name` are refused with `400`.\n      required: [name]\n      additionalProperties: false\n      properties:\n        name:\n          type: string\n          minLength: 1\n          maxLength: 100\n          pattern: '^[^\\u0000-\\u001F\\u007F]*$'\n          x-pattern-description: free of control characters\n          description: The category's name, 1 to 100 characters, unique ignoring case.\n          examples: [Dogs]\n\n    Category:\n      type: object\n      description: A name given to a `categoryId`.\n      required: [id, name]\n      properties:\n        id:\n          $ref: '#/components/schemas/Id'\n          description: The category's identifier, the `categoryId` animals carry.\n        name:\n          type: string\n          minLength: 1\n          maxLength: 100\n          pattern: '^[^\\u0000-\\u001F\\u007F]*$'\n          description: The category's name.\n          examples: [Dogs]\n\n    Categories:\n      type: array\n      description: A plain JSON array of categories.\n      maxItems: 100\n      items:\n        $ref: '#/components/schemas/Category'\n\n    Id:\n      type: integer\n      format: int64\n      minimum: 1\n      maximum: 9007199254740991\n      description: |\n        A positive identifier. At most 2^53 - 1 so that every JSON parser keeps it\n        exact; a larger value is refused with `400`, never rounded.\n      examples: [1]\n\n    PetStatus:\n      type: string\n      enum: [available, pending, sold]\n      description: Availability of an animal.\n      examples: [available]\n\n    NewPet:\n      type: object\n      description: |\n        An animal to add. Fields other than these are refused with `400`; `id` is\n        assigned by the service.\n      required: [name, categoryId]\n      additionalProperties: false\n      properties:\n        name:\n          type: string\n          minLength: 1\n          maxLength: 100\n          pattern: '^[^\\u0000-\\u001F\\u007F]*$'\n          x-pattern-description: free of control characters\n          description: The animal's name, 1 to 100 characters, without control characters.\n          examples: [Rex]\n        categoryId:\n          $ref: '#/components/schemas/Id'\n          description: Identifier of the category the animal belongs to.\n        status:\n          $ref: '#/components/schemas/PetStatus'\n          description: Availability of the animal. Optional, with no default.\n\n    Pet:\n      type: object\n      description: An animal as stored, with the `id` the service assigned.\n      required: [id, name, categoryId]\n      properties:\n        id:\n          $ref: '#/components/schemas/Id'\n          description: Unique identifier assigned by the service on creation.\n        name:\n          type: string\n          minLength: 1\n          maxLength: 100\n          # createPet, the only way in, refuses a name with a control character (NewPet).\n          pattern: '^[^\\u0000-\\u001F\\u007F]*$'\n          description: The animal's name.\n          examples: [Rex]\n        categoryId:\n          $ref: '#/components/schemas/Id'\n          description: Identifier of the category the animal belongs to.\n        status:\n          $ref: '#/components/schemas/PetStatus'\n          description: Availability of the animal; absent when it was never given.\n\n    Pets:\n      type: array\n      description: A plain JSON array of animals.\n      # A page holds at most `limit` animals, and `limit` is at most 100.\n      maxItems: 100\n      items:\n        $ref: '#/components/schemas/Pet'\n\n    OrderStatus:\n      type: string\n      enum: [placed, completed, cancelled, expired]\n      description: |\n        Where an order is: `placed` (it holds its animal, which is `pending`), then\n        `completed` (the animal is `sold`), `cancelled` or `expired` (the animal is\n        `available` again). The last three are final.\n      examples: [placed]\n\n    NewOrder:\n      type: object\n      description: An order to place. Fields other than `petId` are refused with `400`.\n      required: [petId]\n      additionalProperties: false\n      properties:\n        petId:\n          $ref: '#/components/schemas/Id'\n          description: The animal to order; it must be `available`.\n\n    Order:\n      type: object\n      description: An order as stored, with the `id` the service assigned.\n      required: [id, petId, status, placedAt, expiresAt]\n      properties:\n        id:\n          $ref: '#/components/schemas/Id'\n          description: Unique identifier assigned by the service when the order was placed.\n        petId:\n          $ref: '#/components/schemas/Id'\n          description: The animal it holds or held.\n        status:\n          $ref: '#/components/schemas/OrderStatus'\n        placedAt:\n          type: string\n          format: date-time\n          # An ISO 8601 instant as JavaScript writes it (`toISOString`): 24 characters, 27\n          # for a year past 9999.\n          maxLength: 32\n          description: When it was placed (RFC 3339, UTC).\n          examples: ['2026-11-24T10:00:00.000Z']\n        expiresAt:\n          type: string\n          format: date-time\n          maxLength: 32\n          description: |\n            When it expires if it is still `placed` then: `placedAt` plus the store's hold\n            time. Within 2 seconds after it, a placed order reads `expired` and its animal\n            `available`.\n          examples: ['2026-11-24T10:15:00.000Z']\n        closedAt:\n          type: string\n          format: date-time\n          maxLength: 32\n          description: When it was completed, cancelled or expired; absent while it is placed.\n          examples: ['2026-11-24T10:05:30.000Z']\n\n    Orders:\n      type: array\n      description: A plain JSON array of orders.\n      maxItems: 100\n      items:\n        $ref: '#/components/schemas/Order'\n\n    Inventory:\n      type: object\n      description: How many animals have each status, and how many have none.\n      required: [available, pending, sold, noStatus]\n      additionalProperties: false\n      properties:\n        available:\n          $ref: '#/components/schemas/Count'\n        pending:\n          $ref: '#/components/schemas/Count'\n        sold:\n          $ref: '#/components/schemas/Count'\n        noStatus:\n          $ref: '#/components/schemas/Count'\n          description: Animals created without a status.\n\n    Count:\n      type: integer\n      format: int64\n      minimum: 0\n      maximum: 9007199254740991\n      description: A number of animals.\n      examples: [12]\n\n    Error:\n      type: object\n      description: |\n        The body of every error response. `code` is one of the values below; clients\n        must tolerate codes they do not know (new ones may be added in a minor\n        version) and then rely on `status`.\n\n        | code | status | when |\n        |---|---|---|\n        | `bad_request` | 400 | malformed JSON, a parameter or body field that breaks the contract; a malformed HTTP message, an HTTP/1.1 request without `Host`, more than one `Content-Type` header |\n        | `unauthorized` | 401 | missing, malformed, unknown, revoked or expired API key (or a secret whose rotation grace has ended), or more than one `Authorization` header |\n        | `insufficient_scope` | 403 | the API key lacks the scope the operation needs (named in the message and `WWW-Authenticate`), or createApiKey asks to grant (rotateApiKey, to rotate a key that holds) a scope the calling key does not hold |\n        | `not_found` | 404 | no such animal (or a removed one), order (or an order of another API key) or category name, or no such path |\n        | `method_not_allowed` | 405 | a path of the service with a method it does not take; `Allow` lists those it does |\n        | `request_timeout` | 408 | the request's headers or body did not arrive in time (the connection is closed) |\n        | `idempotency_in_flight` | 409 | a request with this `Idempotency-Key` is still being processed |\n        | `pet_not_available` | 409 | the animal of a new order is not `available` (the message names its status) |\n        | `pet_reserved` | 409 | the animal is held by a placed order (the message names it): its status cannot be set and it cannot be removed until the order is closed |\n        | `api_key_inactive` | 409 | rotateApiKey on a revoked or expired key |\n        | `category_name_taken` | 409 | another category holds this name (names are unique ignoring case) |\n        | `order_closed` | 409 | the order is not `placed` any more (the message names its status), so it cannot be cancelled or completed |\n        | `payload_too_large` | 413 | request body over the size limit |\n        | `precondition_failed` | 412 | `If-Match` names no entity tag the animal has now (updatePet, deletePet); on the /docs static files, `If-Match` or `If-Unmodified-Since` not met |\n        | `unsupported_media_type` | 415 | request body not `application/json`, or a charset other than UTF-8 |\n        | `range_not_satisfiable` | 416 | the /docs static files only: a `Range` outside the file (with `Content-Range: bytes */<length>`) |\n        | `expectation_failed` | 417 | an `Expect` header other than `100-continue` |\n        | `idempotency_key_reused` | 422 | the `Idempotency-Key` was used with another request (body, or path) |\n        | `pet_not_found` | 422 | no animal has the `petId` of a new order (or it was removed) |\n        | `rate_limited` | 429 | over the rate limit; retry after `Retry-After` |\n        | `headers_too_large` | 431 | request line and headers over 16 KiB (the connection is closed) |\n        | `internal` | 500 | an unexpected failure; details are only in the service's log |\n        | `not_implemented` | 501 | the operation is documented but not implemented |\n        | `unavailable` | 503 | the database cannot be reached; retry after `Retry-After` |\n      required: [code, message, status]\n      properties:\n        code:\n          type: string\n          maxLength: 64\n          pattern: '^[a-z][a-z0-9_]*$'\n          description: Machine-readable error code (see the table above).\n          x-extensible-enum:\n            - bad_request\n            - unauthorized\n            - insufficient_scope\n            - not_found\n            - method_not_allowed\n            - request_timeout\n            - idempotency_in_flight\n            - pet_not_available\n            - pet_reserved\n            - api_key_inactive\n            - category_name_taken\n            - order_closed\n            - payload_too_large\n            - precondition_failed\n            - unsupported_media_type\n            - range_not_satisfiable\n            - expectation_failed\n            - idempotency_key_reused\n            - pet_not_found\n            - rate_limited\n            - headers_too_large\n            - internal\n            - not_implemented\n            - unavailable\n          examples: [not_found]\n        message:\n          type: string\n          # What the client sent is repeated in at most 60 characters (src/errors.ts).\n          maxLength: 1024\n          description: Human-readable description, for people, not for parsing.\n          examples: [Pet 42 does not exist]\n        status:\n          type: integer\n          format: int32\n          minimum: 400\n          maximum: 599\n          description: The HTTP status code of the response.\n          examples: [404]\n        details:\n          type: array\n          description: For `400`, every problem found, one per field (the first rule it broke), at most 20.\n          maxItems: 20\n          items:\n            $ref: '#/components/schemas/ErrorDetail'\n\n    ErrorDetail:\n      type: object\n      description: One rule that the request broke.\n      required: [location, field, rule, message]\n      properties:\n        location:\n          type: string\n          maxLength: 16\n          pattern: '^[a-z]+$'\n          description: Where the field is, `body`, `query`, `path` or `header`.\n          examples: [body]\n        field:\n          type: string\n          maxLength: 128\n          description: |\n            The field: a parameter name, or a JSON Pointer into the body\n            (`/name`); empty for the body as a whole.\n          examples: [/name]\n        rule:\n          type: string\n          maxLength: 64\n          pattern: '^[A-Za-z]+$'\n          description: The JSON Schema keyword that failed (`required`, `maxLength`, ...).\n          examples: [maxLength]\n        message:\n          type: string\n          maxLength: 512\n          description: What the rule asks for.\n          examples: [must NOT have more than 100 characters]\n\n  examples:\n    ApiKey:\n      summary: A key\n      value:\n        id: 2\n        name: storefront\n        prefix: ask_x7Lm\n        scopes: ['pets:read']\n        createdAt: '2026-11-26T10:00:00.000Z'\n        lastUsedAt: '2026-11-26T10:05:00.000Z'\n    ApiKeyWithSecret:\n      summary: A key with its secret, shown once\n      value:\n        id: 2\n        name: storefront\n        prefix: ask_x7Lm\n        scopes: ['pets:read']\n        createdAt: '2026-11-26T10:00:00.000Z'\n        secret: ask_x7LmQ2cVh0mZ1pR8sT4uW6yB3nD5fG7jK9aL0eX2iOq\n    Category:\n      summary: A category\n      value:\n        id: 2\n        name: Dogs\n    PlacedOrder:\n      summary: A placed order\n      value:\n        id: 1\n        petId: 1\n        status: placed\n        placedAt: '2026-11-24T10:00:00.000Z'\n        expiresAt: '2026-11-24T10:15:00.000Z'\n    IdempotencyInFlight:\n      summary: The first request has not finished\n      value:\n        code: idempotency_in_flight\n        message: A request with this Idempotency-Key is still being processed\n        status: 409\n    IdempotencyKeyReused:\n      summary: Same key, other body\n      value:\n        code: idempotency_key_reused\n        message: This Idempotency-Key was already used with a different request body\n        status: 422\n    RateLimited:\n      summary: Over the budget\n      value:\n        code: rate_limited\n        message: 'Rate limit exceeded: at most 1000 requests per 60 s; retry in 42 seconds'\n        status: 429\n    Internal:\n      summary: Unexpected failure\n      value:\n        code: internal\n        message: Internal server error\n        status: 500\n    Unavailable:\n      summary: Database unreachable\n      value:\n        code: unavailable\n        message: Service temporarily unavailable, retry later\n        status: 503\n    Unauthorized:\n      summary: No API key\n      value:\n        code: unauthorized\n        message: 'Missing API key: send Authorization: Bearer <API_KEY>'\n        status: 401\n    BadPetId:\n      summary: petId is not an integer\n      value:\n        code: bad_request\n        message: 'path parameter petId: must be an integer in plain decimal digits'\n        status: 400\n        details:\n          - location: path\n            field: petId\n            rule: type\n            message: must be an integer in plain decimal digits\n\n  requestBodies:\n    NoFields:\n      required: false\n      description: Nothing, or an empty JSON object (`{}`); any field is refused with `400`.\n      content:\n        application/json:\n          schema:\n            type: object\n            additionalProperties: false\n            maxProperties: 0\n          examples:\n            empty:\n              summary: No field, the same as no body\n              value: {}\n\n  responses:\n    BadParameter:\n      description: A query parameter breaks the contract (for example `limit=0`, `limit=abc`, `status=lost`).\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            limitTooSmall:\n              summary: limit below 1\n              value:\n                code: bad_request\n                message: 'query parameter limit: must be >= 1'\n                status: 400\n                details:\n                  - location: query\n                    field: limit\n                    rule: minimum\n                    message: must be >= 1\n            unknownStatus:\n              summary: status not in the enumeration\n              value:\n                code: bad_request\n                message: 'query parameter status: must be equal to one of the allowed values: available, pending, sold'\n                status: 400\n                details:\n                  - location: query\n                    field: status\n                    rule: enum\n                    message: 'must be equal to one of the allowed values: available, pending, sold'\n            unknownParameter:\n              summary: A parameter the operation does not take (a typo)\n              value:\n                code: bad_request\n                message: 'query parameter stauts: is not a parameter of listPets (it takes limit, status, id, categoryId, cursor)'\n                status: 400\n                details:\n                  - location: query\n                    field: stauts\n                    rule: unknown\n                    message: is not a parameter of listPets (it takes limit, status, id, categoryId, cursor)\n            repeated:\n              summary: One value given twice\n              value:\n                code: bad_request\n                message: 'query parameter limit: must be given once, not 2 times'\n                status: 400\n                details:\n                  - location: query\n                    field: limit\n                    rule: once\n                    message: must be given once, not 2 times\n    BadBody:\n      description: The body is missing, is not valid JSON, lacks `name` or `categoryId`, or has an invalid or unknown field.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            missingName:\n              summary: name is missing\n              value:\n                code: bad_request\n                message: \"body /name: must have required property 'name'\"\n                status: 400\n                details:\n                  - location: body\n                    field: /name\n                    rule: required\n                    message: must have required property 'name'\n            malformedJson:\n              summary: The body is not valid JSON\n              value:\n                code: bad_request\n                message: \"Body is not valid JSON: object value expected after ':' at line 1, column 9\"\n                status: 400\n                details:\n                  - location: body\n                    field: ''\n                    rule: json\n                    message: \"object value expected after ':' at line 1, column 9\"\n    Unauthorized:\n      description: Missing, malformed, unknown or revoked API key.\n      headers:\n        WWW-Authenticate:\n          $ref: '#/components/headers/WWW-Authenticate'\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            unauthorized:\n              $ref: '#/components/examples/Unauthorized'\n    PayloadTooLarge:\n      description: The request body is larger than the service accepts (64 KiB).\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            tooLarge:\n              summary: Body over the limit\n              value:\n                code: payload_too_large\n                message: Request body is larger than 65536 bytes\n                status: 413\n    UnsupportedMediaType:\n      description: The request body is not `application/json`.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            notJson:\n              summary: A text body\n              value:\n                code: unsupported_media_type\n                message: 'Content-Type must be application/json'\n                status: 415\n    IdempotencyInFlight:\n      description: A request with this `Idempotency-Key` is still being processed; retry later.\n      headers:\n        Retry-After:\n          $ref: '#/components/headers/Retry-After'\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            inFlight:\n              $ref: '#/components/examples/IdempotencyInFlight'\n    IdempotencyKeyReused:\n      description: This `Idempotency-Key` was used with a different request (body, or path).\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            reused:\n              $ref: '#/components/examples/IdempotencyKeyReused'\n            reusedOnAnotherOrder:\n              summary: Same key, another order\n              value:\n                code: idempotency_key_reused\n                message: This Idempotency-Key was already used with a different request (path or body)\n                status: 422\n    BadOrderId:\n      description: '`orderId` is not an integer in `1 .. 9007199254740991`.'\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            badOrderId:\n              summary: orderId is not an integer\n              value:\n                code: bad_request\n                message: 'path parameter orderId: must be an integer in plain decimal digits'\n                status: 400\n                details:\n                  - location: path\n                    field: orderId\n                    rule: type\n                    message: must be an integer in plain decimal digits\n    BadOrderAction:\n      description: |\n        `orderId` is not an integer in `1 .. 9007199254740991`, the body is not empty, or\n        the `Idempotency-Key` is malformed.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            badOrderId:\n              summary: orderId is not an integer\n              value:\n                code: bad_request\n                message: 'path parameter orderId: must be an integer in plain decimal digits'\n                status: 400\n                details:\n                  - location: path\n                    field: orderId\n                    rule: type\n                    message: must be an integer in plain decimal digits\n    OrderNotFound:\n      description: No order with this `id` was placed with the caller's API key.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            notFound:\n              summary: Unknown order, or another key's\n              value:\n                code: not_found\n                message: Order 42 does not exist\n                status: 404\n    OrderClosedNow:\n      description: The order as it is now, closed by this request.\n      headers:\n        Idempotent-Replayed:\n          $ref: '#/components/headers/Idempotent-Replayed'\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Order'\n          examples:\n            closed:\n              summary: A completed order\n              value:\n                id: 1\n                petId: 1\n                status: completed\n                placedAt: '2026-11-24T10:00:00.000Z'\n                expiresAt: '2026-11-24T10:15:00.000Z'\n                closedAt: '2026-11-24T10:05:30.000Z'\n    OrderClosed:\n      description: |\n        The order is not `placed` (`order_closed`: the message names its status; a placed\n        order past its `expiresAt` is expired), or a request with this `Idempotency-Key` is\n        still being processed (`idempotency_in_flight`, with `Retry-After`).\n      headers:\n        Retry-After:\n          $ref: '#/components/headers/Retry-After-In-Flight'\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            closed:\n              summary: The order was already completed\n              value:\n                code: order_closed\n                message: Order 1 is completed, not placed\n                status: 409\n            expired:\n              summary: The order expired\n              value:\n                code: order_closed\n                message: Order 2 is expired, not placed\n                status: 409\n            inFlight:\n              $ref: '#/components/examples/IdempotencyInFlight'\n    BadPetId:\n      description: |\n        `petId` is not an integer in `1 .. 9007199254740991`, or `If-Match` is malformed; or\n        content was sent (deletePet takes none, and ignores JSON) that is not valid JSON.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            badPetId:\n              $ref: '#/components/examples/BadPetId'\n    BadPetPatch:\n      description: |\n        The body is missing, is not valid JSON or not an object, or has an invalid or unknown\n        field (`id`, `name: null`, `categoryId: null`, `status: \"pending\"`); or\n        `petId` or `If-Match` is malformed.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            pending:\n              summary: pending cannot be set\n              value:\n                code: bad_request\n                message: 'body /status: must be equal to one of the allowed values: available, sold, null'\n                status: 400\n                details:\n                  - location: body\n                    field: /status\n                    rule: enum\n                    message: 'must be equal to one of the allowed values: available, sold, null'\n    PetNotFound:\n      description: No animal has this `id` (it never existed, or was removed).\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            notFound:\n              summary: Unknown or removed animal\n              value:\n                code: not_found\n                message: Pet 42 does not exist\n                status: 404\n    PetReserved:\n      description: |\n        The animal is held by a placed order (it is `pending`): its status cannot be set and\n        it cannot be removed until the order is completed, cancelled or expires. The message\n        names the order.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            reserved:\n              summary: Held by an order\n              value:\n                code: pet_reserved\n                message: 'Pet 1 is held by order 1, which is placed: its status changes when the order is completed, cancelled or expires'\n                status: 409\n            reservedDelete:\n              summary: Held by an order, so not removed\n              value:\n                code: pet_reserved\n                message: 'Pet 1 is held by order 1, which is placed: complete or cancel the order first, then remove the animal'\n                status: 409\n    PreconditionFailed:\n      description: |\n        `If-Match` names no entity tag the animal has now: it changed since the client read\n        it. Nothing was changed; read it again (its `ETag`) and decide again.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            changed:\n              summary: Changed meanwhile\n              value:\n                code: precondition_failed\n                message: 'Pet 1 has changed since the ETag that If-Match names: read it again, then retry with its new ETag'\n                status: 412\n    BadCategoryId:\n      description: '`categoryId` is not an integer in `1 .. 9007199254740991`.'\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            badCategoryId:\n              summary: categoryId is not an integer\n              value:\n                code: bad_request\n                message: 'path parameter categoryId: must be an integer in plain decimal digits'\n                status: 400\n                details:\n                  - location: path\n                    field: categoryId\n                    rule: type\n                    message: must be an integer in plain decimal digits\n    BadCategory:\n      description: |\n        `categoryId` is not an integer in `1 .. 9007199254740991`, or the body is missing,\n        is not valid JSON, lacks `name`, or has an invalid or unknown field.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            emptyName:\n              summary: An empty name\n              value:\n                code: bad_request\n                message: 'body /name: must NOT have fewer than 1 characters'\n                status: 400\n                details:\n                  - location: body\n                    field: /name\n                    rule: minLength\n                    message: must NOT have fewer than 1 characters\n    CategoryNotFound:\n      description: The category has no name.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            notFound:\n              summary: An id without a name\n              value:\n                code: not_found\n                message: Category 42 has no name\n                status: 404\n    CategoryNameTaken:\n      description: Another category holds this name (names are unique ignoring case).\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            taken:\n              summary: The name is another category's\n              value:\n                code: category_name_taken\n                message: 'Category 3 is already named \"Dogs\" (names are unique ignoring case): choose another name, or rename or remove category 3 first'\n                status: 409\n    InsufficientScope:\n      description: |\n        The API key is valid but lacks the scope this operation needs. The message and\n        `WWW-Authenticate` name the scope.\n      headers:\n        WWW-Authenticate:\n          $ref: '#/components/headers/WWW-Authenticate-Scope'\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            insufficientScope:\n              summary: A read-only key asks to write\n              value:\n                code: insufficient_scope\n                message: 'This API key lacks the scope pets:write, which createPet needs: use a key that holds it'\n                status: 403\n    BadApiKey:\n      description: |\n        The body is missing, is not valid JSON, lacks `name` or `scopes`, names an unknown\n        scope, has an `expiresAt` that is not in the future, or has an unknown field.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            unknownScope:\n              summary: A scope that does not exist\n              value:\n                code: bad_request\n                message: \"body /scopes/0: must be equal to one of the allowed values: pets:read, pets:write, orders:read, orders:write, keys:manage\"\n                status: 400\n                details:\n                  - location: body\n                    field: /scopes/0\n                    rule: enum\n                    message: 'must be equal to one of the allowed values: pets:read, pets:write, orders:read, orders:write, keys:manage'\n            pastExpiry:\n              summary: An expiresAt in the past\n              value:\n                code: bad_request\n                message: 'body /expiresAt: must be in the future; give a later time, or none for a key that never expires'\n                status: 400\n                details:\n                  - location: body\n                    field: /expiresAt\n                    rule: future\n                    message: must be in the future; give a later time, or none for a key that never expires\n    BadKeyId:\n      description: '`keyId` is not an integer in `1 .. 9007199254740991`.'\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            badKeyId:\n              summary: keyId is not an integer\n              value:\n                code: bad_request\n                message: 'path parameter keyId: must be an integer in plain decimal digits'\n                status: 400\n                details:\n                  - location: path\n                    field: keyId\n                    rule: type\n                    message: must be an integer in plain decimal digits\n    BadRotation:\n      description: '`keyId` is not an integer in `1 .. 9007199254740991`, or `graceSeconds` is not an integer in `0 .. 604800`, or the body has an unknown field.'\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            graceTooLong:\n              summary: A grace over 7 days\n              value:\n                code: bad_request\n                message: 'body /graceSeconds: must be <= 604800'\n                status: 400\n                details:\n                  - location: body\n                    field: /graceSeconds\n                    rule: maximum\n                    message: must be <= 604800\n    KeyNotFound:\n      description: No API key has this `id`.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            notFound:\n              summary: Unknown key\n              value:\n                code: not_found\n                message: API key 42 does not exist\n                status: 404\n    KeyInactive:\n      description: The key is revoked or expired, so it has no secret to rotate.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            revoked:\n              summary: A revoked key\n              value:\n                code: api_key_inactive\n                message: 'API key 2 is revoked: create a new key instead'\n                status: 409\n    TooManyRequests:\n      description: |\n        Over the rate limit: per API key, or per client address without a valid key. Retry\n        after `Retry-After` seconds.\n      headers:\n        Retry-After:\n          $ref: '#/components/headers/Retry-After'\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            rateLimited:\n              $ref: '#/components/examples/RateLimited'\n    InternalError:\n      description: An unexpected failure. The details are in the service's log under the request id, never in the answer.\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            internal:\n              $ref: '#/components/examples/Internal'\n    Unavailable:\n      description: The database cannot be reached. Retry after `Retry-After` seconds.\n      headers:\n        Retry-After:\n          $ref: '#/components/headers/Retry-After'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            unavailable:\n              $ref: '#/components/examples/Unavailable'\n";
+export const yamlSource = "openapi: 3.1.0\n\ninfo:\n  title: Animal Store API\n  version: 1.4.0\n  summary: A catalogue of animals for sale, served under /v1.\n  description: |\n    The Animal Store API exposes the store's catalogue of animals (pets): list them,\n    optionally filtered by availability or identifiers, add one, and fetch one by its\n    identifier. Its store sells them: an order holds an available animal for a while, and is\n    then completed (the animal is sold), cancelled or left to expire (the animal is available\n    again). Request and response bodies are JSON (`application/json`).\n\n    Every operation needs an API key, `Authorization: Bearer <API_KEY>`. Every error has\n    one body, `Error` (`{\"code\", \"message\", \"status\"}`), and a `400` lists every problem in\n    `details`. The operations follow; the rules that hold for all of them are under\n    \"Conventions\".\n\n    <details>\n    <summary><strong>Conventions</strong>: authentication, errors, numbers, strings,\n    parameters, request ids, deprecation, stability</summary>\n\n    ## Authentication\n    Every operation requires an API key sent as an HTTP bearer token\n    (`Authorization: Bearer <API_KEY>`). A missing, malformed, unknown or revoked key,\n    or more than one `Authorization` header, is answered with `401`, an Error body and a\n    `WWW-Authenticate: Bearer` challenge (RFC 6750). Keys are issued and revoked by the\n    operators of a deployment. In the served documentation (`/docs`), \"Authorize\" takes\n    the key alone, without `Bearer `.\n\n    ## Errors\n    Every error response, whatever the status, has the same body, `Error`:\n    `{\"code\": \"not_found\", \"message\": \"Pet 42 does not exist\", \"status\": 404}`.\n    `code` is a stable machine-readable string and `status` repeats the HTTP status.\n    The codes in use are listed on the `Error` schema. **Clients must tolerate codes\n    they do not know** and fall back on `status`: adding a new code is not a breaking\n    change. A `400` carries `details`: every problem found, one per field, each naming\n    the field and the rule it broke (at most 20; the message says how many there were).\n    Every `GET` operation also answers `HEAD`, with the status and headers `GET` would\n    give and no body (RFC 9110 §9.3.2).\n    A path that exists with a method it does not take (`DELETE /v1/pets`, or `OPTIONS`\n    without CORS) is `405` with an `Allow` header naming the methods it takes\n    (RFC 9110); a path that does not exist is `404`. `GET /` answers where the\n    documentation and this contract are.\n    This holds for what is refused before any operation is chosen too: a malformed HTTP\n    message or an HTTP/1.1 request without `Host` (`400`), headers over 16 KiB (`431`),\n    a request that does not arrive in time (`408`), an `Expect` other than\n    `100-continue` (`417`). On a keep-alive connection such an answer follows the answers\n    to the requests before it, and the connection is then closed.\n\n    ## Numbers\n    Identifiers (`id`, `categoryId`) are integers in `1 .. 9007199254740991`\n    (2^53 - 1), the range that every JSON parser, JavaScript's included, represents\n    exactly. A larger value is never rounded: the request is refused with `400`.\n    - In a path or query, an integer is plain decimal digits: `0x1`, `+1`, ` 1`, `01`,\n      `1e2` and `1.0` are `400`.\n    - In a JSON body, a number is accepted as an integer when it denotes exactly that\n      integer: `2`, `2.0` and `2e0` are all 2 (JSON Schema 2020-12 counts `2.0` as an\n      integer). A fraction (`2.5`), a value past 2^53 - 1, or digits that no double holds\n      exactly (`9007199254740990.9`, `1.0000000000000001`) are `400`, and nothing is\n      stored.\n\n    ## Strings\n    Request bodies are UTF-8 JSON. A `Content-Type` charset other than `utf-8` is `415`;\n    more than one `Content-Type` header is `400` (which one was meant is ambiguous).\n    Bytes that are not valid UTF-8, or a `\\u` escape that leaves a lone surrogate\n    (`\"a\\ud800b\"`), are `400` with `details` naming the field; nothing is stored, and a\n    string is never silently replaced by U+FFFD.\n\n    ## Parameters\n    A query parameter that the operation does not declare is `400`, naming it and the\n    ones the operation takes (`?stauts=sold` would otherwise list every status), and so is\n    a parameter given more than once where one value is expected (`?limit=1&limit=2`).\n    Where a pattern rules a value (a cursor, an `Idempotency-Key`, a name), the message\n    says what is expected in words, as the schema's `x-pattern-description` does.\n\n    ## Request ids\n    Every response carries `X-Request-Id`. A client may send its own (up to 128\n    characters of `A-Z a-z 0-9 . _ : -`); otherwise the service generates one. Quote it\n    when reporting a problem.\n\n    ## Deprecation policy\n    A deprecated operation is marked `deprecated: true` and carries `x-sunset`, the\n    date from which it may be removed. Until then it keeps working unchanged, and every\n    answer it gives carries the `Deprecation` (RFC 9745), `Sunset` (RFC 8594) and\n    `Link` headers, the latter naming the replacement (`rel=\"successor-version\"`).\n    No operation is removed before its sunset.\n\n    ## Stability markers\n    Every operation carries `x-stability`:\n    - `stable`: covered by the compatibility promise of `/v1`; it changes only in\n      backward-compatible ways (new optional fields, parameters, operations, codes).\n    - `experimental`: may change or disappear in any release without notice; do not\n      build production code on it.\n\n    </details>\n  contact:\n    name: Animal Store API team\n    url: https://github.com/animal-store/animal-store-api\n    email: api@animal-store.example\n  license:\n    name: MIT\n    identifier: MIT\n\nservers:\n  # One entry a base address (docs/interface.md section 1: production and staging, each\n  # under /v1), written out in full: SDK generators take these URLs as they are (hey-api\n  # types its baseUrl as their union), so a template would reach clients as '{host}'.\n  # x-internal: the audience of each server, for documentation tools (OWASP API9:2023,\n  # inventory management): both are public addresses for client teams.\n  - url: https://api.animal-store.example/v1\n    description: Production\n    x-internal: false\n  - url: https://staging.animal-store.example/v1\n    description: Staging\n    x-internal: false\n\nsecurity:\n  - bearerAuth: []\n\ntags:\n  - name: pets\n    description: The catalogue of animals.\n  - name: categories\n    description: |\n      Names given to the `categoryId`s that animals carry. Any `categoryId` stays valid on an\n      animal, named or not.\n  - name: api-keys\n    description: |\n      The API keys of the deployment, their scopes, rotation and revocation. Every operation\n      here needs the scope `keys:manage`.\n  - name: events\n    description: |\n      The feed of changes: every change to an animal, an order or a category name is an\n      event, written in the same transaction as the change. Read it with `listEvents`, or\n      have it delivered to a webhook endpoint.\n  - name: webhooks\n    description: |\n      Endpoints to which the service POSTs events as they are written. Every operation here\n      needs the scope `webhooks:manage`, and a key manages only its own endpoints.\n\n      **Webhook deliveries.** Each event is POSTed as JSON (the `Event`) to every enabled\n      endpoint that lists its type and whose API key may see it, signed as Standard Webhooks\n      specifies: `webhook-id` (the event's id), `webhook-timestamp` and `webhook-signature`\n      (HMAC-SHA256 over `id.timestamp.body` with the endpoint's `whsec_` secret). Verify it\n      with a Standard Webhooks library (`standardwebhooks` on npm; the typed client's\n      `verifyWebhook`).\n      - A `2xx` answer within 10 seconds is a delivery. Anything else (another status, a\n        redirect, which is never followed, no answer in time, a refused address) is retried\n        on the Standard Webhooks schedule, 5 s, 5 min, 30 min, 2 h, 5 h and 10 h after the\n        attempt before, then every 10 h until 3 days after the first attempt; a\n        `Retry-After` from the receiver (seconds or a date, at most 24 h) replaces the\n        next delay when it is longer.\n      - `410 Gone` disables the endpoint at once; so do 3 days in which every attempt failed.\n        `disabledReason` then says why; `PATCH` with `enabled: true` enables it again.\n      - At least once: an event may arrive more than once (after a crash, or a lost answer),\n        so receivers skip a `webhook-id` they have already processed. Events are not\n        ordered across retries; order them by `id` if it matters.\n      - Deliveries go only to `https` URLs on public addresses, checked when the endpoint is\n        saved and again on each connection.\n  - name: store\n    description: |\n      Orders that reserve, sell and release animals, and the inventory of the catalogue.\n      An order is `placed` for an `available` animal, which becomes `pending`; it is then\n      `completed` (the animal is `sold`), `cancelled` or `expired` (the animal is\n      `available` again). Each API key sees only the orders it placed.\n\npaths:\n  /pets:\n    get:\n      operationId: listPets\n      tags: [pets]\n      summary: List animals\n      description: |\n        Returns animals in ascending `id` order (stable across calls), at most `limit`\n        of them, optionally only those with the given `status`, or with the given `id`s\n        (`?id=3&id=7`: those that exist; this is how to look one animal up,\n        `GET /pets?id={petId}`, the replacement of the deprecated `getPet`), or of the given\n        `categoryId`. Filters combine. Removed animals (`deletePet`) are never listed. The\n        body is a plain JSON array; an empty array means no animal matched.\n\n        **Pagination:** when more animals follow, the answer carries\n        `Link: <...>; rel=\"next\"` (RFC 8288), the URL of the next page with the same\n        `limit` and filters and an opaque `cursor`. Follow it until there is no\n        `rel=\"next\"`: every animal is returned exactly once, even while animals are being\n        added (new ones appear on later pages). Animals added in parallel are never made to\n        wait for each other, so one can become visible after animals with higher ids: a\n        page stops before the first animal that a transaction still open could precede,\n        and carries `rel=\"next\"` to resume from there. Such a page can be short, even\n        empty; follow its `rel=\"next\"` (after a moment when it was empty). A cursor belongs\n        to the operation and filters that made it: given to another, it is `400`.\n\n        **A walk with `status` or `categoryId`** returns each animal that matches throughout\n        the walk exactly once. Statuses change when orders are placed, completed, cancelled\n        or expire (see the `store` operations) and through `updatePet`, which also changes\n        categories; an animal that changes during the walk is returned once or not at all,\n        never twice: it is listed if it matches when its page is read.\n      x-stability: stable\n      security:\n        - bearerAuth: ['pets:read']\n      parameters:\n        - $ref: '#/components/parameters/Limit'\n        - $ref: '#/components/parameters/StatusFilter'\n        - $ref: '#/components/parameters/PetIds'\n        - $ref: '#/components/parameters/CategoryFilter'\n        - $ref: '#/components/parameters/Cursor'\n      responses:\n        '200':\n          description: The animals, in ascending `id` order.\n          headers:\n            Link:\n              description: |\n                `<...>; rel=\"next\"` when more animals follow: the next page's URL (relative),\n                carrying `limit`, the filters and `cursor`. Absent on the last page.\n              required: false\n              schema:\n                type: string\n                # limit, the filters (at most 100 ids of at most 16 digits) and a cursor of\n                # at most 200 characters: under 2,500 characters.\n                maxLength: 4096\n                pattern: '^</v1/pets\\?[^>]*>; rel=\"next\"$'\n              example: </v1/pets?limit=20&cursor=eyJhIjoyMH0.Qk5u2y0f1mZqX3Jv9W6b1A>; rel=\"next\"\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Pets'\n              examples:\n                pets:\n                  summary: Two animals\n                  value:\n                    - id: 1\n                      name: Rex\n                      categoryId: 2\n                      status: available\n                    - id: 2\n                      name: Tom\n                      categoryId: 3\n                empty:\n                  summary: No animal matched\n                  value: []\n        '400':\n          $ref: '#/components/responses/BadParameter'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n    post:\n      operationId: createPet\n      tags: [pets]\n      summary: Add an animal\n      description: |\n        Adds an animal to the catalogue. The service assigns its `id`, answers `201`\n        with the stored animal and a `Location` header naming it. Fields that\n        `NewPet` does not define, `id` among them, are refused with `400`.\n      x-stability: stable\n      security:\n        - bearerAuth: ['pets:write']\n      parameters:\n        - $ref: '#/components/parameters/IdempotencyKey'\n      requestBody:\n        required: true\n        description: The animal to add.\n        content:\n          application/json:\n            schema:\n              $ref: '#/components/schemas/NewPet'\n            examples:\n              withStatus:\n                summary: An available dog\n                value:\n                  name: Rex\n                  categoryId: 2\n                  status: available\n              withoutStatus:\n                summary: No status given\n                value:\n                  name: Tom\n                  categoryId: 3\n      responses:\n        '201':\n          description: The animal was added.\n          headers:\n            Location:\n              description: Path of the new animal, `/v1/pets/{id}`.\n              required: true\n              schema:\n                type: string\n                maxLength: 64\n                pattern: '^/v1/pets/[1-9][0-9]*$'\n              example: /v1/pets/1\n            ETag:\n              $ref: '#/components/headers/ETag'\n            Idempotent-Replayed:\n              $ref: '#/components/headers/Idempotent-Replayed'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Pet'\n              examples:\n                created:\n                  summary: The stored animal with its id\n                  value:\n                    id: 1\n                    name: Rex\n                    categoryId: 2\n                    status: available\n        '400':\n          $ref: '#/components/responses/BadBody'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '409':\n          $ref: '#/components/responses/IdempotencyInFlight'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '422':\n          $ref: '#/components/responses/IdempotencyKeyReused'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /pets/{petId}:\n    get:\n      operationId: getPet\n      tags: [pets]\n      summary: Get an animal (deprecated)\n      description: |\n        **Deprecated, to be removed on 2030-12-05.** Use `GET /pets?id={petId}` instead\n        (operation `listPets` with its `id` filter): it answers a list with the animal, or\n        an empty list when no animal has that `id`.\n\n        Returns the animal with the given `id`, and its `ETag`; with `If-None-Match` naming\n        its current `ETag`, `304` without a body. Every answer, error or not, carries\n        the `Deprecation`, `Sunset` and `Link` headers; `Link` names the replacement\n        request for this animal (`</v1/pets?id=42>; rel=\"successor-version\"`).\n      deprecated: true\n      x-sunset: '2030-12-05'\n      x-deprecated-since: '2026-11-21'\n      x-successor: listPets\n      x-successor-query: id={petId}\n      x-stability: stable\n      security:\n        - bearerAuth: ['pets:read']\n      parameters:\n        - name: petId\n          in: path\n          required: true\n          description: Identifier of the animal to retrieve.\n          schema:\n            $ref: '#/components/schemas/Id'\n          example: 1\n        - $ref: '#/components/parameters/IfNoneMatch'\n      responses:\n        '200':\n          description: The animal.\n          headers:\n            ETag:\n              $ref: '#/components/headers/ETag'\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Pet'\n              examples:\n                found:\n                  summary: An animal\n                  value:\n                    id: 1\n                    name: Rex\n                    categoryId: 2\n                    status: available\n        '304':\n          description: The animal has not changed since the `ETag` that `If-None-Match` names; no body.\n          headers:\n            ETag:\n              $ref: '#/components/headers/ETag'\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n        '400':\n          description: '`petId` is not an integer in `1 .. 9007199254740991`, or `If-None-Match` is malformed.'\n          headers:\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                badPetId:\n                  $ref: '#/components/examples/BadPetId'\n        '401':\n          description: Missing, malformed, unknown or revoked API key.\n          headers:\n            WWW-Authenticate:\n              $ref: '#/components/headers/WWW-Authenticate'\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                unauthorized:\n                  $ref: '#/components/examples/Unauthorized'\n        '403':\n          description: The API key lacks the scope `pets:read` (see `InsufficientScope`).\n          headers:\n            WWW-Authenticate:\n              $ref: '#/components/headers/WWW-Authenticate-Scope'\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                insufficientScope:\n                  summary: A key without pets:read\n                  value:\n                    code: insufficient_scope\n                    message: 'This API key lacks the scope pets:read, which getPet needs: use a key that holds it'\n                    status: 403\n        '404':\n          description: No animal has this `id` (it never existed, or was removed).\n          headers:\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                notFound:\n                  summary: Unknown animal\n                  value:\n                    code: not_found\n                    message: Pet 42 does not exist\n                    status: 404\n        '429':\n          description: Too many requests (see `TooManyRequests`).\n          headers:\n            Retry-After:\n              $ref: '#/components/headers/Retry-After'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                rateLimited:\n                  $ref: '#/components/examples/RateLimited'\n        '500':\n          description: An unexpected failure (see `InternalError`).\n          headers:\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                internal:\n                  $ref: '#/components/examples/Internal'\n        '503':\n          description: The database cannot be reached (see `Unavailable`).\n          headers:\n            Retry-After:\n              $ref: '#/components/headers/Retry-After'\n            Deprecation:\n              $ref: '#/components/headers/Deprecation'\n            Sunset:\n              $ref: '#/components/headers/Sunset'\n            Link:\n              $ref: '#/components/headers/Link'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                unavailable:\n                  $ref: '#/components/examples/Unavailable'\n\n    patch:\n      operationId: updatePet\n      tags: [pets]\n      summary: Change an animal\n      description: |\n        Changes an animal's `name`, `categoryId` or `status` with a JSON Merge Patch\n        (RFC 7396): the fields given replace the stored ones, the others stay. `status: null`\n        takes the status away (the animal is unlisted from `status` filters, kept in the\n        catalogue); `status: \"available\"` offers it (again); `status: \"sold\"` marks it sold.\n        `{}` changes nothing and answers the animal and its `ETag`.\n\n        - `pending` cannot be set: only placing an order makes an animal `pending`.\n        - An animal held by a placed order keeps its status until the order is completed,\n          cancelled or expires: a patch that sets `status` on it is `409 pet_reserved`,\n          naming the order. Its `name` and `categoryId` may still change.\n        - `id`, an unknown field, `name: null` and `categoryId: null` are `400`.\n        - With `If-Match` (the `ETag` of a previous answer), the change is made only if the\n          animal is still as the client saw it; otherwise `412` and nothing changes. Without\n          it, the last change wins.\n\n        The body is sent as `application/merge-patch+json`; `application/json` is read the\n        same way. The answer carries the animal's new `ETag`: after `getPet`'s sunset, a\n        client gets an animal's current `ETag` from an `updatePet` answer (`{}` changes\n        nothing).\n      x-stability: stable\n      security:\n        - bearerAuth: ['pets:write']\n      parameters:\n        - $ref: '#/components/parameters/PetId'\n        - $ref: '#/components/parameters/IfMatch'\n      requestBody:\n        required: true\n        description: The fields to change.\n        content:\n          application/merge-patch+json:\n            schema:\n              $ref: '#/components/schemas/PetPatch'\n            examples:\n              rename:\n                summary: Correct the name\n                value:\n                  name: Rex\n              unlist:\n                summary: Take the status away (a draft again)\n                value:\n                  status: null\n              offer:\n                summary: Offer it for sale\n                value:\n                  status: available\n          application/json:\n            schema:\n              $ref: '#/components/schemas/PetPatch'\n            examples:\n              rename:\n                summary: Correct the name\n                value:\n                  name: Rex\n      responses:\n        '200':\n          description: The animal as it is now.\n          headers:\n            ETag:\n              $ref: '#/components/headers/ETag'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Pet'\n              examples:\n                updated:\n                  summary: The animal after the change\n                  value:\n                    id: 1\n                    name: Rex\n                    categoryId: 2\n                    status: available\n        '400':\n          $ref: '#/components/responses/BadPetPatch'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '404':\n          $ref: '#/components/responses/PetNotFound'\n        '409':\n          $ref: '#/components/responses/PetReserved'\n        '412':\n          $ref: '#/components/responses/PreconditionFailed'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n    delete:\n      operationId: deletePet\n      tags: [pets]\n      summary: Remove an animal\n      description: |\n        Removes an animal from the catalogue: it leaves every `listPets` answer and the\n        inventory; `getPet` and `updatePet` answer `404` for it, and an order for it `422\n        pet_not_found`. Orders that name it stay readable, with their `petId`.\n\n        - An animal held by a placed order is `409 pet_reserved`: complete or cancel the\n          order first.\n        - An unknown or already removed animal is `404`.\n        - With `If-Match`, the animal is removed only if it is still as the client saw it;\n          otherwise `412` and nothing changes.\n\n        It takes no body. One sent anyway is read as any body is and then ignored: it must be\n        JSON (`415` otherwise) within the size limit (`413`).\n      x-stability: stable\n      security:\n        - bearerAuth: ['pets:write']\n      parameters:\n        - $ref: '#/components/parameters/PetId'\n        - $ref: '#/components/parameters/IfMatch'\n      responses:\n        '204':\n          description: The animal was removed.\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n        '400':\n          $ref: '#/components/responses/BadPetId'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '404':\n          $ref: '#/components/responses/PetNotFound'\n        '409':\n          $ref: '#/components/responses/PetReserved'\n        '412':\n          $ref: '#/components/responses/PreconditionFailed'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /categories:\n    get:\n      operationId: listCategories\n      tags: [categories]\n      summary: List categories\n      description: |\n        Returns the named categories in ascending `id` order, at most `limit` of them. The\n        body is a plain JSON array. **Pagination** is that of `listPets`: follow\n        `Link: <...>; rel=\"next\"` until there is none.\n\n        A category is a name given to a `categoryId`. Animals may carry any `categoryId`,\n        named or not: naming one, renaming it or removing its name changes no animal.\n      x-stability: stable\n      security:\n        - bearerAuth: ['pets:read']\n      parameters:\n        - $ref: '#/components/parameters/Limit'\n        - $ref: '#/components/parameters/Cursor'\n      responses:\n        '200':\n          description: The categories, in ascending `id` order.\n          headers:\n            Link:\n              description: |\n                `<...>; rel=\"next\"` when more categories follow: the next page's URL\n                (relative), carrying `limit` and `cursor`. Absent on the last page.\n              required: false\n              schema:\n                type: string\n                maxLength: 4096\n                pattern: '^</v1/categories\\?[^>]*>; rel=\"next\"$'\n              example: </v1/categories?limit=20&cursor=eyJhIjoyMH0.Qk5u2y0f1mZqX3Jv9W6b1A>; rel=\"next\"\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Categories'\n              examples:\n                categories:\n                  summary: Two categories\n                  value:\n                    - id: 2\n                      name: Dogs\n                    - id: 3\n                      name: Cats\n                empty:\n                  summary: No category is named\n                  value: []\n        '400':\n          $ref: '#/components/responses/BadParameter'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /categories/{categoryId}:\n    get:\n      operationId: getCategory\n      tags: [categories]\n      summary: Get a category\n      description: Returns the name of the category with this `id`, or `404` when the id has no name.\n      x-stability: stable\n      security:\n        - bearerAuth: ['pets:read']\n      parameters:\n        - $ref: '#/components/parameters/CategoryId'\n      responses:\n        '200':\n          description: The category.\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Category'\n              examples:\n                found:\n                  $ref: '#/components/examples/Category'\n        '400':\n          $ref: '#/components/responses/BadCategoryId'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '404':\n          $ref: '#/components/responses/CategoryNotFound'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n    put:\n      operationId: putCategory\n      tags: [categories]\n      summary: Name a category\n      description: |\n        Gives the category with this `id` its name: `201` when the id had no name, `200`\n        when it is renamed (or named the same again). Names are unique ignoring case: a\n        name another category holds is `409 category_name_taken`. Animals are not changed.\n      x-stability: stable\n      security:\n        - bearerAuth: ['pets:write']\n      parameters:\n        - $ref: '#/components/parameters/CategoryId'\n      requestBody:\n        required: true\n        description: The category's name.\n        content:\n          application/json:\n            schema:\n              $ref: '#/components/schemas/CategoryName'\n            examples:\n              dogs:\n                summary: Name it Dogs\n                value:\n                  name: Dogs\n      responses:\n        '200':\n          description: The category, renamed.\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Category'\n              examples:\n                renamed:\n                  $ref: '#/components/examples/Category'\n        '201':\n          description: The category, named for the first time.\n          headers:\n            Location:\n              description: Path of the category, `/v1/categories/{id}`.\n              required: true\n              schema:\n                type: string\n                maxLength: 64\n                pattern: '^/v1/categories/[1-9][0-9]*$'\n              example: /v1/categories/2\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Category'\n              examples:\n                named:\n                  $ref: '#/components/examples/Category'\n        '400':\n          $ref: '#/components/responses/BadCategory'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '409':\n          $ref: '#/components/responses/CategoryNameTaken'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n    delete:\n      operationId: deleteCategory\n      tags: [categories]\n      summary: Remove a category's name\n      description: |\n        Removes the name of the category with this `id`. Animals keep their `categoryId`.\n        An id without a name is `404`.\n        It takes no body. One sent anyway is read as any body is and then ignored: it must be\n        JSON (`415` otherwise) within the size limit (`413`).\n      x-stability: stable\n      security:\n        - bearerAuth: ['pets:write']\n      parameters:\n        - $ref: '#/components/parameters/CategoryId'\n      responses:\n        '204':\n          description: The name was removed.\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n        '400':\n          $ref: '#/components/responses/BadCategoryId'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '404':\n          $ref: '#/components/responses/CategoryNotFound'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /api-keys:\n    post:\n      operationId: createApiKey\n      tags: [api-keys]\n      summary: Create an API key\n      description: |\n        Issues a new API key with the given `scopes` (and optionally an `expiresAt`). The\n        answer is the only one that ever holds the key's `secret`: store it now. A key can\n        grant only scopes its creator holds: asking for one the calling key lacks is\n        `403 insufficient_scope`, naming it. An unknown scope, or an `expiresAt` that is not\n        in the future, is `400`.\n      x-stability: stable\n      security:\n        - bearerAuth: ['keys:manage']\n      requestBody:\n        required: true\n        description: The key to create.\n        content:\n          application/json:\n            schema:\n              $ref: '#/components/schemas/NewApiKey'\n            examples:\n              storefront:\n                summary: A read-only key for a storefront\n                value:\n                  name: storefront\n                  scopes: ['pets:read']\n              expiring:\n                summary: A key for a batch job, expiring\n                value:\n                  name: nightly import\n                  scopes: ['pets:read', 'pets:write']\n                  expiresAt: '2030-01-01T00:00:00.000Z'\n      responses:\n        '201':\n          description: The key, with its secret (shown this once).\n          headers:\n            Location:\n              description: Path of the key, `/v1/api-keys/{id}`.\n              required: true\n              schema:\n                type: string\n                maxLength: 64\n                pattern: '^/v1/api-keys/[1-9][0-9]*$'\n              example: /v1/api-keys/2\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/ApiKeyWithSecret'\n              examples:\n                created:\n                  $ref: '#/components/examples/ApiKeyWithSecret'\n        '400':\n          $ref: '#/components/responses/BadApiKey'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          description: |\n            The API key lacks `keys:manage`, or asks to grant a scope it does not hold itself\n            (the message and `WWW-Authenticate` name the scope).\n          headers:\n            WWW-Authenticate:\n              $ref: '#/components/headers/WWW-Authenticate-Scope'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                insufficientScope:\n                  summary: A key without keys:manage\n                  value:\n                    code: insufficient_scope\n                    message: 'This API key lacks the scope keys:manage, which createApiKey needs: use a key that holds it'\n                    status: 403\n                grantNotHeld:\n                  summary: A key asks to grant a scope it does not hold\n                  value:\n                    code: insufficient_scope\n                    message: 'This API key lacks the scope orders:write, so it cannot grant it: ask for scopes it holds'\n                    status: 403\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n    get:\n      operationId: listApiKeys\n      tags: [api-keys]\n      summary: List API keys\n      description: |\n        Returns the deployment's API keys in ascending `id` order, revoked and expired ones\n        included, at most `limit` of them, never a secret. **Pagination** is that of\n        `listPets`: follow `Link: <...>; rel=\"next\"` until there is none.\n      x-stability: stable\n      security:\n        - bearerAuth: ['keys:manage']\n      parameters:\n        - $ref: '#/components/parameters/Limit'\n        - $ref: '#/components/parameters/Cursor'\n      responses:\n        '200':\n          description: The keys, in ascending `id` order.\n          headers:\n            Link:\n              description: |\n                `<...>; rel=\"next\"` when more keys follow, or may follow once transactions\n                still open have ended: the next page's URL (relative), carrying `limit` and\n                `cursor`. Absent on the last page.\n              required: false\n              schema:\n                type: string\n                maxLength: 4096\n                pattern: '^</v1/api-keys\\?[^>]*>; rel=\"next\"$'\n              example: </v1/api-keys?limit=20&cursor=eyJhIjoyMH0.Qk5u2y0f1mZqX3Jv9W6b1A>; rel=\"next\"\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/ApiKeys'\n              examples:\n                keys:\n                  summary: Two keys\n                  value:\n                    - id: 1\n                      name: operators\n                      prefix: ask_9fQ2\n                      scopes: ['pets:read', 'pets:write', 'orders:read', 'orders:write', 'keys:manage']\n                      createdAt: '2026-11-21T09:00:00.000Z'\n                      lastUsedAt: '2026-11-26T10:00:00.000Z'\n                    - id: 2\n                      name: storefront\n                      prefix: ask_x7Lm\n                      scopes: ['pets:read']\n                      createdAt: '2026-11-26T10:00:00.000Z'\n        '400':\n          $ref: '#/components/responses/BadParameter'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /api-keys/{keyId}:\n    get:\n      operationId: getApiKey\n      tags: [api-keys]\n      summary: Get an API key\n      description: Returns the API key with this `id`, never its secret.\n      x-stability: stable\n      security:\n        - bearerAuth: ['keys:manage']\n      parameters:\n        - $ref: '#/components/parameters/KeyId'\n      responses:\n        '200':\n          description: The key.\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/ApiKey'\n              examples:\n                key:\n                  $ref: '#/components/examples/ApiKey'\n        '400':\n          $ref: '#/components/responses/BadKeyId'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '404':\n          $ref: '#/components/responses/KeyNotFound'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /api-keys/{keyId}/revoke:\n    post:\n      operationId: revokeApiKey\n      tags: [api-keys]\n      summary: Revoke an API key\n      description: |\n        Revokes the key (its current secret and any secret still in a rotation's grace): within\n        2 seconds every instance answers `401` to it. Revoking a revoked key answers it as it\n        is. The key stays listed, with `revokedAt`; its orders stay its own.\n      x-stability: stable\n      security:\n        - bearerAuth: ['keys:manage']\n      parameters:\n        - $ref: '#/components/parameters/KeyId'\n      requestBody:\n        $ref: '#/components/requestBodies/NoFields'\n      responses:\n        '200':\n          description: The key, revoked.\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/ApiKey'\n              examples:\n                revoked:\n                  summary: A revoked key\n                  value:\n                    id: 2\n                    name: storefront\n                    prefix: ask_x7Lm\n                    scopes: ['pets:read']\n                    createdAt: '2026-11-26T10:00:00.000Z'\n                    revokedAt: '2026-11-26T11:00:00.000Z'\n        '400':\n          $ref: '#/components/responses/BadKeyId'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '404':\n          $ref: '#/components/responses/KeyNotFound'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /api-keys/{keyId}/rotate:\n    post:\n      operationId: rotateApiKey\n      tags: [api-keys]\n      summary: Rotate an API key's secret\n      description: |\n        Gives the key a new secret, shown in this answer only. The previous secret keeps\n        working for `graceSeconds` (0 to 604800, default 86400), so that the new one can be\n        deployed without downtime; then it answers `401` on every instance within 2 seconds.\n        The key keeps its id, scopes and orders, whichever secret placed them. Rotating\n        again ends the earlier grace at once: only the secret just replaced keeps a grace.\n        A revoked or expired key is `409 api_key_inactive`. Rotating hands out a secret that\n        holds the key's scopes, so the calling key must hold every one of them: otherwise\n        `403 insufficient_scope`, naming the first it lacks.\n      x-stability: stable\n      security:\n        - bearerAuth: ['keys:manage']\n      parameters:\n        - $ref: '#/components/parameters/KeyId'\n      requestBody:\n        required: false\n        description: How long the previous secret keeps working. Nothing, or `{}`, is the default.\n        content:\n          application/json:\n            schema:\n              $ref: '#/components/schemas/Rotation'\n            examples:\n              day:\n                summary: The previous secret works one more day\n                value:\n                  graceSeconds: 86400\n              now:\n                summary: The previous secret stops now\n                value:\n                  graceSeconds: 0\n      responses:\n        '200':\n          description: The key with its new secret (shown this once).\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/ApiKeyWithSecret'\n              examples:\n                rotated:\n                  $ref: '#/components/examples/ApiKeyWithSecret'\n        '400':\n          $ref: '#/components/responses/BadRotation'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          description: |\n            The API key lacks `keys:manage`, or the key to rotate holds a scope the calling key\n            does not (rotating hands out a secret with that key's scopes); the message and\n            `WWW-Authenticate` name the scope.\n          headers:\n            WWW-Authenticate:\n              $ref: '#/components/headers/WWW-Authenticate-Scope'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                insufficientScope:\n                  summary: A key without keys:manage\n                  value:\n                    code: insufficient_scope\n                    message: 'This API key lacks the scope keys:manage, which rotateApiKey needs: use a key that holds it'\n                    status: 403\n                rotateNotHeld:\n                  summary: A key asks to rotate a key that holds a scope it lacks\n                  value:\n                    code: insufficient_scope\n                    message: 'This API key lacks the scope pets:read, which API key 1 holds: only a key that holds every scope of API key 1 can rotate it'\n                    status: 403\n        '404':\n          $ref: '#/components/responses/KeyNotFound'\n        '409':\n          $ref: '#/components/responses/KeyInactive'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /events:\n    get:\n      operationId: listEvents\n      tags: [events]\n      summary: List events\n      description: |\n        Returns the events this API key may see, in the order they were written (ascending\n        `id`), at most `limit` of them, optionally only those of the given `type`s\n        (`?type=order.placed&type=order.expired`). An event records one change, whoever made\n        it (an operation, the expiry of an order, or a write to the database around the\n        service), and is written in the same transaction as the change: a change that\n        commits has its event, and a change rolled back has none.\n\n        **Who sees what.** Catalogue events (`pet.*`, `category.*`) are seen by every key\n        that holds `pets:read`. An order's events (`order.*`) are seen only by the key that\n        placed the order, and only while it holds `orders:read`. A key needs one of the two\n        scopes to call this operation.\n\n        **Pagination** is that of `listPets`: follow `Link: <...>; rel=\"next\"` until there is\n        none; every event is returned exactly once, even while events are being written on\n        several instances.\n\n        **The feed has no last page:** every answer carries `rel=\"next\"`, also when it is\n        empty. An empty page means that no newer event is visible yet: keep its link and\n        follow it later (poll it, or use a webhook endpoint to be told). Events are kept\n        `EVENT_RETENTION_DAYS` (30 by default); a cursor that points before the oldest event\n        kept, so that events it would have returned are gone, is `410 cursor_expired`: start a\n        new walk without `cursor`, and read the current state with the list operations.\n      x-stability: stable\n      security:\n        - bearerAuth: ['pets:read']\n        - bearerAuth: ['orders:read']\n      parameters:\n        - $ref: '#/components/parameters/Limit'\n        - $ref: '#/components/parameters/EventTypeFilter'\n        - $ref: '#/components/parameters/Cursor'\n      responses:\n        '200':\n          description: The events, in the order they were written.\n          headers:\n            Link:\n              description: |\n                `<...>; rel=\"next\"`, always: the next page's URL (relative), carrying `limit`,\n                the `type` filters and `cursor`. The feed has no last page.\n              required: true\n              schema:\n                type: string\n                maxLength: 4096\n                pattern: '^</v1/events\\?[^>]*>; rel=\"next\"$'\n              example: </v1/events?limit=20&cursor=eyJhIjoyMH0.Qk5u2y0f1mZqX3Jv9W6b1A>; rel=\"next\"\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Events'\n              examples:\n                events:\n                  summary: An animal added, then ordered\n                  value:\n                    - id: 41\n                      type: pet.created\n                      createdAt: '2026-11-26T10:00:00.000Z'\n                      data:\n                        id: 7\n                        name: Rex\n                        categoryId: 2\n                        status: available\n                    - id: 42\n                      type: order.placed\n                      createdAt: '2026-11-26T10:01:00.000Z'\n                      data:\n                        id: 3\n                        petId: 7\n                        status: placed\n                        placedAt: '2026-11-26T10:01:00.000Z'\n                        expiresAt: '2026-11-26T10:16:00.000Z'\n                empty:\n                  summary: No event yet\n                  value: []\n        '400':\n          $ref: '#/components/responses/BadParameter'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '410':\n          $ref: '#/components/responses/CursorExpired'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /events/{eventId}:\n    get:\n      operationId: getEvent\n      tags: [events]\n      summary: Get an event\n      description: |\n        Returns the event with this `id`, if this API key may see it (see `listEvents`) and\n        it is still kept; otherwise `404`.\n      x-stability: stable\n      security:\n        - bearerAuth: ['pets:read']\n        - bearerAuth: ['orders:read']\n      parameters:\n        - $ref: '#/components/parameters/EventId'\n      responses:\n        '200':\n          description: The event.\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Event'\n              examples:\n                event:\n                  $ref: '#/components/examples/PetCreatedEvent'\n        '400':\n          $ref: '#/components/responses/BadEventId'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '404':\n          $ref: '#/components/responses/EventNotFound'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /webhook-endpoints:\n    post:\n      operationId: createWebhookEndpoint\n      tags: [webhooks]\n      summary: Create a webhook endpoint\n      description: |\n        Registers a URL to which the service POSTs each new event of the given `eventTypes`\n        that the calling API key may see (see `listEvents`), signed as Standard Webhooks\n        specifies (the top-level `webhooks` of this contract show each request). The answer\n        is the only one that ever holds the endpoint's signing `secret` (`whsec_…`): store\n        it now.\n\n        The URL must be `https`, and its host must be a public address or a name that\n        resolves only to public addresses: loopback, private, link-local, shared\n        (100.64.0.0/10), multicast, reserved and unspecified addresses, IPv4 or IPv6\n        (IPv4-mapped included), are refused with `400`. The same check is made again each\n        time a delivery connects. (A deployment may allow `http` and non-public addresses,\n        for development, with `WEBHOOK_ALLOW_PRIVATE=true`.)\n\n        Endpoints belong to the API key that created it: each key sees and manages only its\n        own, and an endpoint delivers only what its key may see, with the scopes the key\n        holds at the time of delivery.\n      x-stability: stable\n      security:\n        - bearerAuth: ['webhooks:manage']\n      requestBody:\n        required: true\n        description: The endpoint to create.\n        content:\n          application/json:\n            schema:\n              $ref: '#/components/schemas/NewWebhookEndpoint'\n            examples:\n              warehouse:\n                summary: A warehouse that ships sold animals\n                value:\n                  url: https://warehouse.example/hooks/animal-store\n                  eventTypes: [order.completed]\n                  description: ships sold animals\n      responses:\n        '201':\n          description: The endpoint, with its signing secret (shown this once).\n          headers:\n            Location:\n              description: Path of the endpoint, `/v1/webhook-endpoints/{id}`.\n              required: true\n              schema:\n                type: string\n                maxLength: 64\n                pattern: '^/v1/webhook-endpoints/[1-9][0-9]*$'\n              example: /v1/webhook-endpoints/1\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/WebhookEndpointWithSecret'\n              examples:\n                created:\n                  $ref: '#/components/examples/WebhookEndpointWithSecret'\n        '400':\n          $ref: '#/components/responses/BadWebhookEndpoint'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n    get:\n      operationId: listWebhookEndpoints\n      tags: [webhooks]\n      summary: List webhook endpoints\n      description: |\n        Returns the calling API key's webhook endpoints in ascending `id` order, never a\n        secret. **Pagination** is that of `listPets`: follow `Link: <...>; rel=\"next\"` until\n        there is none.\n      x-stability: stable\n      security:\n        - bearerAuth: ['webhooks:manage']\n      parameters:\n        - $ref: '#/components/parameters/Limit'\n        - $ref: '#/components/parameters/Cursor'\n      responses:\n        '200':\n          description: The endpoints, in ascending `id` order.\n          headers:\n            Link:\n              description: |\n                `<...>; rel=\"next\"` when more endpoints follow, or may follow once\n                transactions still open have ended. Absent on the last page.\n              required: false\n              schema:\n                type: string\n                maxLength: 4096\n                pattern: '^</v1/webhook-endpoints\\?[^>]*>; rel=\"next\"$'\n              example: </v1/webhook-endpoints?limit=20&cursor=eyJhIjoyMH0.Qk5u2y0f1mZqX3Jv9W6b1A>; rel=\"next\"\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/WebhookEndpoints'\n              examples:\n                endpoints:\n                  summary: One endpoint\n                  value:\n                    - id: 1\n                      url: https://warehouse.example/hooks/animal-store\n                      eventTypes: [order.completed]\n                      description: ships sold animals\n                      enabled: true\n                      createdAt: '2026-11-26T10:00:00.000Z'\n        '400':\n          $ref: '#/components/responses/BadParameter'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /webhook-endpoints/{endpointId}:\n    get:\n      operationId: getWebhookEndpoint\n      tags: [webhooks]\n      summary: Get a webhook endpoint\n      description: Returns the calling API key's endpoint with this `id`, never its secret. Another key's endpoint is `404`.\n      x-stability: stable\n      security:\n        - bearerAuth: ['webhooks:manage']\n      parameters:\n        - $ref: '#/components/parameters/EndpointId'\n      responses:\n        '200':\n          description: The endpoint.\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/WebhookEndpoint'\n              examples:\n                endpoint:\n                  $ref: '#/components/examples/WebhookEndpoint'\n                disabled:\n                  $ref: '#/components/examples/DisabledWebhookEndpoint'\n        '400':\n          $ref: '#/components/responses/BadEndpointId'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '404':\n          $ref: '#/components/responses/EndpointNotFound'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n    patch:\n      operationId: updateWebhookEndpoint\n      tags: [webhooks]\n      summary: Change a webhook endpoint\n      description: |\n        A JSON Merge Patch (RFC 7396) of `url`, `eventTypes`, `description` and `enabled`:\n        the fields given replace the stored ones; `{}` changes nothing. A new `url` is\n        checked as on creation. `enabled: false` stops deliveries (events written meanwhile\n        are not delivered later); `enabled: true` starts them again for events written from\n        then on, and clears `disabledReason`.\n      x-stability: stable\n      security:\n        - bearerAuth: ['webhooks:manage']\n      parameters:\n        - $ref: '#/components/parameters/EndpointId'\n      requestBody:\n        required: true\n        description: The fields to change.\n        content:\n          application/merge-patch+json:\n            schema:\n              $ref: '#/components/schemas/WebhookEndpointPatch'\n            examples:\n              enable:\n                summary: Deliver again after the endpoint was disabled\n                value:\n                  enabled: true\n          application/json:\n            schema:\n              $ref: '#/components/schemas/WebhookEndpointPatch'\n            examples:\n              types:\n                summary: Deliver also cancelled and expired orders\n                value:\n                  eventTypes: [order.completed, order.cancelled, order.expired]\n      responses:\n        '200':\n          description: The endpoint, changed.\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/WebhookEndpoint'\n              examples:\n                endpoint:\n                  $ref: '#/components/examples/WebhookEndpoint'\n        '400':\n          $ref: '#/components/responses/BadWebhookEndpoint'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '404':\n          $ref: '#/components/responses/EndpointNotFound'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n    delete:\n      operationId: deleteWebhookEndpoint\n      tags: [webhooks]\n      summary: Remove a webhook endpoint\n      description: |\n        Removes the endpoint: nothing more is delivered to it, a delivery in flight\n        included once it ends. Its delivery log goes with it. It takes no body.\n      x-stability: stable\n      security:\n        - bearerAuth: ['webhooks:manage']\n      parameters:\n        - $ref: '#/components/parameters/EndpointId'\n      responses:\n        '204':\n          description: The endpoint was removed.\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n        '400':\n          $ref: '#/components/responses/BadEndpointId'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '404':\n          $ref: '#/components/responses/EndpointNotFound'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /webhook-endpoints/{endpointId}/rotate-secret:\n    post:\n      operationId: rotateWebhookEndpointSecret\n      tags: [webhooks]\n      summary: Rotate a webhook endpoint's signing secret\n      description: |\n        Gives the endpoint a new signing secret, shown in this answer only. For 24 hours\n        every delivery carries two signatures in `webhook-signature`, one with the new\n        secret and one with the previous, so that the receiver can switch at its own pace\n        (Standard Webhooks); then only the new one. Rotating again ends the earlier\n        previous secret at once.\n      x-stability: stable\n      security:\n        - bearerAuth: ['webhooks:manage']\n      parameters:\n        - $ref: '#/components/parameters/EndpointId'\n      requestBody:\n        $ref: '#/components/requestBodies/NoFields'\n      responses:\n        '200':\n          description: The endpoint with its new secret (shown this once).\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/WebhookEndpointWithSecret'\n              examples:\n                rotated:\n                  $ref: '#/components/examples/WebhookEndpointWithSecret'\n        '400':\n          $ref: '#/components/responses/BadEndpointId'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '404':\n          $ref: '#/components/responses/EndpointNotFound'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /webhook-endpoints/{endpointId}/deliveries:\n    get:\n      operationId: listWebhookDeliveries\n      tags: [webhooks]\n      summary: List an endpoint's delivery attempts\n      description: |\n        Returns the endpoint's delivery attempts in the order they were made (ascending\n        `id`): for each, the event, the attempt's number, the status code the receiver\n        answered or the error that prevented an answer, how long it took and when it was\n        made. Kept as long as events are (`EVENT_RETENTION_DAYS`). **Pagination** is that of\n        `listPets`.\n      x-stability: stable\n      security:\n        - bearerAuth: ['webhooks:manage']\n      parameters:\n        - $ref: '#/components/parameters/EndpointId'\n        - $ref: '#/components/parameters/Limit'\n        - $ref: '#/components/parameters/Cursor'\n      responses:\n        '200':\n          description: The attempts, in the order they were made.\n          headers:\n            Link:\n              description: |\n                `<...>; rel=\"next\"` when more attempts follow, or may follow once\n                transactions still open have ended. Absent on the last page.\n              required: false\n              schema:\n                type: string\n                maxLength: 4096\n                pattern: '^</v1/webhook-endpoints/[1-9][0-9]*/deliveries\\?[^>]*>; rel=\"next\"$'\n              example: </v1/webhook-endpoints/1/deliveries?limit=20&cursor=eyJhIjoyMH0.Qk5u2y0f1mZqX3Jv9W6b1A>; rel=\"next\"\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/WebhookDeliveries'\n              examples:\n                attempts:\n                  summary: A failed attempt, then a delivered one\n                  value:\n                    - id: 10\n                      eventId: 42\n                      attempt: 1\n                      statusCode: 503\n                      durationMs: 120\n                      attemptedAt: '2026-11-26T10:01:00.250Z'\n                    - id: 11\n                      eventId: 42\n                      attempt: 2\n                      statusCode: 200\n                      durationMs: 85\n                      attemptedAt: '2026-11-26T10:01:05.300Z'\n                    - id: 12\n                      eventId: 43\n                      attempt: 1\n                      error: timeout\n                      durationMs: 10000\n                      attemptedAt: '2026-11-26T10:02:00.000Z'\n        '400':\n          $ref: '#/components/responses/BadParameter'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '404':\n          $ref: '#/components/responses/EndpointNotFound'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /store/orders:\n    post:\n      operationId: placeOrder\n      tags: [store]\n      summary: Place an order\n      description: |\n        Places an order for one `available` animal. In one transaction the order is stored\n        as `placed` and the animal becomes `pending`, so an animal is never sold twice: of\n        concurrent orders for one animal, exactly one is placed and the others get `409`.\n        The order holds the animal until `expiresAt` (`placedAt` plus the store's hold time,\n        15 minutes unless the deployment sets another): unless it is completed or cancelled\n        first, it then expires and the animal is `available` again. The service assigns the\n        order's `id` and answers `201` with the order and a `Location` header naming it.\n        Fields other than `petId` are refused with `400`.\n      x-stability: stable\n      security:\n        - bearerAuth: ['orders:write']\n      parameters:\n        - $ref: '#/components/parameters/IdempotencyKey'\n      requestBody:\n        required: true\n        description: The animal to order.\n        content:\n          application/json:\n            schema:\n              $ref: '#/components/schemas/NewOrder'\n            examples:\n              order:\n                summary: Order the animal with id 1\n                value:\n                  petId: 1\n      responses:\n        '201':\n          description: The order was placed; the animal is `pending`.\n          headers:\n            Location:\n              description: Path of the new order, `/v1/store/orders/{id}`.\n              required: true\n              schema:\n                type: string\n                maxLength: 64\n                pattern: '^/v1/store/orders/[1-9][0-9]*$'\n              example: /v1/store/orders/1\n            Idempotent-Replayed:\n              $ref: '#/components/headers/Idempotent-Replayed'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Order'\n              examples:\n                placed:\n                  $ref: '#/components/examples/PlacedOrder'\n        '400':\n          description: The body is missing, is not valid JSON, lacks `petId`, or has an invalid or unknown field.\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                missingPetId:\n                  summary: petId is missing\n                  value:\n                    code: bad_request\n                    message: \"body /petId: must have required property 'petId'\"\n                    status: 400\n                    details:\n                      - location: body\n                        field: /petId\n                        rule: required\n                        message: must have required property 'petId'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '409':\n          description: |\n            The animal is not `available` (`pet_not_available`: the message names its\n            status, or says that it has none), or a request with this `Idempotency-Key` is\n            still being processed (`idempotency_in_flight`, with `Retry-After`).\n          headers:\n            Retry-After:\n              $ref: '#/components/headers/Retry-After-In-Flight'\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                notAvailable:\n                  summary: The animal is already held by an order\n                  value:\n                    code: pet_not_available\n                    message: Pet 1 is pending, not available\n                    status: 409\n                noStatus:\n                  summary: The animal has no status\n                  value:\n                    code: pet_not_available\n                    message: Pet 2 has no status, so it is not available\n                    status: 409\n                inFlight:\n                  $ref: '#/components/examples/IdempotencyInFlight'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '422':\n          description: |\n            No animal has this `petId` (`pet_not_found`), or this `Idempotency-Key` was used\n            with another request (`idempotency_key_reused`).\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Error'\n              examples:\n                petNotFound:\n                  summary: No such animal\n                  value:\n                    code: pet_not_found\n                    message: Pet 42 does not exist\n                    status: 422\n                reused:\n                  $ref: '#/components/examples/IdempotencyKeyReused'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n    get:\n      operationId: listOrders\n      tags: [store]\n      summary: List your orders\n      description: |\n        Returns the orders placed with the caller's API key, in ascending `id` order, at\n        most `limit` of them, optionally only those with the given `status` or for the given\n        `petId`. The body is a plain JSON array; an empty array means no order matched.\n\n        **Pagination** is that of `listPets`: follow `Link: <...>; rel=\"next\"` until there\n        is none, and every order is returned exactly once, even while orders are being\n        placed, on any instance. Orders placed in parallel are never made to wait for each\n        other, so an order can become visible after orders with higher ids: a page stops\n        before the first order that a transaction still open could precede, and carries\n        `rel=\"next\"` to resume from there. Such a page can be short, even empty; follow\n        its `rel=\"next\"` (after a moment when it was empty). With `status`, an order whose\n        status changes during the walk is returned once or not at all.\n      x-stability: stable\n      security:\n        - bearerAuth: ['orders:read']\n      parameters:\n        - $ref: '#/components/parameters/Limit'\n        - $ref: '#/components/parameters/OrderStatusFilter'\n        - $ref: '#/components/parameters/PetIdFilter'\n        - $ref: '#/components/parameters/Cursor'\n      responses:\n        '200':\n          description: The caller's orders, in ascending `id` order.\n          headers:\n            Link:\n              description: |\n                `<...>; rel=\"next\"` when more orders follow, or may follow once transactions\n                still open have ended: the next page's URL (relative), carrying `limit`, the\n                filters and `cursor`. Absent on the last page.\n              required: false\n              schema:\n                type: string\n                maxLength: 4096\n                pattern: '^</v1/store/orders\\?[^>]*>; rel=\"next\"$'\n              example: </v1/store/orders?limit=20&cursor=eyJhIjoyMCwicyI6Im86OiJ9.x3Jv9W6b1AQk5u2y0f1mZq>; rel=\"next\"\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Orders'\n              examples:\n                orders:\n                  summary: A placed and a completed order\n                  value:\n                    - id: 1\n                      petId: 1\n                      status: placed\n                      placedAt: '2026-11-24T10:00:00.000Z'\n                      expiresAt: '2026-11-24T10:15:00.000Z'\n                    - id: 2\n                      petId: 7\n                      status: completed\n                      placedAt: '2026-11-24T10:01:00.000Z'\n                      expiresAt: '2026-11-24T10:16:00.000Z'\n                      closedAt: '2026-11-24T10:05:30.000Z'\n                empty:\n                  summary: No order matched\n                  value: []\n        '400':\n          $ref: '#/components/responses/BadParameter'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /store/orders/{orderId}:\n    get:\n      operationId: getOrder\n      tags: [store]\n      summary: Get an order\n      description: |\n        Returns the order with the given `id`, if it was placed with the caller's API key.\n        An order placed with another key is `404`, exactly as one that does not exist, so\n        that no key learns which order ids exist.\n      x-stability: stable\n      security:\n        - bearerAuth: ['orders:read']\n      parameters:\n        - $ref: '#/components/parameters/OrderId'\n      responses:\n        '200':\n          description: The order.\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Order'\n              examples:\n                placed:\n                  $ref: '#/components/examples/PlacedOrder'\n        '400':\n          $ref: '#/components/responses/BadOrderId'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '404':\n          $ref: '#/components/responses/OrderNotFound'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /store/orders/{orderId}/cancel:\n    post:\n      operationId: cancelOrder\n      tags: [store]\n      summary: Cancel an order\n      description: |\n        Cancels a `placed` order: in one transaction the order becomes `cancelled` and its\n        animal `available` again. An order in any other status is `409` (`order_closed`),\n        and so is a placed order past its `expiresAt` (it is expired, and marked so). The\n        request has no body, or an empty JSON object.\n      x-stability: stable\n      security:\n        - bearerAuth: ['orders:write']\n      parameters:\n        - $ref: '#/components/parameters/OrderId'\n        - $ref: '#/components/parameters/IdempotencyKey'\n      requestBody:\n        $ref: '#/components/requestBodies/NoFields'\n      responses:\n        '200':\n          $ref: '#/components/responses/OrderClosedNow'\n        '400':\n          $ref: '#/components/responses/BadOrderAction'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '404':\n          $ref: '#/components/responses/OrderNotFound'\n        '409':\n          $ref: '#/components/responses/OrderClosed'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '422':\n          $ref: '#/components/responses/IdempotencyKeyReused'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /store/orders/{orderId}/complete:\n    post:\n      operationId: completeOrder\n      tags: [store]\n      summary: Complete an order\n      description: |\n        Completes a `placed` order: in one transaction the order becomes `completed` and its\n        animal `sold`. An order in any other status is `409` (`order_closed`), and so is a\n        placed order past its `expiresAt` (it is expired, and marked so: its animal is\n        `available` again, never sold). The request has no body, or an empty JSON object.\n      x-stability: stable\n      security:\n        - bearerAuth: ['orders:write']\n      parameters:\n        - $ref: '#/components/parameters/OrderId'\n        - $ref: '#/components/parameters/IdempotencyKey'\n      requestBody:\n        $ref: '#/components/requestBodies/NoFields'\n      responses:\n        '200':\n          $ref: '#/components/responses/OrderClosedNow'\n        '400':\n          $ref: '#/components/responses/BadOrderAction'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '404':\n          $ref: '#/components/responses/OrderNotFound'\n        '409':\n          $ref: '#/components/responses/OrderClosed'\n        '413':\n          $ref: '#/components/responses/PayloadTooLarge'\n        '415':\n          $ref: '#/components/responses/UnsupportedMediaType'\n        '422':\n          $ref: '#/components/responses/IdempotencyKeyReused'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\n  /store/inventory:\n    get:\n      operationId: getInventory\n      tags: [store]\n      summary: Count the animals by status\n      description: |\n        How many animals of the catalogue are `available`, `pending` and `sold`, and how\n        many have no status. The counts are exact: an order placed (or closed) before this\n        request is in them. The cost does not grow with the catalogue.\n      x-stability: stable\n      security:\n        - bearerAuth: ['pets:read']\n      responses:\n        '200':\n          description: The counts.\n          headers:\n            RateLimit-Limit:\n              $ref: '#/components/headers/RateLimit-Limit'\n            RateLimit-Remaining:\n              $ref: '#/components/headers/RateLimit-Remaining'\n            RateLimit-Reset:\n              $ref: '#/components/headers/RateLimit-Reset'\n          content:\n            application/json:\n              schema:\n                $ref: '#/components/schemas/Inventory'\n              examples:\n                inventory:\n                  summary: A small store\n                  value:\n                    available: 12\n                    pending: 2\n                    sold: 40\n                    noStatus: 3\n        '400':\n          # It takes no parameter: any query parameter is refused, naming it.\n          $ref: '#/components/responses/BadParameter'\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '403':\n          $ref: '#/components/responses/InsufficientScope'\n        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        '503':\n          $ref: '#/components/responses/Unavailable'\n\nwebhooks:\n  pet.created:\n    post:\n      tags: [webhooks]\n      summary: 'pet.created'\n      description: |\n        An animal was added (createPet). Sent to each enabled endpoint that lists `pet.created` in its `eventTypes`, when the\n        endpoint's API key may see the event. See \"Webhook deliveries\" in the `webhooks` tag.\n      x-stability: stable\n      security: []\n      parameters:\n        - $ref: '#/components/parameters/WebhookId'\n        - $ref: '#/components/parameters/WebhookTimestamp'\n        - $ref: '#/components/parameters/WebhookSignature'\n      requestBody:\n        required: true\n        content:\n          application/json:\n            schema:\n              allOf:\n                - $ref: '#/components/schemas/PetEvent'\n                - type: object\n                  properties:\n                    type:\n                      const: pet.created\n      responses:\n        '200':\n          description: Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored.\n        '410':\n          description: '`410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again.'\n        default:\n          description: Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`).\n  pet.updated:\n    post:\n      tags: [webhooks]\n      summary: 'pet.updated'\n      description: |\n        An animal changed: updatePet, or an order placed, completed, cancelled or expired changed its status. Sent to each enabled endpoint that lists `pet.updated` in its `eventTypes`, when the\n        endpoint's API key may see the event. See \"Webhook deliveries\" in the `webhooks` tag.\n      x-stability: stable\n      security: []\n      parameters:\n        - $ref: '#/components/parameters/WebhookId'\n        - $ref: '#/components/parameters/WebhookTimestamp'\n        - $ref: '#/components/parameters/WebhookSignature'\n      requestBody:\n        required: true\n        content:\n          application/json:\n            schema:\n              allOf:\n                - $ref: '#/components/schemas/PetEvent'\n                - type: object\n                  properties:\n                    type:\n                      const: pet.updated\n      responses:\n        '200':\n          description: Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored.\n        '410':\n          description: '`410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again.'\n        default:\n          description: Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`).\n  pet.deleted:\n    post:\n      tags: [webhooks]\n      summary: 'pet.deleted'\n      description: |\n        An animal was removed (deletePet); `data` is the animal as it was. Sent to each enabled endpoint that lists `pet.deleted` in its `eventTypes`, when the\n        endpoint's API key may see the event. See \"Webhook deliveries\" in the `webhooks` tag.\n      x-stability: stable\n      security: []\n      parameters:\n        - $ref: '#/components/parameters/WebhookId'\n        - $ref: '#/components/parameters/WebhookTimestamp'\n        - $ref: '#/components/parameters/WebhookSignature'\n      requestBody:\n        required: true\n        content:\n          application/json:\n            schema:\n              allOf:\n                - $ref: '#/components/schemas/PetEvent'\n                - type: object\n                  properties:\n                    type:\n                      const: pet.deleted\n      responses:\n        '200':\n          description: Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored.\n        '410':\n          description: '`410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again.'\n        default:\n          description: Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`).\n  order.placed:\n    post:\n      tags: [webhooks]\n      summary: 'order.placed'\n      description: |\n        An order was placed (seen only by the API key that placed it). Sent to each enabled endpoint that lists `order.placed` in its `eventTypes`, when the\n        endpoint's API key may see the event. See \"Webhook deliveries\" in the `webhooks` tag.\n      x-stability: stable\n      security: []\n      parameters:\n        - $ref: '#/components/parameters/WebhookId'\n        - $ref: '#/components/parameters/WebhookTimestamp'\n        - $ref: '#/components/parameters/WebhookSignature'\n      requestBody:\n        required: true\n        content:\n          application/json:\n            schema:\n              allOf:\n                - $ref: '#/components/schemas/OrderEvent'\n                - type: object\n                  properties:\n                    type:\n                      const: order.placed\n      responses:\n        '200':\n          description: Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored.\n        '410':\n          description: '`410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again.'\n        default:\n          description: Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`).\n  order.completed:\n    post:\n      tags: [webhooks]\n      summary: 'order.completed'\n      description: |\n        An order was completed: its animal is sold. Sent to each enabled endpoint that lists `order.completed` in its `eventTypes`, when the\n        endpoint's API key may see the event. See \"Webhook deliveries\" in the `webhooks` tag.\n      x-stability: stable\n      security: []\n      parameters:\n        - $ref: '#/components/parameters/WebhookId'\n        - $ref: '#/components/parameters/WebhookTimestamp'\n        - $ref: '#/components/parameters/WebhookSignature'\n      requestBody:\n        required: true\n        content:\n          application/json:\n            schema:\n              allOf:\n                - $ref: '#/components/schemas/OrderEvent'\n                - type: object\n                  properties:\n                    type:\n                      const: order.completed\n      responses:\n        '200':\n          description: Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored.\n        '410':\n          description: '`410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again.'\n        default:\n          description: Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`).\n  order.cancelled:\n    post:\n      tags: [webhooks]\n      summary: 'order.cancelled'\n      description: |\n        An order was cancelled: its animal is available again. Sent to each enabled endpoint that lists `order.cancelled` in its `eventTypes`, when the\n        endpoint's API key may see the event. See \"Webhook deliveries\" in the `webhooks` tag.\n      x-stability: stable\n      security: []\n      parameters:\n        - $ref: '#/components/parameters/WebhookId'\n        - $ref: '#/components/parameters/WebhookTimestamp'\n        - $ref: '#/components/parameters/WebhookSignature'\n      requestBody:\n        required: true\n        content:\n          application/json:\n            schema:\n              allOf:\n                - $ref: '#/components/schemas/OrderEvent'\n                - type: object\n                  properties:\n                    type:\n                      const: order.cancelled\n      responses:\n        '200':\n          description: Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored.\n        '410':\n          description: '`410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again.'\n        default:\n          description: Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`).\n  order.expired:\n    post:\n      tags: [webhooks]\n      summary: 'order.expired'\n      description: |\n        An order expired: its animal is available again. Sent to each enabled endpoint that lists `order.expired` in its `eventTypes`, when the\n        endpoint's API key may see the event. See \"Webhook deliveries\" in the `webhooks` tag.\n      x-stability: stable\n      security: []\n      parameters:\n        - $ref: '#/components/parameters/WebhookId'\n        - $ref: '#/components/parameters/WebhookTimestamp'\n        - $ref: '#/components/parameters/WebhookSignature'\n      requestBody:\n        required: true\n        content:\n          application/json:\n            schema:\n              allOf:\n                - $ref: '#/components/schemas/OrderEvent'\n                - type: object\n                  properties:\n                    type:\n                      const: order.expired\n      responses:\n        '200':\n          description: Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored.\n        '410':\n          description: '`410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again.'\n        default:\n          description: Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`).\n  category.updated:\n    post:\n      tags: [webhooks]\n      summary: 'category.updated'\n      description: |\n        A category was given a name or renamed (putCategory). Sent to each enabled endpoint that lists `category.updated` in its `eventTypes`, when the\n        endpoint's API key may see the event. See \"Webhook deliveries\" in the `webhooks` tag.\n      x-stability: stable\n      security: []\n      parameters:\n        - $ref: '#/components/parameters/WebhookId'\n        - $ref: '#/components/parameters/WebhookTimestamp'\n        - $ref: '#/components/parameters/WebhookSignature'\n      requestBody:\n        required: true\n        content:\n          application/json:\n            schema:\n              allOf:\n                - $ref: '#/components/schemas/CategoryEvent'\n                - type: object\n                  properties:\n                    type:\n                      const: category.updated\n      responses:\n        '200':\n          description: Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored.\n        '410':\n          description: '`410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again.'\n        default:\n          description: Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`).\n  category.deleted:\n    post:\n      tags: [webhooks]\n      summary: 'category.deleted'\n      description: |\n        A category's name was removed (deleteCategory); `data` is the category as it was. Sent to each enabled endpoint that lists `category.deleted` in its `eventTypes`, when the\n        endpoint's API key may see the event. See \"Webhook deliveries\" in the `webhooks` tag.\n      x-stability: stable\n      security: []\n      parameters:\n        - $ref: '#/components/parameters/WebhookId'\n        - $ref: '#/components/parameters/WebhookTimestamp'\n        - $ref: '#/components/parameters/WebhookSignature'\n      requestBody:\n        required: true\n        content:\n          application/json:\n            schema:\n              allOf:\n                - $ref: '#/components/schemas/CategoryEvent'\n                - type: object\n                  properties:\n                    type:\n                      const: category.deleted\n      responses:\n        '200':\n          description: Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored.\n        '410':\n          description: '`410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again.'\n        default:\n          description: Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`).\n\ncomponents:\n  securitySchemes:\n    bearerAuth:\n      type: http\n      scheme: bearer\n      description: |\n        An API key, sent as `Authorization: Bearer <API_KEY>`. Each operation's requirement\n        names the scope it needs (`pets:read`, `pets:write`, `orders:read`, `orders:write`,\n        `keys:manage`, `webhooks:manage`; see the `Scope` schema); `listEvents` and\n        `getEvent` accept either of two. A key that lacks it is answered `403\n        insufficient_scope`, after authentication (`401` first) and before validation.\n        Keys are created, rotated and revoked with the `/api-keys` operations (or the\n        operators' `apikey` CLI).\n      # Keys issued before scopes existed (1.2.0 and earlier) hold every scope, so no client\n      # of the released contract loses an operation (npm run spec:breaking reads this).\n      x-scopes-of-earlier-credentials: ['pets:read', 'pets:write', 'orders:read', 'orders:write', 'keys:manage']\n\n  parameters:\n    Limit:\n      name: limit\n      in: query\n      required: false\n      description: Maximum number of items (animals, orders) returned.\n      schema:\n        type: integer\n        format: int32\n        minimum: 1\n        maximum: 100\n        default: 20\n      example: 20\n    # No example: a cursor is valid only as this service wrote it into a `rel=\"next\"` link\n    # (it is signed with the deployment's own secret), so any value written here would be\n    # refused with 400, by every deployment. A generator sends the parameter only when it\n    # has a cursor from a previous page.\n    Cursor:\n      name: cursor\n      in: query\n      required: false\n      description: |\n        Where the page starts: the opaque value from the previous page's `Link: rel=\"next\"`.\n        Do not build or change it; a cursor that was altered, or that belongs to other\n        filters (another `status`, `id` list, `categoryId` or `petId`) or another list, is refused with\n        `400`.\n      schema:\n        type: string\n        minLength: 1\n        maxLength: 200\n        pattern: '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$'\n        x-pattern-description: the opaque value of a `rel=\"next\"` link of this API\n    StatusFilter:\n      name: status\n      in: query\n      required: false\n      description: Keep only animals with this status. Without it, no filter applies.\n      schema:\n        $ref: '#/components/schemas/PetStatus'\n    # The example is in the schema (`examples`), not on the parameter: Swagger UI fills a\n    # parameter with the parameter's example, so \"Try it out\" on listPets in /docs would\n    # send `?id=1` and list only that animal; generators (openapi-to-postman, which Portman\n    # runs) take the schema's. The same holds for every optional parameter here: status\n    # and petId take theirs from PetStatus, OrderStatus and Id.\n    PetIds:\n      name: id\n      in: query\n      required: false\n      description: |\n        Keep only the animals with these ids, repeated for several (`?id=3&id=7`): 1 to 100\n        of them. Ids that no animal has are left out of the answer, not refused.\n      style: form\n      explode: true\n      schema:\n        type: array\n        minItems: 1\n        maxItems: 100\n        items:\n          $ref: '#/components/schemas/Id'\n        examples: [[1]]\n    OrderStatusFilter:\n      name: status\n      in: query\n      required: false\n      description: Keep only orders with this status. Without it, no filter applies.\n      schema:\n        $ref: '#/components/schemas/OrderStatus'\n    PetIdFilter:\n      name: petId\n      in: query\n      required: false\n      description: Keep only orders for this animal.\n      schema:\n        $ref: '#/components/schemas/Id'\n    OrderId:\n      name: orderId\n      in: path\n      required: true\n      description: Identifier of the order.\n      schema:\n        $ref: '#/components/schemas/Id'\n      example: 1\n\n    # The example is in the schema (`examples`), not on the parameter: Swagger UI fills a\n    # parameter with the parameter's example, so \"Try it out\" in /docs would send one key\n    # with different bodies (422); generators (openapi-to-postman, which Portman runs) take\n    # the schema's. Said here, not in the description, which every generated SDK copies\n    # into its types.\n    IdempotencyKey:\n      name: Idempotency-Key\n      in: header\n      required: false\n      description: |\n        Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). The first\n        request with a key is processed once and its answer kept for 24 hours; a retry with\n        the same key and the same body gets that answer again (same status, body and\n        `Location`, plus `Idempotent-Replayed: true`) and adds nothing. The same key with a\n        different body is `422`; a retry while the first request is still being processed is\n        `409`. Keys are scoped to the API key that sent them and to the operation (the same\n        key sent to two operations names two requests): 1 to 255 visible ASCII\n        characters (U+0021 to U+007E), a UUID is a good choice. The draft's quoted form\n        (`\"abc\"`, 1 to 255 characters between the quotes) is accepted and names the same\n        key as `abc`; a value that starts and ends with `\"` is always read as quoted.\n        Anything else is `400`.\n      schema:\n        type: string\n        minLength: 1\n        maxLength: 257\n        pattern: '^(?:\"[\\u0021-\\u007E]{1,255}\"|(?!\".*\"$)[\\u0021-\\u007E]{1,255})$'\n        x-pattern-description: 1 to 255 visible ASCII characters, bare or in double quotes\n        examples: ['9b1f6c1e-4a0d-4c5e-8f3a-7d2e6b9c0a15']\n\n    CategoryFilter:\n      name: categoryId\n      in: query\n      required: false\n      description: Keep only animals of this category. Without it, no filter applies.\n      schema:\n        $ref: '#/components/schemas/Id'\n    KeyId:\n      name: keyId\n      in: path\n      required: true\n      description: Identifier of the API key (not its secret).\n      schema:\n        $ref: '#/components/schemas/Id'\n      example: 1\n    PetId:\n      name: petId\n      in: path\n      required: true\n      description: Identifier of the animal.\n      schema:\n        $ref: '#/components/schemas/Id'\n      example: 1\n    CategoryId:\n      name: categoryId\n      in: path\n      required: true\n      description: Identifier of the category.\n      schema:\n        $ref: '#/components/schemas/Id'\n      example: 2\n    IfMatch:\n      name: If-Match\n      in: header\n      required: false\n      description: |\n        Makes the change conditional (RFC 9110 §13.1.1): it is made only if the animal's\n        current `ETag` is one of those given, or if `*` is given and the animal exists;\n        otherwise `412 precondition_failed` and nothing changes. Entity tags compare\n        strongly: a weak one (`W/\"...\"`) never matches. Optional: without it, the last\n        change wins.\n      schema:\n        type: string\n        minLength: 1\n        maxLength: 1024\n        pattern: '^(\\*|(W/)?\"[\\u0021\\u0023-\\u007E]*\"([ \\t]*,[ \\t]*(W/)?\"[\\u0021\\u0023-\\u007E]*\")*)$'\n        x-pattern-description: '`*`, or entity tags in double quotes separated by commas'\n        examples: ['*']\n    IfNoneMatch:\n      name: If-None-Match\n      in: header\n      required: false\n      description: |\n        Asks for the animal only if it changed (RFC 9110 §13.1.2): when its current `ETag`\n        is one of those given (compared weakly), or `*` is given, the answer is `304` with\n        no body.\n      schema:\n        type: string\n        minLength: 1\n        maxLength: 1024\n        pattern: '^(\\*|(W/)?\"[\\u0021\\u0023-\\u007E]*\"([ \\t]*,[ \\t]*(W/)?\"[\\u0021\\u0023-\\u007E]*\")*)$'\n        x-pattern-description: '`*`, or entity tags in double quotes separated by commas'\n        examples: ['\"kY3zBq9TQ0mFv1cXo2aR8w\"']\n\n    EventTypeFilter:\n      name: type\n      in: query\n      required: false\n      description: |\n        Keep only events of these types, repeated for several\n        (`?type=order.completed&type=order.expired`). Without it, every type.\n      style: form\n      explode: true\n      schema:\n        type: array\n        minItems: 1\n        maxItems: 9\n        uniqueItems: true\n        items:\n          $ref: '#/components/schemas/EventType'\n        examples: [['order.completed']]\n    EventId:\n      name: eventId\n      in: path\n      required: true\n      description: Identifier of the event.\n      schema:\n        $ref: '#/components/schemas/Id'\n      example: 1\n    EndpointId:\n      name: endpointId\n      in: path\n      required: true\n      description: Identifier of the webhook endpoint.\n      schema:\n        $ref: '#/components/schemas/Id'\n      example: 1\n    WebhookId:\n      name: webhook-id\n      in: header\n      required: true\n      description: |\n        The message's identifier (Standard Webhooks): the event's `id`, the same on every\n        attempt and every endpoint. A receiver that has already processed it can answer\n        `2xx` and skip it: deliveries are at least once.\n      schema:\n        type: string\n        maxLength: 16\n        pattern: '^[1-9][0-9]*$'\n      example: '42'\n    WebhookTimestamp:\n      name: webhook-timestamp\n      in: header\n      required: true\n      description: When this attempt was signed, in seconds since 1970-01-01 UTC. Refuse messages too far from your clock (the `standardwebhooks` library allows 5 minutes).\n      schema:\n        type: string\n        maxLength: 16\n        pattern: '^[0-9]+$'\n      example: '1795687200'\n    WebhookSignature:\n      name: webhook-signature\n      in: header\n      required: true\n      description: |\n        `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the\n        endpoint's secret (the bytes after `whsec_`, base64-decoded), as Standard Webhooks\n        specifies. For 24 hours after a secret's rotation, two signatures separated by a\n        space: one with the new secret and one with the previous. Verify with a Standard\n        Webhooks library, never by comparing strings yourself.\n      schema:\n        type: string\n        maxLength: 512\n        pattern: '^v1,[A-Za-z0-9+/]+={0,2}( v1,[A-Za-z0-9+/]+={0,2})*$'\n        x-pattern-description: '`v1,` and a base64 signature, one or two of them separated by a space'\n      example: v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=\n\n  headers:\n    WWW-Authenticate-Scope:\n      description: |\n        The Bearer challenge of a key that lacks the operation's scope (RFC 6750 §3.1):\n        `Bearer realm=\"animal-store\", error=\"insufficient_scope\", scope=\"<the scope>\"`.\n      required: true\n      schema:\n        type: string\n        maxLength: 256\n        pattern: '^Bearer realm=\"[^\"]*\", error=\"insufficient_scope\", scope=\"[a-z:]+( [a-z:]+)*\"$'\n      example: Bearer realm=\"animal-store\", error=\"insufficient_scope\", scope=\"pets:write\"\n    ETag:\n      description: |\n        The animal's entity tag, strong (RFC 9110 §8.8.3): it changes whenever the animal's\n        representation changes, by any operation (an update, an order placed, completed,\n        cancelled or expired). Send it back in `If-Match` to change the animal only if\n        nobody else did meanwhile, or in `If-None-Match` to `getPet`.\n      required: true\n      schema:\n        type: string\n        maxLength: 64\n        pattern: '^\"[A-Za-z0-9_-]{1,62}\"$'\n      example: '\"kY3zBq9TQ0mFv1cXo2aR8w\"'\n    WWW-Authenticate:\n      description: |\n        Bearer challenge (RFC 6750), for example `Bearer realm=\"animal-store\"` or,\n        when a key was sent but refused,\n        `Bearer realm=\"animal-store\", error=\"invalid_token\"`.\n      required: true\n      schema:\n        type: string\n        maxLength: 256\n        pattern: '^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$'\n      example: Bearer realm=\"animal-store\", error=\"invalid_token\"\n    # The bounds below are the service's settings' (src/config.ts): at most 10,000,000\n    # requests per window (RATE_LIMIT_MAX, RATE_LIMIT_ANONYMOUS_MAX), a window of at most\n    # 86,400 s (RATE_LIMIT_WINDOW_MS), so no wait is longer than a day.\n    Retry-After:\n      description: Seconds after which the client may retry (RFC 9110).\n      required: true\n      schema:\n        type: integer\n        format: int32\n        minimum: 0\n        maximum: 86400\n      example: 1\n    # The rate limit's headers are on every answer of an operation that the rate limit\n    # counted: every 2xx and 4xx answer (the limit is counted before anything else is\n    # checked), and most 5xx ones, which do not declare them (a 503 of load shedding comes\n    # before the count).\n    RateLimit-Limit:\n      description: Requests allowed in the current window (IETF draft-ietf-httpapi-ratelimit-headers).\n      required: true\n      schema:\n        type: integer\n        format: int32\n        minimum: 0\n        maximum: 10000000\n      example: 1000\n    RateLimit-Remaining:\n      description: Requests left in the current window.\n      required: true\n      schema:\n        type: integer\n        format: int32\n        minimum: 0\n        maximum: 10000000\n      example: 0\n    RateLimit-Reset:\n      description: Seconds until the window resets.\n      required: true\n      schema:\n        type: integer\n        format: int32\n        minimum: 0\n        maximum: 86400\n      example: 42\n    Deprecation:\n      description: |\n        When the operation was deprecated, as `@` followed by Unix seconds (RFC 9745).\n      required: true\n      schema:\n        type: string\n        maxLength: 32\n        pattern: '^@[0-9]+$'\n      example: '@1795219200'\n    Sunset:\n      description: When the operation may be removed, as an HTTP-date (RFC 8594).\n      required: true\n      schema:\n        type: string\n        maxLength: 29\n        pattern: '^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), [0-9]{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2} GMT$'\n      example: Thu, 05 Dec 2030 00:00:00 GMT\n    Link:\n      description: |\n        The replacement (`rel=\"successor-version\"`), as an RFC 8288 link; further links\n        (for example `rel=\"deprecation\"` to a notice) may be added.\n      required: true\n      schema:\n        type: string\n        maxLength: 1024\n        pattern: '^<[^>]*>;'\n      example: </v1/pets?id=1>; rel=\"successor-version\"\n    Idempotent-Replayed:\n      description: |\n        `true` when this answer is the stored answer to an earlier request with the same\n        `Idempotency-Key` (nothing was done again).\n      required: false\n      schema:\n        type: string\n        enum: ['true']\n    Retry-After-In-Flight:\n      description: |\n        With `idempotency_in_flight` only: seconds after which the client may retry\n        (RFC 9110).\n      required: false\n      schema:\n        type: integer\n        format: int32\n        minimum: 0\n        maximum: 86400\n      example: 1\n\n  schemas:\n    Scope:\n      type: string\n      enum: ['pets:read', 'pets:write', 'orders:read', 'orders:write', 'keys:manage', 'webhooks:manage']\n      description: |\n        A permission an API key holds. Each operation names the one it needs in its\n        `security` requirement: `pets:read` (listPets, getPet, listCategories, getCategory,\n        getInventory), `pets:write` (createPet, updatePet, deletePet, putCategory,\n        deleteCategory), `orders:read` (listOrders, getOrder), `orders:write` (placeOrder,\n        cancelOrder, completeOrder), `keys:manage` (the `/api-keys` operations),\n        `webhooks:manage` (the `/webhook-endpoints` operations). `listEvents` and `getEvent`\n        take `pets:read` or `orders:read`: each shows the events its scopes cover.\n      examples: ['pets:read']\n\n    HeldScope:\n      type: string\n      maxLength: 64\n      pattern: '^[a-z]+:[a-z]+$'\n      description: |\n        A scope an API key holds, as answers list it: one of the `Scope` values. Clients must\n        tolerate scopes they do not know (a minor version may add one) and ignore them.\n      x-extensible-enum: ['pets:read', 'pets:write', 'orders:read', 'orders:write', 'keys:manage', 'webhooks:manage']\n      examples: ['pets:read']\n\n    NewApiKey:\n      type: object\n      description: An API key to create. Fields other than these are refused with `400`.\n      required: [name, scopes]\n      additionalProperties: false\n      properties:\n        name:\n          type: string\n          minLength: 1\n          maxLength: 200\n          pattern: '^[^\\u0000-\\u001F\\u007F]*$'\n          x-pattern-description: free of control characters\n          description: What the key is for, to recognise it in a list (not a secret).\n          examples: [storefront]\n        scopes:\n          type: array\n          minItems: 1\n          maxItems: 6\n          uniqueItems: true\n          description: The scopes the key holds; each must be held by the key that creates it.\n          items:\n            $ref: '#/components/schemas/Scope'\n          examples: [['pets:read']]\n        expiresAt:\n          type: string\n          format: date-time\n          maxLength: 32\n          description: When the key stops working (RFC 3339, in the future). Without it, never.\n          examples: ['2030-01-01T00:00:00.000Z']\n\n    ApiKey:\n      type: object\n      description: An API key as stored. Its secret is never shown again after the answer that created or rotated it.\n      required: [id, name, scopes, createdAt]\n      properties:\n        id:\n          $ref: '#/components/schemas/Id'\n          description: The key's identifier (not a secret).\n        name:\n          type: string\n          minLength: 1\n          maxLength: 200\n          pattern: '^[^\\u0000-\\u001F\\u007F]*$'\n          description: What the key is for.\n          examples: [storefront]\n        prefix:\n          type: string\n          minLength: 8\n          maxLength: 8\n          pattern: '^ask_[A-Za-z0-9_-]{4}$'\n          description: |\n            The first 8 characters of its current secret, to recognise it in a log or a\n            configuration. Absent for a key issued before 1.3.0 until it is rotated: only a\n            hash of its secret is stored, so its first characters are not known.\n          examples: [ask_x7Lm]\n        scopes:\n          type: array\n          maxItems: 16\n          uniqueItems: true\n          description: The scopes the key holds.\n          items:\n            $ref: '#/components/schemas/HeldScope'\n          examples: [['pets:read']]\n        createdAt:\n          type: string\n          format: date-time\n          maxLength: 32\n          description: When it was created (RFC 3339, UTC).\n          examples: ['2026-11-26T10:00:00.000Z']\n        expiresAt:\n          type: string\n          format: date-time\n          maxLength: 32\n          description: When it stops working; absent when it never expires.\n          examples: ['2030-01-01T00:00:00.000Z']\n        lastUsedAt:\n          type: string\n          format: date-time\n          maxLength: 32\n          description: When it last authenticated a request, at most a minute stale; absent when never.\n          examples: ['2026-11-26T10:00:00.000Z']\n        revokedAt:\n          type: string\n          format: date-time\n          maxLength: 32\n          description: When it was revoked; absent while it is not.\n          examples: ['2026-11-26T11:00:00.000Z']\n        previousSecretExpiresAt:\n          type: string\n          format: date-time\n          maxLength: 32\n          description: After a rotation, until when the previous secret keeps working; absent when no previous secret works.\n          examples: ['2026-11-27T10:00:00.000Z']\n\n    ApiKeyWithSecret:\n      type: object\n      description: An API key with its secret, in the one answer that shows it (createApiKey, rotateApiKey).\n      required: [id, name, prefix, scopes, createdAt, secret]\n      properties:\n        id:\n          $ref: '#/components/schemas/Id'\n        name:\n          type: string\n          minLength: 1\n          maxLength: 200\n          pattern: '^[^\\u0000-\\u001F\\u007F]*$'\n          examples: [storefront]\n        prefix:\n          type: string\n          minLength: 8\n          maxLength: 8\n          pattern: '^ask_[A-Za-z0-9_-]{4}$'\n          examples: [ask_x7Lm]\n        scopes:\n          type: array\n          maxItems: 16\n          uniqueItems: true\n          items:\n            $ref: '#/components/schemas/HeldScope'\n        createdAt:\n          type: string\n          format: date-time\n          maxLength: 32\n        expiresAt:\n          type: string\n          format: date-time\n          maxLength: 32\n        lastUsedAt:\n          type: string\n          format: date-time\n          maxLength: 32\n        revokedAt:\n          type: string\n          format: date-time\n          maxLength: 32\n        previousSecretExpiresAt:\n          type: string\n          format: date-time\n          maxLength: 32\n        secret:\n          type: string\n          minLength: 47\n          maxLength: 47\n          pattern: '^ask_[A-Za-z0-9_-]{43}$'\n          description: 'The key: send it as `Authorization: Bearer <secret>`. Shown in this answer only; store it now.'\n          examples: [ask_x7LmQ2cVh0mZ1pR8sT4uW6yB3nD5fG7jK9aL0eX2iOq]\n\n    ApiKeys:\n      type: array\n      description: A plain JSON array of API keys.\n      maxItems: 100\n      items:\n        $ref: '#/components/schemas/ApiKey'\n\n    Rotation:\n      type: object\n      description: How long the previous secret keeps working. Fields other than `graceSeconds` are refused with `400`.\n      additionalProperties: false\n      properties:\n        graceSeconds:\n          type: integer\n          format: int32\n          minimum: 0\n          maximum: 604800\n          default: 86400\n          description: Seconds, 0 to 604800 (7 days); 0 ends the previous secret at once.\n          examples: [86400]\n\n    PetPatch:\n      type: object\n      description: |\n        A JSON Merge Patch (RFC 7396) of an animal: the fields given replace the stored\n        ones. Fields other than these are refused with `400`, `id` among them.\n      additionalProperties: false\n      properties:\n        name:\n          type: string\n          minLength: 1\n          maxLength: 100\n          pattern: '^[^\\u0000-\\u001F\\u007F]*$'\n          x-pattern-description: free of control characters\n          description: The animal's new name, 1 to 100 characters, without control characters.\n          examples: [Rex]\n        categoryId:\n          $ref: '#/components/schemas/Id'\n          description: The animal's new category.\n        status:\n          type: [string, 'null']\n          enum: [available, sold, null]\n          description: |\n            `available` or `sold`, or `null` to take the status away. `pending` is refused:\n            only placing an order makes an animal `pending`.\n          examples: [available]\n\n    CategoryName:\n      type: object\n      description: A category's name. Fields other than `name` are refused with `400`.\n      required: [name]\n      additionalProperties: false\n      properties:\n        name:\n          type: string\n          minLength: 1\n          maxLength: 100\n          pattern: '^[^\\u0000-\\u001F\\u007F]*$'\n          x-pattern-description: free of control characters\n          description: The category's name, 1 to 100 characters, unique ignoring case.\n          examples: [Dogs]\n\n    Category:\n      type: object\n      description: A name given to a `categoryId`.\n      required: [id, name]\n      properties:\n        id:\n          $ref: '#/components/schemas/Id'\n          description: The category's identifier, the `categoryId` animals carry.\n        name:\n          type: string\n          minLength: 1\n          maxLength: 100\n          pattern: '^[^\\u0000-\\u001F\\u007F]*$'\n          description: The category's name.\n          examples: [Dogs]\n\n    Categories:\n      type: array\n      description: A plain JSON array of categories.\n      maxItems: 100\n      items:\n        $ref: '#/components/schemas/Category'\n\n    Id:\n      type: integer\n      format: int64\n      minimum: 1\n      maximum: 9007199254740991\n      description: |\n        A positive identifier. At most 2^53 - 1 so that every JSON parser keeps it\n        exact; a larger value is refused with `400`, never rounded.\n      examples: [1]\n\n    PetStatus:\n      type: string\n      enum: [available, pending, sold]\n      description: Availability of an animal.\n      examples: [available]\n\n    NewPet:\n      type: object\n      description: |\n        An animal to add. Fields other than these are refused with `400`; `id` is\n        assigned by the service.\n      required: [name, categoryId]\n      additionalProperties: false\n      properties:\n        name:\n          type: string\n          minLength: 1\n          maxLength: 100\n          pattern: '^[^\\u0000-\\u001F\\u007F]*$'\n          x-pattern-description: free of control characters\n          description: The animal's name, 1 to 100 characters, without control characters.\n          examples: [Rex]\n        categoryId:\n          $ref: '#/components/schemas/Id'\n          description: Identifier of the category the animal belongs to.\n        status:\n          $ref: '#/components/schemas/PetStatus'\n          description: Availability of the animal. Optional, with no default.\n\n    Pet:\n      type: object\n      description: An animal as stored, with the `id` the service assigned.\n      required: [id, name, categoryId]\n      properties:\n        id:\n          $ref: '#/components/schemas/Id'\n          description: Unique identifier assigned by the service on creation.\n        name:\n          type: string\n          minLength: 1\n          maxLength: 100\n          # createPet, the only way in, refuses a name with a control character (NewPet).\n          pattern: '^[^\\u0000-\\u001F\\u007F]*$'\n          description: The animal's name.\n          examples: [Rex]\n        categoryId:\n          $ref: '#/components/schemas/Id'\n          description: Identifier of the category the animal belongs to.\n        status:\n          $ref: '#/components/schemas/PetStatus'\n          description: Availability of the animal; absent when it was never given.\n\n    Pets:\n      type: array\n      description: A plain JSON array of animals.\n      # A page holds at most `limit` animals, and `limit` is at most 100.\n      maxItems: 100\n      items:\n        $ref: '#/components/schemas/Pet'\n\n    OrderStatus:\n      type: string\n      enum: [placed, completed, cancelled, expired]\n      description: |\n        Where an order is: `placed` (it holds its animal, which is `pending`), then\n        `completed` (the animal is `sold`), `cancelled` or `expired` (the animal is\n        `available` again). The last three are final.\n      examples: [placed]\n\n    NewOrder:\n      type: object\n      description: An order to place. Fields other than `petId` are refused with `400`.\n      required: [petId]\n      additionalProperties: false\n      properties:\n        petId:\n          $ref: '#/components/schemas/Id'\n          description: The animal to order; it must be `available`.\n\n    Order:\n      type: object\n      description: An order as stored, with the `id` the service assigned.\n      required: [id, petId, status, placedAt, expiresAt]\n      properties:\n        id:\n          $ref: '#/components/schemas/Id'\n          description: Unique identifier assigned by the service when the order was placed.\n        petId:\n          $ref: '#/components/schemas/Id'\n          description: The animal it holds or held.\n        status:\n          $ref: '#/components/schemas/OrderStatus'\n        placedAt:\n          type: string\n          format: date-time\n          # An ISO 8601 instant as JavaScript writes it (`toISOString`): 24 characters, 27\n          # for a year past 9999.\n          maxLength: 32\n          description: When it was placed (RFC 3339, UTC).\n          examples: ['2026-11-24T10:00:00.000Z']\n        expiresAt:\n          type: string\n          format: date-time\n          maxLength: 32\n          description: |\n            When it expires if it is still `placed` then: `placedAt` plus the store's hold\n            time. Within 2 seconds after it, a placed order reads `expired` and its animal\n            `available`.\n          examples: ['2026-11-24T10:15:00.000Z']\n        closedAt:\n          type: string\n          format: date-time\n          maxLength: 32\n          description: When it was completed, cancelled or expired; absent while it is placed.\n          examples: ['2026-11-24T10:05:30.000Z']\n\n    Orders:\n      type: array\n      description: A plain JSON array of orders.\n      maxItems: 100\n      items:\n        $ref: '#/components/schemas/Order'\n\n    Inventory:\n      type: object\n      description: How many animals have each status, and how many have none.\n      required: [available, pending, sold, noStatus]\n      additionalProperties: false\n      properties:\n        available:\n          $ref: '#/components/schemas/Count'\n        pending:\n          $ref: '#/components/schemas/Count'\n        sold:\n          $ref: '#/components/schemas/Count'\n        noStatus:\n          $ref: '#/components/schemas/Count'\n          description: Animals created without a status.\n\n    Count:\n      type: integer\n      format: int64\n      minimum: 0\n      maximum: 9007199254740991\n      description: A number of animals.\n      examples: [12]\n\n    Error:\n      type: object\n      description: |\n        The body of every error response. `code` is one of the values below; clients\n        must tolerate codes they do not know (new ones may be added in a minor\n        version) and then rely on `status`.\n\n        | code | status | when |\n        |---|---|---|\n        | `bad_request` | 400 | malformed JSON, a parameter or body field that breaks the contract; a malformed HTTP message, an HTTP/1.1 request without `Host`, more than one `Content-Type` header |\n        | `unauthorized` | 401 | missing, malformed, unknown, revoked or expired API key (or a secret whose rotation grace has ended), or more than one `Authorization` header |\n        | `insufficient_scope` | 403 | the API key lacks the scope the operation needs (named in the message and `WWW-Authenticate`), or createApiKey asks to grant (rotateApiKey, to rotate a key that holds) a scope the calling key does not hold |\n        | `not_found` | 404 | no such animal (or a removed one), order (or an order of another API key), category name, event (or one this key may not see) or webhook endpoint (or another key's), or no such path |\n        | `method_not_allowed` | 405 | a path of the service with a method it does not take; `Allow` lists those it does |\n        | `request_timeout` | 408 | the request's headers or body did not arrive in time (the connection is closed) |\n        | `idempotency_in_flight` | 409 | a request with this `Idempotency-Key` is still being processed |\n        | `pet_not_available` | 409 | the animal of a new order is not `available` (the message names its status) |\n        | `pet_reserved` | 409 | the animal is held by a placed order (the message names it): its status cannot be set and it cannot be removed until the order is closed |\n        | `api_key_inactive` | 409 | rotateApiKey on a revoked or expired key |\n        | `category_name_taken` | 409 | another category holds this name (names are unique ignoring case) |\n        | `order_closed` | 409 | the order is not `placed` any more (the message names its status), so it cannot be cancelled or completed |\n        | `cursor_expired` | 410 | listEvents: the cursor points before the oldest event kept (`EVENT_RETENTION_DAYS`); start again without it |\n        | `payload_too_large` | 413 | request body over the size limit |\n        | `precondition_failed` | 412 | `If-Match` names no entity tag the animal has now (updatePet, deletePet); on the /docs static files, `If-Match` or `If-Unmodified-Since` not met |\n        | `unsupported_media_type` | 415 | request body not `application/json`, or a charset other than UTF-8 |\n        | `range_not_satisfiable` | 416 | the /docs static files only: a `Range` outside the file (with `Content-Range: bytes */<length>`) |\n        | `expectation_failed` | 417 | an `Expect` header other than `100-continue` |\n        | `idempotency_key_reused` | 422 | the `Idempotency-Key` was used with another request (body, or path) |\n        | `pet_not_found` | 422 | no animal has the `petId` of a new order (or it was removed) |\n        | `rate_limited` | 429 | over the rate limit; retry after `Retry-After` |\n        | `headers_too_large` | 431 | request line and headers over 16 KiB (the connection is closed) |\n        | `internal` | 500 | an unexpected failure; details are only in the service's log |\n        | `not_implemented` | 501 | the operation is documented but not implemented |\n        | `unavailable` | 503 | the database cannot be reached; retry after `Retry-After` |\n      required: [code, message, status]\n      properties:\n        code:\n          type: string\n          maxLength: 64\n          pattern: '^[a-z][a-z0-9_]*$'\n          description: Machine-readable error code (see the table above).\n          x-extensible-enum:\n            - bad_request\n            - unauthorized\n            - insufficient_scope\n            - not_found\n            - method_not_allowed\n            - request_timeout\n            - idempotency_in_flight\n            - pet_not_available\n            - pet_reserved\n            - api_key_inactive\n            - category_name_taken\n            - order_closed\n            - cursor_expired\n            - payload_too_large\n            - precondition_failed\n            - unsupported_media_type\n            - range_not_satisfiable\n            - expectation_failed\n            - idempotency_key_reused\n            - pet_not_found\n            - rate_limited\n            - headers_too_large\n            - internal\n            - not_implemented\n            - unavailable\n          examples: [not_found]\n        message:\n          type: string\n          # What the client sent is repeated in at most 60 characters (src/errors.ts).\n          maxLength: 1024\n          description: Human-readable description, for people, not for parsing.\n          examples: [Pet 42 does not exist]\n        status:\n          type: integer\n          format: int32\n          minimum: 400\n          maximum: 599\n          description: The HTTP status code of the response.\n          examples: [404]\n        details:\n          type: array\n          description: For `400`, every problem found, one per field (the first rule it broke), at most 20.\n          maxItems: 20\n          items:\n            $ref: '#/components/schemas/ErrorDetail'\n\n    ErrorDetail:\n      type: object\n      description: One rule that the request broke.\n      required: [location, field, rule, message]\n      properties:\n        location:\n          type: string\n          maxLength: 16\n          pattern: '^[a-z]+$'\n          description: Where the field is, `body`, `query`, `path` or `header`.\n          examples: [body]\n        field:\n          type: string\n          maxLength: 128\n          description: |\n            The field: a parameter name, or a JSON Pointer into the body\n            (`/name`); empty for the body as a whole.\n          examples: [/name]\n        rule:\n          type: string\n          maxLength: 64\n          pattern: '^[A-Za-z]+$'\n          description: The JSON Schema keyword that failed (`required`, `maxLength`, ...).\n          examples: [maxLength]\n        message:\n          type: string\n          maxLength: 512\n          description: What the rule asks for.\n          examples: [must NOT have more than 100 characters]\n\n    EventType:\n      type: string\n      enum: [pet.created, pet.updated, pet.deleted, order.placed, order.completed, order.cancelled, order.expired, category.updated, category.deleted]\n      description: |\n        What an event records. `pet.updated` comes from any change of an animal's\n        representation: `updatePet`, and an order placed, completed, cancelled or expired\n        (its status). `category.updated` is a name given or changed (`putCategory`).\n      examples: [pet.created]\n\n    PetEvent:\n      type: object\n      description: An event about an animal; `data` is the animal right after the change (for `pet.deleted`, as it was when removed).\n      required: [id, type, createdAt, data]\n      properties:\n        id:\n          $ref: '#/components/schemas/Id'\n          description: The event's identifier; events are listed in ascending `id`, the order they were written.\n        type:\n          type: string\n          enum: [pet.created, pet.updated, pet.deleted]\n        createdAt:\n          type: string\n          format: date-time\n          maxLength: 32\n          description: When the change was made (RFC 3339, UTC).\n          examples: ['2026-11-26T10:00:00.000Z']\n        data:\n          $ref: '#/components/schemas/Pet'\n\n    OrderEvent:\n      type: object\n      description: An event about an order; `data` is the order right after the change.\n      required: [id, type, createdAt, data]\n      properties:\n        id:\n          $ref: '#/components/schemas/Id'\n        type:\n          type: string\n          enum: [order.placed, order.completed, order.cancelled, order.expired]\n        createdAt:\n          type: string\n          format: date-time\n          maxLength: 32\n          examples: ['2026-11-26T10:01:00.000Z']\n        data:\n          $ref: '#/components/schemas/Order'\n\n    CategoryEvent:\n      type: object\n      description: An event about a category name; `data` is the category right after the change (for `category.deleted`, as it was when removed).\n      required: [id, type, createdAt, data]\n      properties:\n        id:\n          $ref: '#/components/schemas/Id'\n        type:\n          type: string\n          enum: [category.updated, category.deleted]\n        createdAt:\n          type: string\n          format: date-time\n          maxLength: 32\n          examples: ['2026-11-26T10:02:00.000Z']\n        data:\n          $ref: '#/components/schemas/Category'\n\n    Event:\n      description: |\n        A change in the store, `{id, type, createdAt, data}`: `data` is the resource as it\n        was right after the change, a Pet, an Order or a Category according to `type`.\n        Clients must tolerate types they do not know (new ones may be added in a minor\n        version) and skip them.\n      oneOf:\n        - $ref: '#/components/schemas/PetEvent'\n        - $ref: '#/components/schemas/OrderEvent'\n        - $ref: '#/components/schemas/CategoryEvent'\n      discriminator:\n        propertyName: type\n        mapping:\n          pet.created: '#/components/schemas/PetEvent'\n          pet.updated: '#/components/schemas/PetEvent'\n          pet.deleted: '#/components/schemas/PetEvent'\n          order.placed: '#/components/schemas/OrderEvent'\n          order.completed: '#/components/schemas/OrderEvent'\n          order.cancelled: '#/components/schemas/OrderEvent'\n          order.expired: '#/components/schemas/OrderEvent'\n          category.updated: '#/components/schemas/CategoryEvent'\n          category.deleted: '#/components/schemas/CategoryEvent'\n\n    Events:\n      type: array\n      description: A plain JSON array of events.\n      maxItems: 100\n      items:\n        $ref: '#/components/schemas/Event'\n\n    WebhookUrl:\n      type: string\n      format: uri\n      minLength: 1\n      maxLength: 2048\n      pattern: '^[hH][tT][tT][pP][sS]?://[^\\s]+$'\n      x-pattern-description: an absolute https URL (http only where the deployment allows private addresses)\n      description: |\n        Where deliveries are POSTed: an absolute `https` URL whose host is a public address\n        or a name that resolves only to public ones. No user name or password in it.\n      examples: ['https://warehouse.example/hooks/animal-store']\n\n    WebhookEventTypes:\n      type: array\n      minItems: 1\n      maxItems: 9\n      uniqueItems: true\n      description: The event types to deliver (events the endpoint's API key may see, of these types).\n      items:\n        $ref: '#/components/schemas/EventType'\n      examples: [['order.completed']]\n\n    WebhookDescription:\n      type: string\n      minLength: 0\n      maxLength: 500\n      pattern: '^[^\\u0000-\\u001F\\u007F]*$'\n      x-pattern-description: free of control characters\n      description: What the endpoint is for.\n      examples: [ships sold animals]\n\n    NewWebhookEndpoint:\n      type: object\n      description: A webhook endpoint to create. Fields other than these are refused with `400`.\n      required: [url, eventTypes]\n      additionalProperties: false\n      properties:\n        url:\n          $ref: '#/components/schemas/WebhookUrl'\n        eventTypes:\n          $ref: '#/components/schemas/WebhookEventTypes'\n        description:\n          $ref: '#/components/schemas/WebhookDescription'\n\n    WebhookEndpointPatch:\n      type: object\n      description: |\n        A JSON Merge Patch (RFC 7396) of a webhook endpoint. Fields other than these, and\n        `null` for any of them but `description` (which removes it), are refused with `400`.\n      additionalProperties: false\n      properties:\n        url:\n          $ref: '#/components/schemas/WebhookUrl'\n        eventTypes:\n          $ref: '#/components/schemas/WebhookEventTypes'\n        description:\n          oneOf:\n            - $ref: '#/components/schemas/WebhookDescription'\n            - type: 'null'\n        enabled:\n          type: boolean\n          description: '`false` stops deliveries; `true` starts them again (for events written from then on) and clears `disabledReason`.'\n          examples: [true]\n\n    WebhookEndpoint:\n      type: object\n      description: A webhook endpoint of the calling API key. Its secret is never shown again after the answer that created or rotated it.\n      required: [id, url, eventTypes, enabled, createdAt]\n      properties:\n        id:\n          $ref: '#/components/schemas/Id'\n        url:\n          type: string\n          format: uri\n          maxLength: 2048\n          examples: ['https://warehouse.example/hooks/animal-store']\n        eventTypes:\n          type: array\n          maxItems: 9\n          uniqueItems: true\n          items:\n            $ref: '#/components/schemas/EventType'\n        description:\n          type: string\n          maxLength: 500\n          pattern: '^[^\\u0000-\\u001F\\u007F]*$'\n        enabled:\n          type: boolean\n          description: Whether events are delivered to it.\n        disabledReason:\n          type: string\n          maxLength: 500\n          pattern: '^[^\\u0000-\\u001F\\u007F]*$'\n          description: |\n            Why the service disabled it: the receiver answered `410 Gone`, or every delivery\n            failed for 3 days. Absent while it is enabled, or when its key disabled it.\n          examples: ['every delivery failed for 3 days (from 2026-11-20T10:00:00.000Z); the last: 503']\n        disabledAt:\n          type: string\n          format: date-time\n          maxLength: 32\n          description: When it was disabled; absent while it is enabled.\n        createdAt:\n          type: string\n          format: date-time\n          maxLength: 32\n          description: When it was created (RFC 3339, UTC).\n          examples: ['2026-11-26T10:00:00.000Z']\n        previousSecretExpiresAt:\n          type: string\n          format: date-time\n          maxLength: 32\n          description: After a rotation, until when deliveries are also signed with the previous secret; absent when they are not.\n\n    WebhookEndpointWithSecret:\n      description: A webhook endpoint with its signing secret, in the one answer that shows it (createWebhookEndpoint, rotateWebhookEndpointSecret).\n      allOf:\n        - $ref: '#/components/schemas/WebhookEndpoint'\n        - type: object\n          required: [secret]\n          properties:\n            secret:\n              type: string\n              minLength: 38\n              maxLength: 38\n              pattern: '^whsec_[A-Za-z0-9+/]{32}$'\n              description: |\n                The signing secret, as Standard Webhooks writes it (`whsec_` and 24 random\n                bytes in base64), to give to a verifier such as the `standardwebhooks`\n                library. Shown in this answer only.\n              examples: [whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw]\n\n    WebhookEndpoints:\n      type: array\n      description: A plain JSON array of webhook endpoints.\n      maxItems: 100\n      items:\n        $ref: '#/components/schemas/WebhookEndpoint'\n\n    WebhookDelivery:\n      type: object\n      description: One attempt to deliver an event to an endpoint.\n      required: [id, eventId, attempt, durationMs, attemptedAt]\n      properties:\n        id:\n          $ref: '#/components/schemas/Id'\n        eventId:\n          $ref: '#/components/schemas/Id'\n        attempt:\n          type: integer\n          format: int32\n          minimum: 1\n          maximum: 100\n          description: 1 for the first attempt to deliver this event to this endpoint, then 2, 3, ...\n        statusCode:\n          type: integer\n          format: int32\n          minimum: 100\n          maximum: 599\n          description: The status the receiver answered; absent when no answer came (see `error`).\n        error:\n          type: string\n          maxLength: 200\n          pattern: '^[a-z][a-z_]*$'\n          description: |\n            Why no answer came: `timeout` (none within 10 s), `refused_address` (the host\n            resolved to an address deliveries never call), `connection_failed`, `dns_failed`\n            or `tls_failed`. Absent when the receiver answered.\n          x-extensible-enum: [timeout, refused_address, connection_failed, dns_failed, tls_failed]\n        durationMs:\n          type: integer\n          format: int32\n          minimum: 0\n          maximum: 600000\n          description: How long the attempt took, in milliseconds.\n        attemptedAt:\n          type: string\n          format: date-time\n          maxLength: 32\n          description: When it started (RFC 3339, UTC).\n\n    WebhookDeliveries:\n      type: array\n      description: A plain JSON array of delivery attempts.\n      maxItems: 100\n      items:\n        $ref: '#/components/schemas/WebhookDelivery'\n\n  examples:\n    ApiKey:\n      summary: A key\n      value:\n        id: 2\n        name: storefront\n        prefix: ask_x7Lm\n        scopes: ['pets:read']\n        createdAt: '2026-11-26T10:00:00.000Z'\n        lastUsedAt: '2026-11-26T10:05:00.000Z'\n    ApiKeyWithSecret:\n      summary: A key with its secret, shown once\n      value:\n        id: 2\n        name: storefront\n        prefix: ask_x7Lm\n        scopes: ['pets:read']\n        createdAt: '2026-11-26T10:00:00.000Z'\n        secret: ask_x7LmQ2cVh0mZ1pR8sT4uW6yB3nD5fG7jK9aL0eX2iOq\n    Category:\n      summary: A category\n      value:\n        id: 2\n        name: Dogs\n    PlacedOrder:\n      summary: A placed order\n      value:\n        id: 1\n        petId: 1\n        status: placed\n        placedAt: '2026-11-24T10:00:00.000Z'\n        expiresAt: '2026-11-24T10:15:00.000Z'\n    IdempotencyInFlight:\n      summary: The first request has not finished\n      value:\n        code: idempotency_in_flight\n        message: A request with this Idempotency-Key is still being processed\n        status: 409\n    IdempotencyKeyReused:\n      summary: Same key, other body\n      value:\n        code: idempotency_key_reused\n        message: This Idempotency-Key was already used with a different request body\n        status: 422\n    RateLimited:\n      summary: Over the budget\n      value:\n        code: rate_limited\n        message: 'Rate limit exceeded: at most 1000 requests per 60 s; retry in 42 seconds'\n        status: 429\n    Internal:\n      summary: Unexpected failure\n      value:\n        code: internal\n        message: Internal server error\n        status: 500\n    Unavailable:\n      summary: Database unreachable\n      value:\n        code: unavailable\n        message: Service temporarily unavailable, retry later\n        status: 503\n    Unauthorized:\n      summary: No API key\n      value:\n        code: unauthorized\n        message: 'Missing API key: send Authorization: Bearer <API_KEY>'\n        status: 401\n    BadPetId:\n      summary: petId is not an integer\n      value:\n        code: bad_request\n        message: 'path parameter petId: must be an integer in plain decimal digits'\n        status: 400\n        details:\n          - location: path\n            field: petId\n            rule: type\n            message: must be an integer in plain decimal digits\n\n    PetCreatedEvent:\n      summary: An animal added\n      value:\n        id: 41\n        type: pet.created\n        createdAt: '2026-11-26T10:00:00.000Z'\n        data:\n          id: 7\n          name: Rex\n          categoryId: 2\n          status: available\n    WebhookEndpoint:\n      summary: An endpoint\n      value:\n        id: 1\n        url: https://warehouse.example/hooks/animal-store\n        eventTypes: [order.completed]\n        description: ships sold animals\n        enabled: true\n        createdAt: '2026-11-26T10:00:00.000Z'\n    DisabledWebhookEndpoint:\n      summary: An endpoint the service disabled\n      value:\n        id: 1\n        url: https://warehouse.example/hooks/animal-store\n        eventTypes: [order.completed]\n        enabled: false\n        disabledReason: 'the receiver answered 410 Gone'\n        disabledAt: '2026-11-26T11:00:00.000Z'\n        createdAt: '2026-11-26T10:00:00.000Z'\n    WebhookEndpointWithSecret:\n      summary: An endpoint with its signing secret, shown once\n      value:\n        id: 1\n        url: https://warehouse.example/hooks/animal-store\n        eventTypes: [order.completed]\n        description: ships sold animals\n        enabled: true\n        createdAt: '2026-11-26T10:00:00.000Z'\n        secret: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\n\n  requestBodies:\n    NoFields:\n      required: false\n      description: Nothing, or an empty JSON object (`{}`); any field is refused with `400`.\n      content:\n        application/json:\n          schema:\n            type: object\n            additionalProperties: false\n            maxProperties: 0\n          examples:\n            empty:\n              summary: No field, the same as no body\n              value: {}\n\n  responses:\n    BadParameter:\n      description: A query parameter breaks the contract (for example `limit=0`, `limit=abc`, `status=lost`).\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            limitTooSmall:\n              summary: limit below 1\n              value:\n                code: bad_request\n                message: 'query parameter limit: must be >= 1'\n                status: 400\n                details:\n                  - location: query\n                    field: limit\n                    rule: minimum\n                    message: must be >= 1\n            unknownStatus:\n              summary: status not in the enumeration\n              value:\n                code: bad_request\n                message: 'query parameter status: must be equal to one of the allowed values: available, pending, sold'\n                status: 400\n                details:\n                  - location: query\n                    field: status\n                    rule: enum\n                    message: 'must be equal to one of the allowed values: available, pending, sold'\n            unknownParameter:\n              summary: A parameter the operation does not take (a typo)\n              value:\n                code: bad_request\n                message: 'query parameter stauts: is not a parameter of listPets (it takes limit, status, id, categoryId, cursor)'\n                status: 400\n                details:\n                  - location: query\n                    field: stauts\n                    rule: unknown\n                    message: is not a parameter of listPets (it takes limit, status, id, categoryId, cursor)\n            repeated:\n              summary: One value given twice\n              value:\n                code: bad_request\n                message: 'query parameter limit: must be given once, not 2 times'\n                status: 400\n                details:\n                  - location: query\n                    field: limit\n                    rule: once\n                    message: must be given once, not 2 times\n    BadBody:\n      description: The body is missing, is not valid JSON, lacks `name` or `categoryId`, or has an invalid or unknown field.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            missingName:\n              summary: name is missing\n              value:\n                code: bad_request\n                message: \"body /name: must have required property 'name'\"\n                status: 400\n                details:\n                  - location: body\n                    field: /name\n                    rule: required\n                    message: must have required property 'name'\n            malformedJson:\n              summary: The body is not valid JSON\n              value:\n                code: bad_request\n                message: \"Body is not valid JSON: object value expected after ':' at line 1, column 9\"\n                status: 400\n                details:\n                  - location: body\n                    field: ''\n                    rule: json\n                    message: \"object value expected after ':' at line 1, column 9\"\n    Unauthorized:\n      description: Missing, malformed, unknown or revoked API key.\n      headers:\n        WWW-Authenticate:\n          $ref: '#/components/headers/WWW-Authenticate'\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            unauthorized:\n              $ref: '#/components/examples/Unauthorized'\n    PayloadTooLarge:\n      description: The request body is larger than the service accepts (64 KiB).\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            tooLarge:\n              summary: Body over the limit\n              value:\n                code: payload_too_large\n                message: Request body is larger than 65536 bytes\n                status: 413\n    UnsupportedMediaType:\n      description: The request body is not `application/json`.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            notJson:\n              summary: A text body\n              value:\n                code: unsupported_media_type\n                message: 'Content-Type must be application/json'\n                status: 415\n    IdempotencyInFlight:\n      description: A request with this `Idempotency-Key` is still being processed; retry later.\n      headers:\n        Retry-After:\n          $ref: '#/components/headers/Retry-After'\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            inFlight:\n              $ref: '#/components/examples/IdempotencyInFlight'\n    IdempotencyKeyReused:\n      description: This `Idempotency-Key` was used with a different request (body, or path).\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            reused:\n              $ref: '#/components/examples/IdempotencyKeyReused'\n            reusedOnAnotherOrder:\n              summary: Same key, another order\n              value:\n                code: idempotency_key_reused\n                message: This Idempotency-Key was already used with a different request (path or body)\n                status: 422\n    BadOrderId:\n      description: '`orderId` is not an integer in `1 .. 9007199254740991`.'\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            badOrderId:\n              summary: orderId is not an integer\n              value:\n                code: bad_request\n                message: 'path parameter orderId: must be an integer in plain decimal digits'\n                status: 400\n                details:\n                  - location: path\n                    field: orderId\n                    rule: type\n                    message: must be an integer in plain decimal digits\n    BadOrderAction:\n      description: |\n        `orderId` is not an integer in `1 .. 9007199254740991`, the body is not empty, or\n        the `Idempotency-Key` is malformed.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            badOrderId:\n              summary: orderId is not an integer\n              value:\n                code: bad_request\n                message: 'path parameter orderId: must be an integer in plain decimal digits'\n                status: 400\n                details:\n                  - location: path\n                    field: orderId\n                    rule: type\n                    message: must be an integer in plain decimal digits\n    OrderNotFound:\n      description: No order with this `id` was placed with the caller's API key.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            notFound:\n              summary: Unknown order, or another key's\n              value:\n                code: not_found\n                message: Order 42 does not exist\n                status: 404\n    OrderClosedNow:\n      description: The order as it is now, closed by this request.\n      headers:\n        Idempotent-Replayed:\n          $ref: '#/components/headers/Idempotent-Replayed'\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Order'\n          examples:\n            closed:\n              summary: A completed order\n              value:\n                id: 1\n                petId: 1\n                status: completed\n                placedAt: '2026-11-24T10:00:00.000Z'\n                expiresAt: '2026-11-24T10:15:00.000Z'\n                closedAt: '2026-11-24T10:05:30.000Z'\n    OrderClosed:\n      description: |\n        The order is not `placed` (`order_closed`: the message names its status; a placed\n        order past its `expiresAt` is expired), or a request with this `Idempotency-Key` is\n        still being processed (`idempotency_in_flight`, with `Retry-After`).\n      headers:\n        Retry-After:\n          $ref: '#/components/headers/Retry-After-In-Flight'\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            closed:\n              summary: The order was already completed\n              value:\n                code: order_closed\n                message: Order 1 is completed, not placed\n                status: 409\n            expired:\n              summary: The order expired\n              value:\n                code: order_closed\n                message: Order 2 is expired, not placed\n                status: 409\n            inFlight:\n              $ref: '#/components/examples/IdempotencyInFlight'\n    BadPetId:\n      description: |\n        `petId` is not an integer in `1 .. 9007199254740991`, or `If-Match` is malformed; or\n        content was sent (deletePet takes none, and ignores JSON) that is not valid JSON.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            badPetId:\n              $ref: '#/components/examples/BadPetId'\n    BadPetPatch:\n      description: |\n        The body is missing, is not valid JSON or not an object, or has an invalid or unknown\n        field (`id`, `name: null`, `categoryId: null`, `status: \"pending\"`); or\n        `petId` or `If-Match` is malformed.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            pending:\n              summary: pending cannot be set\n              value:\n                code: bad_request\n                message: 'body /status: must be equal to one of the allowed values: available, sold, null'\n                status: 400\n                details:\n                  - location: body\n                    field: /status\n                    rule: enum\n                    message: 'must be equal to one of the allowed values: available, sold, null'\n    PetNotFound:\n      description: No animal has this `id` (it never existed, or was removed).\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            notFound:\n              summary: Unknown or removed animal\n              value:\n                code: not_found\n                message: Pet 42 does not exist\n                status: 404\n    PetReserved:\n      description: |\n        The animal is held by a placed order (it is `pending`): its status cannot be set and\n        it cannot be removed until the order is completed, cancelled or expires. The message\n        names the order.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            reserved:\n              summary: Held by an order\n              value:\n                code: pet_reserved\n                message: 'Pet 1 is held by order 1, which is placed: its status changes when the order is completed, cancelled or expires'\n                status: 409\n            reservedDelete:\n              summary: Held by an order, so not removed\n              value:\n                code: pet_reserved\n                message: 'Pet 1 is held by order 1, which is placed: complete or cancel the order first, then remove the animal'\n                status: 409\n    PreconditionFailed:\n      description: |\n        `If-Match` names no entity tag the animal has now: it changed since the client read\n        it. Nothing was changed; read it again (its `ETag`) and decide again.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            changed:\n              summary: Changed meanwhile\n              value:\n                code: precondition_failed\n                message: 'Pet 1 has changed since the ETag that If-Match names: read it again, then retry with its new ETag'\n                status: 412\n    BadCategoryId:\n      description: '`categoryId` is not an integer in `1 .. 9007199254740991`.'\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            badCategoryId:\n              summary: categoryId is not an integer\n              value:\n                code: bad_request\n                message: 'path parameter categoryId: must be an integer in plain decimal digits'\n                status: 400\n                details:\n                  - location: path\n                    field: categoryId\n                    rule: type\n                    message: must be an integer in plain decimal digits\n    BadCategory:\n      description: |\n        `categoryId` is not an integer in `1 .. 9007199254740991`, or the body is missing,\n        is not valid JSON, lacks `name`, or has an invalid or unknown field.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            emptyName:\n              summary: An empty name\n              value:\n                code: bad_request\n                message: 'body /name: must NOT have fewer than 1 characters'\n                status: 400\n                details:\n                  - location: body\n                    field: /name\n                    rule: minLength\n                    message: must NOT have fewer than 1 characters\n    CategoryNotFound:\n      description: The category has no name.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            notFound:\n              summary: An id without a name\n              value:\n                code: not_found\n                message: Category 42 has no name\n                status: 404\n    CategoryNameTaken:\n      description: Another category holds this name (names are unique ignoring case).\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            taken:\n              summary: The name is another category's\n              value:\n                code: category_name_taken\n                message: 'Category 3 is already named \"Dogs\" (names are unique ignoring case): choose another name, or rename or remove category 3 first'\n                status: 409\n    InsufficientScope:\n      description: |\n        The API key is valid but lacks the scope this operation needs. The message and\n        `WWW-Authenticate` name the scope.\n      headers:\n        WWW-Authenticate:\n          $ref: '#/components/headers/WWW-Authenticate-Scope'\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            insufficientScope:\n              summary: A read-only key asks to write\n              value:\n                code: insufficient_scope\n                message: 'This API key lacks the scope pets:write, which createPet needs: use a key that holds it'\n                status: 403\n    BadApiKey:\n      description: |\n        The body is missing, is not valid JSON, lacks `name` or `scopes`, names an unknown\n        scope, has an `expiresAt` that is not in the future, or has an unknown field.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            unknownScope:\n              summary: A scope that does not exist\n              value:\n                code: bad_request\n                message: \"body /scopes/0: must be equal to one of the allowed values: pets:read, pets:write, orders:read, orders:write, keys:manage\"\n                status: 400\n                details:\n                  - location: body\n                    field: /scopes/0\n                    rule: enum\n                    message: 'must be equal to one of the allowed values: pets:read, pets:write, orders:read, orders:write, keys:manage'\n            pastExpiry:\n              summary: An expiresAt in the past\n              value:\n                code: bad_request\n                message: 'body /expiresAt: must be in the future; give a later time, or none for a key that never expires'\n                status: 400\n                details:\n                  - location: body\n                    field: /expiresAt\n                    rule: future\n                    message: must be in the future; give a later time, or none for a key that never expires\n    BadKeyId:\n      description: '`keyId` is not an integer in `1 .. 9007199254740991`.'\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            badKeyId:\n              summary: keyId is not an integer\n              value:\n                code: bad_request\n                message: 'path parameter keyId: must be an integer in plain decimal digits'\n                status: 400\n                details:\n                  - location: path\n                    field: keyId\n                    rule: type\n                    message: must be an integer in plain decimal digits\n    BadRotation:\n      description: '`keyId` is not an integer in `1 .. 9007199254740991`, or `graceSeconds` is not an integer in `0 .. 604800`, or the body has an unknown field.'\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            graceTooLong:\n              summary: A grace over 7 days\n              value:\n                code: bad_request\n                message: 'body /graceSeconds: must be <= 604800'\n                status: 400\n                details:\n                  - location: body\n                    field: /graceSeconds\n                    rule: maximum\n                    message: must be <= 604800\n    KeyNotFound:\n      description: No API key has this `id`.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            notFound:\n              summary: Unknown key\n              value:\n                code: not_found\n                message: API key 42 does not exist\n                status: 404\n    KeyInactive:\n      description: The key is revoked or expired, so it has no secret to rotate.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            revoked:\n              summary: A revoked key\n              value:\n                code: api_key_inactive\n                message: 'API key 2 is revoked: create a new key instead'\n                status: 409\n    TooManyRequests:\n      description: |\n        Over the rate limit: per API key, or per client address without a valid key. Retry\n        after `Retry-After` seconds.\n      headers:\n        Retry-After:\n          $ref: '#/components/headers/Retry-After'\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            rateLimited:\n              $ref: '#/components/examples/RateLimited'\n    InternalError:\n      description: An unexpected failure. The details are in the service's log under the request id, never in the answer.\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            internal:\n              $ref: '#/components/examples/Internal'\n    Unavailable:\n      description: The database cannot be reached. Retry after `Retry-After` seconds.\n      headers:\n        Retry-After:\n          $ref: '#/components/headers/Retry-After'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            unavailable:\n              $ref: '#/components/examples/Unavailable'\n    CursorExpired:\n      description: |\n        The cursor points before the oldest event kept (`EVENT_RETENTION_DAYS`): events it\n        would have returned are gone. Start a new walk without `cursor`.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            expired:\n              summary: A cursor older than the retention\n              value:\n                code: cursor_expired\n                message: 'This cursor points before the oldest event kept (events are kept 30 days): start again without cursor'\n                status: 410\n    BadEventId:\n      description: '`eventId` is not an integer in `1 .. 9007199254740991`.'\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            badEventId:\n              summary: eventId is not an integer\n              value:\n                code: bad_request\n                message: 'path parameter eventId: must be an integer in plain decimal digits'\n                status: 400\n                details:\n                  - location: path\n                    field: eventId\n                    rule: type\n                    message: must be an integer in plain decimal digits\n    EventNotFound:\n      description: No event has this `id`, or this API key may not see it, or it is no longer kept.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            notFound:\n              summary: Unknown event\n              value:\n                code: not_found\n                message: Event 42 does not exist\n                status: 404\n    BadWebhookEndpoint:\n      description: |\n        The body is missing, is not valid JSON, lacks `url` or `eventTypes`, has an invalid\n        or unknown field, or its `url` is not `https` or names an address deliveries never\n        call (loopback, private, link-local, shared, multicast, reserved, unspecified), or\n        (updateWebhookEndpoint) `endpointId` is not an integer.\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            privateAddress:\n              summary: A URL whose host is a private address\n              value:\n                code: bad_request\n                message: 'body /url: 10.0.0.5 is a private address, which deliveries never call: give a URL whose host is a public address'\n                status: 400\n                details:\n                  - location: body\n                    field: /url\n                    rule: address\n                    message: '10.0.0.5 is a private address, which deliveries never call: give a URL whose host is a public address'\n            notHttps:\n              summary: A URL that is not https\n              value:\n                code: bad_request\n                message: 'body /url: must be an https URL'\n                status: 400\n                details:\n                  - location: body\n                    field: /url\n                    rule: https\n                    message: must be an https URL\n            unknownType:\n              summary: An event type that does not exist\n              value:\n                code: bad_request\n                message: 'body /eventTypes/0: must be equal to one of the allowed values: pet.created, pet.updated, pet.deleted, order.placed, order.completed, order.cancelled, order.expired, category.updated, category.deleted'\n                status: 400\n                details:\n                  - location: body\n                    field: /eventTypes/0\n                    rule: enum\n                    message: 'must be equal to one of the allowed values: pet.created, pet.updated, pet.deleted, order.placed, order.completed, order.cancelled, order.expired, category.updated, category.deleted'\n    BadEndpointId:\n      description: '`endpointId` is not an integer in `1 .. 9007199254740991`.'\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            badEndpointId:\n              summary: endpointId is not an integer\n              value:\n                code: bad_request\n                message: 'path parameter endpointId: must be an integer in plain decimal digits'\n                status: 400\n                details:\n                  - location: path\n                    field: endpointId\n                    rule: type\n                    message: must be an integer in plain decimal digits\n    EndpointNotFound:\n      description: The calling API key has no webhook endpoint with this `id` (another key's is not shown).\n      headers:\n        RateLimit-Limit:\n          $ref: '#/components/headers/RateLimit-Limit'\n        RateLimit-Remaining:\n          $ref: '#/components/headers/RateLimit-Remaining'\n        RateLimit-Reset:\n          $ref: '#/components/headers/RateLimit-Reset'\n      content:\n        application/json:\n          schema:\n            $ref: '#/components/schemas/Error'\n          examples:\n            notFound:\n              summary: Unknown endpoint\n              value:\n                code: not_found\n                message: Webhook endpoint 42 does not exist\n                status: 404\n";

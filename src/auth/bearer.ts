@@ -71,18 +71,25 @@ export function insufficientScope(message: string, needed: readonly Scope[]): Ap
 }
 
 /**
- * The `bearerAuth` scheme's handler. Given an operation and the scopes its requirement
- * names (once, at start-up), an onRequest hook that sets `request.apiKey`, records the
- * key's use, and refuses: 401 without a key in force, then 403 when the key lacks one of
- * those scopes. A scope the contract's `Scope` schema does not list stops the start-up.
+ * The `bearerAuth` scheme's handler. Given an operation and the scopes of each alternative of
+ * its requirement (once, at start-up), an onRequest hook that sets `request.apiKey`, records
+ * the key's use, and refuses: 401 without a key in force, then 403 when the key holds no
+ * alternative whole (naming what the first alternative lacks; the challenge names every
+ * scope that would do). A scope the contract's `Scope` schema does not list stops the start-up.
  */
 export function bearerAuth(verifier: ApiKeyVerifier, usage: Pick<KeyUsage, 'record'>) {
-  return function forOperation(operationId: string, required: readonly string[]): onRequestHookHandler {
-    const scopes = required.map((scope) => {
-      if (!isScope(scope)) throw new Error(`${operationId}: scope ${scope} is not one of the contract's Scope values`);
-      return scope;
-    });
-    const lacking = new Map(scopes.map((scope) => [scope, `This API key lacks the scope ${scope}, which ${operationId} needs: use a key that holds it`] as const));
+  return function forOperation(operationId: string, alternatives: readonly (readonly string[])[]): onRequestHookHandler {
+    const options = alternatives.map((required) =>
+      required.map((scope) => {
+        if (!isScope(scope)) throw new Error(`${operationId}: scope ${scope} is not one of the contract's Scope values`);
+        return scope;
+      }),
+    );
+    const named = [...new Set(options.flat())];
+    const either = options.length > 1 ? ` (or ${options.slice(1).map((o) => o.join(' and ')).join(', or ')})` : '';
+    const lacking = new Map(named.map((scope) => [scope, `This API key lacks the scope ${scope}, which ${operationId} needs${either}: use a key that holds it`] as const));
+    const first = options[0] ?? [];
+    const holdsOne = options.length === 1 ? undefined : (held: ReadonlySet<Scope>) => options.some((option) => option.every((scope) => held.has(scope)));
     return async function authenticate(request: FastifyRequest): Promise<void> {
       const token = bearerOf(request);
       if (typeof token !== 'string') throw refused(token);
@@ -91,7 +98,8 @@ export function bearerAuth(verifier: ApiKeyVerifier, usage: Pick<KeyUsage, 'reco
       if (!identity) throw refused(refusals.unknown);
       request.apiKey = identity;
       usage.record(identity.id, now);
-      for (const scope of scopes) if (!identity.scopes.has(scope)) throw insufficientScope(lacking.get(scope) as string, scopes);
+      if (holdsOne?.(identity.scopes)) return;
+      for (const scope of first) if (!identity.scopes.has(scope)) throw insufficientScope(lacking.get(scope) as string, named);
     };
   };
 }

@@ -21,6 +21,15 @@ import { placeOrder } from './placeOrder.js';
 import { putCategory } from './putCategory.js';
 import { revokeApiKey } from './revokeApiKey.js';
 import { rotateApiKey } from './rotateApiKey.js';
+import { listEvents } from './listEvents.js';
+import { getEvent } from './getEvent.js';
+import { createWebhookEndpoint } from './createWebhookEndpoint.js';
+import { listWebhookEndpoints } from './listWebhookEndpoints.js';
+import { getWebhookEndpoint } from './getWebhookEndpoint.js';
+import { updateWebhookEndpoint } from './updateWebhookEndpoint.js';
+import { deleteWebhookEndpoint } from './deleteWebhookEndpoint.js';
+import { rotateWebhookEndpointSecret } from './rotateWebhookEndpointSecret.js';
+import { listWebhookDeliveries } from './listWebhookDeliveries.js';
 import type { Services } from './services.js';
 import { updatePet } from './updatePet.js';
 
@@ -45,6 +54,15 @@ export const handlers = {
   getApiKey,
   revokeApiKey,
   rotateApiKey,
+  listEvents,
+  getEvent,
+  createWebhookEndpoint,
+  listWebhookEndpoints,
+  getWebhookEndpoint,
+  updateWebhookEndpoint,
+  deleteWebhookEndpoint,
+  rotateWebhookEndpointSecret,
+  listWebhookDeliveries,
 } satisfies { [K in OperationId]: Handler<K, Services> };
 
 /** Every operation's handler with the app's services bound, as middleware sees it. */

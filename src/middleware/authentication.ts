@@ -2,13 +2,15 @@
 // each scheme it names, given the scopes the requirement lists for that scheme: composed
 // once, at start-up, so a request costs no lookup of its operation or its scopes. It runs
 // before the body is read or validated: the contract puts 401 first, then 403, then 400.
-// A scheme without a handler, or a requirement this service cannot enforce, stops the
-// start-up.
+// Alternatives (`security: [{bearerAuth: [a]}, {bearerAuth: [b]}]`) are taken when they
+// name one and the same scheme: its handler gets each alternative's scopes, and a key
+// passes with any one of them. A scheme without a handler, or a requirement this service
+// cannot enforce (alternatives over several schemes), stops the start-up.
 import type { onRequestHookHandler } from 'fastify';
 import type { OperationMiddleware } from '../contract/middleware.js';
 
-/** A scheme's handler for one operation, given the scopes its requirement names. */
-export type SchemeHandler = (operationId: string, scopes: readonly string[]) => onRequestHookHandler;
+/** A scheme's handler for one operation, given the scopes of each alternative (one list, or several of which any one suffices). */
+export type SchemeHandler = (operationId: string, alternatives: readonly (readonly string[])[]) => onRequestHookHandler;
 
 export function authentication(schemes: Readonly<Record<string, SchemeHandler>>): OperationMiddleware {
   return {
@@ -17,12 +19,17 @@ export function authentication(schemes: Readonly<Record<string, SchemeHandler>>)
       const { operationId, security } = operation;
       // No requirement, or an empty alternative: the operation is public.
       if (security.length === 0 || security.some((alternative) => alternative.schemes.length === 0)) return undefined;
-      if (security.length > 1) throw new Error(`${operationId}: security alternatives (one of several schemes) are not supported`);
-      const requirement = security[0];
-      const onRequest = (requirement?.schemes ?? []).map((scheme) => {
+      const names = security[0]?.schemes ?? [];
+      if (security.length > 1 && !security.every((alternative) => alternative.schemes.length === 1 && alternative.schemes[0] === names[0])) {
+        throw new Error(`${operationId}: security alternatives are supported over one scheme only`);
+      }
+      const onRequest = names.map((scheme) => {
         const handler = schemes[scheme];
         if (!handler) throw new Error(`${operationId}: no handler for security scheme ${scheme}`);
-        return handler(operationId, requirement?.scopes[scheme] ?? []);
+        return handler(
+          operationId,
+          security.map((alternative) => alternative.scopes[scheme] ?? []),
+        );
       });
       return { onRequest };
     },

@@ -2,7 +2,7 @@
 // DO NOT EDIT. Change the spec and regenerate; `npm run generate:check` fails when stale.
 
 /** The version of the contract this table was generated from (info.version). */
-export const contractVersion = "1.3.0";
+export const contractVersion = "1.4.0";
 
 /** Every operation of the contract, by operationId. */
 export const operationTable = {
@@ -20,6 +20,15 @@ export const operationTable = {
   getApiKey: { method: "GET", path: "/api-keys/{keyId}", idempotencyKey: false, deprecated: false },
   revokeApiKey: { method: "POST", path: "/api-keys/{keyId}/revoke", idempotencyKey: false, deprecated: false },
   rotateApiKey: { method: "POST", path: "/api-keys/{keyId}/rotate", idempotencyKey: false, deprecated: false },
+  listEvents: { method: "GET", path: "/events", idempotencyKey: false, deprecated: false },
+  getEvent: { method: "GET", path: "/events/{eventId}", idempotencyKey: false, deprecated: false },
+  listWebhookEndpoints: { method: "GET", path: "/webhook-endpoints", idempotencyKey: false, deprecated: false },
+  createWebhookEndpoint: { method: "POST", path: "/webhook-endpoints", idempotencyKey: false, deprecated: false },
+  getWebhookEndpoint: { method: "GET", path: "/webhook-endpoints/{endpointId}", idempotencyKey: false, deprecated: false },
+  deleteWebhookEndpoint: { method: "DELETE", path: "/webhook-endpoints/{endpointId}", idempotencyKey: false, deprecated: false },
+  updateWebhookEndpoint: { method: "PATCH", path: "/webhook-endpoints/{endpointId}", idempotencyKey: false, deprecated: false },
+  rotateWebhookEndpointSecret: { method: "POST", path: "/webhook-endpoints/{endpointId}/rotate-secret", idempotencyKey: false, deprecated: false },
+  listWebhookDeliveries: { method: "GET", path: "/webhook-endpoints/{endpointId}/deliveries", idempotencyKey: false, deprecated: false },
   listOrders: { method: "GET", path: "/store/orders", idempotencyKey: false, deprecated: false },
   placeOrder: { method: "POST", path: "/store/orders", idempotencyKey: true, deprecated: false },
   getOrder: { method: "GET", path: "/store/orders/{orderId}", idempotencyKey: false, deprecated: false },

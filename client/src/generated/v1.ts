@@ -272,6 +272,190 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events
+         * @description Returns the events this API key may see, in the order they were written (ascending
+         *     `id`), at most `limit` of them, optionally only those of the given `type`s
+         *     (`?type=order.placed&type=order.expired`). An event records one change, whoever made
+         *     it (an operation, the expiry of an order, or a write to the database around the
+         *     service), and is written in the same transaction as the change: a change that
+         *     commits has its event, and a change rolled back has none.
+         *
+         *     **Who sees what.** Catalogue events (`pet.*`, `category.*`) are seen by every key
+         *     that holds `pets:read`. An order's events (`order.*`) are seen only by the key that
+         *     placed the order, and only while it holds `orders:read`. A key needs one of the two
+         *     scopes to call this operation.
+         *
+         *     **Pagination** is that of `listPets`: follow `Link: <...>; rel="next"` until there is
+         *     none; every event is returned exactly once, even while events are being written on
+         *     several instances.
+         *
+         *     **The feed has no last page:** every answer carries `rel="next"`, also when it is
+         *     empty. An empty page means that no newer event is visible yet: keep its link and
+         *     follow it later (poll it, or use a webhook endpoint to be told). Events are kept
+         *     `EVENT_RETENTION_DAYS` (30 by default); a cursor that points before the oldest event
+         *     kept, so that events it would have returned are gone, is `410 cursor_expired`: start a
+         *     new walk without `cursor`, and read the current state with the list operations.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/{eventId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an event
+         * @description Returns the event with this `id`, if this API key may see it (see `listEvents`) and
+         *     it is still kept; otherwise `404`.
+         */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description Returns the calling API key's webhook endpoints in ascending `id` order, never a
+         *     secret. **Pagination** is that of `listPets`: follow `Link: <...>; rel="next"` until
+         *     there is none.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Create a webhook endpoint
+         * @description Registers a URL to which the service POSTs each new event of the given `eventTypes`
+         *     that the calling API key may see (see `listEvents`), signed as Standard Webhooks
+         *     specifies (the top-level `webhooks` of this contract show each request). The answer
+         *     is the only one that ever holds the endpoint's signing `secret` (`whsec_…`): store
+         *     it now.
+         *
+         *     The URL must be `https`, and its host must be a public address or a name that
+         *     resolves only to public addresses: loopback, private, link-local, shared
+         *     (100.64.0.0/10), multicast, reserved and unspecified addresses, IPv4 or IPv6
+         *     (IPv4-mapped included), are refused with `400`. The same check is made again each
+         *     time a delivery connects. (A deployment may allow `http` and non-public addresses,
+         *     for development, with `WEBHOOK_ALLOW_PRIVATE=true`.)
+         *
+         *     Endpoints belong to the API key that created it: each key sees and manages only its
+         *     own, and an endpoint delivers only what its key may see, with the scopes the key
+         *     holds at the time of delivery.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{endpointId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint
+         * @description Returns the calling API key's endpoint with this `id`, never its secret. Another key's endpoint is `404`.
+         */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a webhook endpoint
+         * @description Removes the endpoint: nothing more is delivered to it, a delivery in flight
+         *     included once it ends. Its delivery log goes with it. It takes no body.
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook endpoint
+         * @description A JSON Merge Patch (RFC 7396) of `url`, `eventTypes`, `description` and `enabled`:
+         *     the fields given replace the stored ones; `{}` changes nothing. A new `url` is
+         *     checked as on creation. `enabled: false` stops deliveries (events written meanwhile
+         *     are not delivered later); `enabled: true` starts them again for events written from
+         *     then on, and clears `disabledReason`.
+         */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/webhook-endpoints/{endpointId}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint's signing secret
+         * @description Gives the endpoint a new signing secret, shown in this answer only. For 24 hours
+         *     every delivery carries two signatures in `webhook-signature`, one with the new
+         *     secret and one with the previous, so that the receiver can switch at its own pace
+         *     (Standard Webhooks); then only the new one. Rotating again ends the earlier
+         *     previous secret at once.
+         */
+        post: operations["rotateWebhookEndpointSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{endpointId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an endpoint's delivery attempts
+         * @description Returns the endpoint's delivery attempts in the order they were made (ascending
+         *     `id`): for each, the event, the attempt's number, the status code the receiver
+         *     answered or the error that prevented an answer, how long it took and when it was
+         *     made. Kept as long as events are (`EVENT_RETENTION_DAYS`). **Pagination** is that of
+         *     `listPets`.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/store/orders": {
         parameters: {
             query?: never;
@@ -405,7 +589,737 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "pet.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * pet.created
+         * @description An animal was added (createPet). Sent to each enabled endpoint that lists `pet.created` in its `eventTypes`, when the
+         *     endpoint's API key may see the event. See "Webhook deliveries" in the `webhooks` tag.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The message's identifier (Standard Webhooks): the event's `id`, the same on every
+                     *     attempt and every endpoint. A receiver that has already processed it can answer
+                     *     `2xx` and skip it: deliveries are at least once.
+                     * @example 42
+                     */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /**
+                     * @description When this attempt was signed, in seconds since 1970-01-01 UTC. Refuse messages too far from your clock (the `standardwebhooks` library allows 5 minutes).
+                     * @example 1795687200
+                     */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the
+                     *     endpoint's secret (the bytes after `whsec_`, base64-decoded), as Standard Webhooks
+                     *     specifies. For 24 hours after a secret's rotation, two signatures separated by a
+                     *     space: one with the new secret and one with the previous. Verify with a Standard
+                     *     Webhooks library, never by comparing strings yourself.
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PetEvent"] & {
+                        /** @constant */
+                        type?: "pet.created";
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again. */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`). */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "pet.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * pet.updated
+         * @description An animal changed: updatePet, or an order placed, completed, cancelled or expired changed its status. Sent to each enabled endpoint that lists `pet.updated` in its `eventTypes`, when the
+         *     endpoint's API key may see the event. See "Webhook deliveries" in the `webhooks` tag.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The message's identifier (Standard Webhooks): the event's `id`, the same on every
+                     *     attempt and every endpoint. A receiver that has already processed it can answer
+                     *     `2xx` and skip it: deliveries are at least once.
+                     * @example 42
+                     */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /**
+                     * @description When this attempt was signed, in seconds since 1970-01-01 UTC. Refuse messages too far from your clock (the `standardwebhooks` library allows 5 minutes).
+                     * @example 1795687200
+                     */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the
+                     *     endpoint's secret (the bytes after `whsec_`, base64-decoded), as Standard Webhooks
+                     *     specifies. For 24 hours after a secret's rotation, two signatures separated by a
+                     *     space: one with the new secret and one with the previous. Verify with a Standard
+                     *     Webhooks library, never by comparing strings yourself.
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PetEvent"] & {
+                        /** @constant */
+                        type?: "pet.updated";
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again. */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`). */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "pet.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * pet.deleted
+         * @description An animal was removed (deletePet); `data` is the animal as it was. Sent to each enabled endpoint that lists `pet.deleted` in its `eventTypes`, when the
+         *     endpoint's API key may see the event. See "Webhook deliveries" in the `webhooks` tag.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The message's identifier (Standard Webhooks): the event's `id`, the same on every
+                     *     attempt and every endpoint. A receiver that has already processed it can answer
+                     *     `2xx` and skip it: deliveries are at least once.
+                     * @example 42
+                     */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /**
+                     * @description When this attempt was signed, in seconds since 1970-01-01 UTC. Refuse messages too far from your clock (the `standardwebhooks` library allows 5 minutes).
+                     * @example 1795687200
+                     */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the
+                     *     endpoint's secret (the bytes after `whsec_`, base64-decoded), as Standard Webhooks
+                     *     specifies. For 24 hours after a secret's rotation, two signatures separated by a
+                     *     space: one with the new secret and one with the previous. Verify with a Standard
+                     *     Webhooks library, never by comparing strings yourself.
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PetEvent"] & {
+                        /** @constant */
+                        type?: "pet.deleted";
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again. */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`). */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.placed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.placed
+         * @description An order was placed (seen only by the API key that placed it). Sent to each enabled endpoint that lists `order.placed` in its `eventTypes`, when the
+         *     endpoint's API key may see the event. See "Webhook deliveries" in the `webhooks` tag.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The message's identifier (Standard Webhooks): the event's `id`, the same on every
+                     *     attempt and every endpoint. A receiver that has already processed it can answer
+                     *     `2xx` and skip it: deliveries are at least once.
+                     * @example 42
+                     */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /**
+                     * @description When this attempt was signed, in seconds since 1970-01-01 UTC. Refuse messages too far from your clock (the `standardwebhooks` library allows 5 minutes).
+                     * @example 1795687200
+                     */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the
+                     *     endpoint's secret (the bytes after `whsec_`, base64-decoded), as Standard Webhooks
+                     *     specifies. For 24 hours after a secret's rotation, two signatures separated by a
+                     *     space: one with the new secret and one with the previous. Verify with a Standard
+                     *     Webhooks library, never by comparing strings yourself.
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["OrderEvent"] & {
+                        /** @constant */
+                        type?: "order.placed";
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again. */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`). */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.completed
+         * @description An order was completed: its animal is sold. Sent to each enabled endpoint that lists `order.completed` in its `eventTypes`, when the
+         *     endpoint's API key may see the event. See "Webhook deliveries" in the `webhooks` tag.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The message's identifier (Standard Webhooks): the event's `id`, the same on every
+                     *     attempt and every endpoint. A receiver that has already processed it can answer
+                     *     `2xx` and skip it: deliveries are at least once.
+                     * @example 42
+                     */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /**
+                     * @description When this attempt was signed, in seconds since 1970-01-01 UTC. Refuse messages too far from your clock (the `standardwebhooks` library allows 5 minutes).
+                     * @example 1795687200
+                     */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the
+                     *     endpoint's secret (the bytes after `whsec_`, base64-decoded), as Standard Webhooks
+                     *     specifies. For 24 hours after a secret's rotation, two signatures separated by a
+                     *     space: one with the new secret and one with the previous. Verify with a Standard
+                     *     Webhooks library, never by comparing strings yourself.
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["OrderEvent"] & {
+                        /** @constant */
+                        type?: "order.completed";
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again. */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`). */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.cancelled
+         * @description An order was cancelled: its animal is available again. Sent to each enabled endpoint that lists `order.cancelled` in its `eventTypes`, when the
+         *     endpoint's API key may see the event. See "Webhook deliveries" in the `webhooks` tag.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The message's identifier (Standard Webhooks): the event's `id`, the same on every
+                     *     attempt and every endpoint. A receiver that has already processed it can answer
+                     *     `2xx` and skip it: deliveries are at least once.
+                     * @example 42
+                     */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /**
+                     * @description When this attempt was signed, in seconds since 1970-01-01 UTC. Refuse messages too far from your clock (the `standardwebhooks` library allows 5 minutes).
+                     * @example 1795687200
+                     */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the
+                     *     endpoint's secret (the bytes after `whsec_`, base64-decoded), as Standard Webhooks
+                     *     specifies. For 24 hours after a secret's rotation, two signatures separated by a
+                     *     space: one with the new secret and one with the previous. Verify with a Standard
+                     *     Webhooks library, never by comparing strings yourself.
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["OrderEvent"] & {
+                        /** @constant */
+                        type?: "order.cancelled";
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again. */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`). */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.expired
+         * @description An order expired: its animal is available again. Sent to each enabled endpoint that lists `order.expired` in its `eventTypes`, when the
+         *     endpoint's API key may see the event. See "Webhook deliveries" in the `webhooks` tag.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The message's identifier (Standard Webhooks): the event's `id`, the same on every
+                     *     attempt and every endpoint. A receiver that has already processed it can answer
+                     *     `2xx` and skip it: deliveries are at least once.
+                     * @example 42
+                     */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /**
+                     * @description When this attempt was signed, in seconds since 1970-01-01 UTC. Refuse messages too far from your clock (the `standardwebhooks` library allows 5 minutes).
+                     * @example 1795687200
+                     */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the
+                     *     endpoint's secret (the bytes after `whsec_`, base64-decoded), as Standard Webhooks
+                     *     specifies. For 24 hours after a secret's rotation, two signatures separated by a
+                     *     space: one with the new secret and one with the previous. Verify with a Standard
+                     *     Webhooks library, never by comparing strings yourself.
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["OrderEvent"] & {
+                        /** @constant */
+                        type?: "order.expired";
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again. */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`). */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "category.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * category.updated
+         * @description A category was given a name or renamed (putCategory). Sent to each enabled endpoint that lists `category.updated` in its `eventTypes`, when the
+         *     endpoint's API key may see the event. See "Webhook deliveries" in the `webhooks` tag.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The message's identifier (Standard Webhooks): the event's `id`, the same on every
+                     *     attempt and every endpoint. A receiver that has already processed it can answer
+                     *     `2xx` and skip it: deliveries are at least once.
+                     * @example 42
+                     */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /**
+                     * @description When this attempt was signed, in seconds since 1970-01-01 UTC. Refuse messages too far from your clock (the `standardwebhooks` library allows 5 minutes).
+                     * @example 1795687200
+                     */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the
+                     *     endpoint's secret (the bytes after `whsec_`, base64-decoded), as Standard Webhooks
+                     *     specifies. For 24 hours after a secret's rotation, two signatures separated by a
+                     *     space: one with the new secret and one with the previous. Verify with a Standard
+                     *     Webhooks library, never by comparing strings yourself.
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CategoryEvent"] & {
+                        /** @constant */
+                        type?: "category.updated";
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again. */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`). */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "category.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * category.deleted
+         * @description A category's name was removed (deleteCategory); `data` is the category as it was. Sent to each enabled endpoint that lists `category.deleted` in its `eventTypes`, when the
+         *     endpoint's API key may see the event. See "Webhook deliveries" in the `webhooks` tag.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The message's identifier (Standard Webhooks): the event's `id`, the same on every
+                     *     attempt and every endpoint. A receiver that has already processed it can answer
+                     *     `2xx` and skip it: deliveries are at least once.
+                     * @example 42
+                     */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /**
+                     * @description When this attempt was signed, in seconds since 1970-01-01 UTC. Refuse messages too far from your clock (the `standardwebhooks` library allows 5 minutes).
+                     * @example 1795687200
+                     */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the
+                     *     endpoint's secret (the bytes after `whsec_`, base64-decoded), as Standard Webhooks
+                     *     specifies. For 24 hours after a secret's rotation, two signatures separated by a
+                     *     space: one with the new secret and one with the previous. Verify with a Standard
+                     *     Webhooks library, never by comparing strings yourself.
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CategoryEvent"] & {
+                        /** @constant */
+                        type?: "category.deleted";
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again. */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`). */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /**
@@ -413,11 +1327,13 @@ export interface components {
          *     `security` requirement: `pets:read` (listPets, getPet, listCategories, getCategory,
          *     getInventory), `pets:write` (createPet, updatePet, deletePet, putCategory,
          *     deleteCategory), `orders:read` (listOrders, getOrder), `orders:write` (placeOrder,
-         *     cancelOrder, completeOrder), `keys:manage` (the `/api-keys` operations).
+         *     cancelOrder, completeOrder), `keys:manage` (the `/api-keys` operations),
+         *     `webhooks:manage` (the `/webhook-endpoints` operations). `listEvents` and `getEvent`
+         *     take `pets:read` or `orders:read`: each shows the events its scopes cover.
          * @example pets:read
          * @enum {string}
          */
-        Scope: "pets:read" | "pets:write" | "orders:read" | "orders:write" | "keys:manage";
+        Scope: "pets:read" | "pets:write" | "orders:read" | "orders:write" | "keys:manage" | "webhooks:manage";
         /**
          * @description A scope an API key holds, as answers list it: one of the `Scope` values. Clients must
          *     tolerate scopes they do not know (a minor version may add one) and ignore them.
@@ -686,7 +1602,7 @@ export interface components {
          *     | `bad_request` | 400 | malformed JSON, a parameter or body field that breaks the contract; a malformed HTTP message, an HTTP/1.1 request without `Host`, more than one `Content-Type` header |
          *     | `unauthorized` | 401 | missing, malformed, unknown, revoked or expired API key (or a secret whose rotation grace has ended), or more than one `Authorization` header |
          *     | `insufficient_scope` | 403 | the API key lacks the scope the operation needs (named in the message and `WWW-Authenticate`), or createApiKey asks to grant (rotateApiKey, to rotate a key that holds) a scope the calling key does not hold |
-         *     | `not_found` | 404 | no such animal (or a removed one), order (or an order of another API key) or category name, or no such path |
+         *     | `not_found` | 404 | no such animal (or a removed one), order (or an order of another API key), category name, event (or one this key may not see) or webhook endpoint (or another key's), or no such path |
          *     | `method_not_allowed` | 405 | a path of the service with a method it does not take; `Allow` lists those it does |
          *     | `request_timeout` | 408 | the request's headers or body did not arrive in time (the connection is closed) |
          *     | `idempotency_in_flight` | 409 | a request with this `Idempotency-Key` is still being processed |
@@ -695,6 +1611,7 @@ export interface components {
          *     | `api_key_inactive` | 409 | rotateApiKey on a revoked or expired key |
          *     | `category_name_taken` | 409 | another category holds this name (names are unique ignoring case) |
          *     | `order_closed` | 409 | the order is not `placed` any more (the message names its status), so it cannot be cancelled or completed |
+         *     | `cursor_expired` | 410 | listEvents: the cursor points before the oldest event kept (`EVENT_RETENTION_DAYS`); start again without it |
          *     | `payload_too_large` | 413 | request body over the size limit |
          *     | `precondition_failed` | 412 | `If-Match` names no entity tag the animal has now (updatePet, deletePet); on the /docs static files, `If-Match` or `If-Unmodified-Since` not met |
          *     | `unsupported_media_type` | 415 | request body not `application/json`, or a charset other than UTF-8 |
@@ -752,6 +1669,189 @@ export interface components {
              */
             message: string;
         };
+        /**
+         * @description What an event records. `pet.updated` comes from any change of an animal's
+         *     representation: `updatePet`, and an order placed, completed, cancelled or expired
+         *     (its status). `category.updated` is a name given or changed (`putCategory`).
+         * @example pet.created
+         * @enum {string}
+         */
+        EventType: "pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.completed" | "order.cancelled" | "order.expired" | "category.updated" | "category.deleted";
+        /** @description An event about an animal; `data` is the animal right after the change (for `pet.deleted`, as it was when removed). */
+        PetEvent: {
+            /** @description The event's identifier; events are listed in ascending `id`, the order they were written. */
+            id: components["schemas"]["Id"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "pet.created" | "pet.updated" | "pet.deleted";
+            /**
+             * Format: date-time
+             * @description When the change was made (RFC 3339, UTC).
+             * @example 2026-11-26T10:00:00.000Z
+             */
+            createdAt: string;
+            data: components["schemas"]["Pet"];
+        };
+        /** @description An event about an order; `data` is the order right after the change. */
+        OrderEvent: {
+            id: components["schemas"]["Id"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "order.placed" | "order.completed" | "order.cancelled" | "order.expired";
+            /**
+             * Format: date-time
+             * @example 2026-11-26T10:01:00.000Z
+             */
+            createdAt: string;
+            data: components["schemas"]["Order"];
+        };
+        /** @description An event about a category name; `data` is the category right after the change (for `category.deleted`, as it was when removed). */
+        CategoryEvent: {
+            id: components["schemas"]["Id"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "category.updated" | "category.deleted";
+            /**
+             * Format: date-time
+             * @example 2026-11-26T10:02:00.000Z
+             */
+            createdAt: string;
+            data: components["schemas"]["Category"];
+        };
+        /**
+         * @description A change in the store, `{id, type, createdAt, data}`: `data` is the resource as it
+         *     was right after the change, a Pet, an Order or a Category according to `type`.
+         *     Clients must tolerate types they do not know (new ones may be added in a minor
+         *     version) and skip them.
+         */
+        Event: components["schemas"]["PetEvent"] | components["schemas"]["OrderEvent"] | components["schemas"]["CategoryEvent"];
+        /** @description A plain JSON array of events. */
+        Events: components["schemas"]["Event"][];
+        /**
+         * Format: uri
+         * @description Where deliveries are POSTed: an absolute `https` URL whose host is a public address
+         *     or a name that resolves only to public ones. No user name or password in it.
+         * @example https://warehouse.example/hooks/animal-store
+         */
+        WebhookUrl: string;
+        /**
+         * @description The event types to deliver (events the endpoint's API key may see, of these types).
+         * @example [
+         *       "order.completed"
+         *     ]
+         */
+        WebhookEventTypes: components["schemas"]["EventType"][];
+        /**
+         * @description What the endpoint is for.
+         * @example ships sold animals
+         */
+        WebhookDescription: string;
+        /** @description A webhook endpoint to create. Fields other than these are refused with `400`. */
+        NewWebhookEndpoint: {
+            url: components["schemas"]["WebhookUrl"];
+            eventTypes: components["schemas"]["WebhookEventTypes"];
+            description?: components["schemas"]["WebhookDescription"];
+        };
+        /**
+         * @description A JSON Merge Patch (RFC 7396) of a webhook endpoint. Fields other than these, and
+         *     `null` for any of them but `description` (which removes it), are refused with `400`.
+         */
+        WebhookEndpointPatch: {
+            url?: components["schemas"]["WebhookUrl"];
+            eventTypes?: components["schemas"]["WebhookEventTypes"];
+            description?: components["schemas"]["WebhookDescription"] | null;
+            /**
+             * @description `false` stops deliveries; `true` starts them again (for events written from then on) and clears `disabledReason`.
+             * @example true
+             */
+            enabled?: boolean;
+        };
+        /** @description A webhook endpoint of the calling API key. Its secret is never shown again after the answer that created or rotated it. */
+        WebhookEndpoint: {
+            id: components["schemas"]["Id"];
+            /**
+             * Format: uri
+             * @example https://warehouse.example/hooks/animal-store
+             */
+            url: string;
+            eventTypes: components["schemas"]["EventType"][];
+            description?: string;
+            /** @description Whether events are delivered to it. */
+            enabled: boolean;
+            /**
+             * @description Why the service disabled it: the receiver answered `410 Gone`, or every delivery
+             *     failed for 3 days. Absent while it is enabled, or when its key disabled it.
+             * @example every delivery failed for 3 days (from 2026-11-20T10:00:00.000Z); the last: 503
+             */
+            disabledReason?: string;
+            /**
+             * Format: date-time
+             * @description When it was disabled; absent while it is enabled.
+             */
+            disabledAt?: string;
+            /**
+             * Format: date-time
+             * @description When it was created (RFC 3339, UTC).
+             * @example 2026-11-26T10:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description After a rotation, until when deliveries are also signed with the previous secret; absent when they are not.
+             */
+            previousSecretExpiresAt?: string;
+        };
+        /** @description A webhook endpoint with its signing secret, in the one answer that shows it (createWebhookEndpoint, rotateWebhookEndpointSecret). */
+        WebhookEndpointWithSecret: components["schemas"]["WebhookEndpoint"] & {
+            /**
+             * @description The signing secret, as Standard Webhooks writes it (`whsec_` and 24 random
+             *     bytes in base64), to give to a verifier such as the `standardwebhooks`
+             *     library. Shown in this answer only.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret: string;
+        };
+        /** @description A plain JSON array of webhook endpoints. */
+        WebhookEndpoints: components["schemas"]["WebhookEndpoint"][];
+        /** @description One attempt to deliver an event to an endpoint. */
+        WebhookDelivery: {
+            id: components["schemas"]["Id"];
+            eventId: components["schemas"]["Id"];
+            /**
+             * Format: int32
+             * @description 1 for the first attempt to deliver this event to this endpoint, then 2, 3, ...
+             */
+            attempt: number;
+            /**
+             * Format: int32
+             * @description The status the receiver answered; absent when no answer came (see `error`).
+             */
+            statusCode?: number;
+            /**
+             * @description Why no answer came: `timeout` (none within 10 s), `refused_address` (the host
+             *     resolved to an address deliveries never call), `connection_failed`, `dns_failed`
+             *     or `tls_failed`. Absent when the receiver answered.
+             */
+            error?: string;
+            /**
+             * Format: int32
+             * @description How long the attempt took, in milliseconds.
+             */
+            durationMs: number;
+            /**
+             * Format: date-time
+             * @description When it started (RFC 3339, UTC).
+             */
+            attemptedAt: string;
+        };
+        /** @description A plain JSON array of delivery attempts. */
+        WebhookDeliveries: components["schemas"]["WebhookDelivery"][];
     };
     responses: {
         /** @description A query parameter breaks the contract (for example `limit=0`, `limit=abc`, `status=lost`). */
@@ -1148,6 +2248,86 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /**
+         * @description The cursor points before the oldest event kept (`EVENT_RETENTION_DAYS`): events it
+         *     would have returned are gone. Start a new walk without `cursor`.
+         */
+        CursorExpired: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `eventId` is not an integer in `1 .. 9007199254740991`. */
+        BadEventId: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description No event has this `id`, or this API key may not see it, or it is no longer kept. */
+        EventNotFound: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description The body is missing, is not valid JSON, lacks `url` or `eventTypes`, has an invalid
+         *     or unknown field, or its `url` is not `https` or names an address deliveries never
+         *     call (loopback, private, link-local, shared, multicast, reserved, unspecified), or
+         *     (updateWebhookEndpoint) `endpointId` is not an integer.
+         */
+        BadWebhookEndpoint: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `endpointId` is not an integer in `1 .. 9007199254740991`. */
+        BadEndpointId: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The calling API key has no webhook endpoint with this `id` (another key's is not shown). */
+        EndpointNotFound: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
     };
     parameters: {
         /**
@@ -1223,6 +2403,42 @@ export interface components {
          *     no body.
          */
         IfNoneMatch: string;
+        /**
+         * @description Keep only events of these types, repeated for several
+         *     (`?type=order.completed&type=order.expired`). Without it, every type.
+         */
+        EventTypeFilter: components["schemas"]["EventType"][];
+        /**
+         * @description Identifier of the event.
+         * @example 1
+         */
+        EventId: components["schemas"]["Id"];
+        /**
+         * @description Identifier of the webhook endpoint.
+         * @example 1
+         */
+        EndpointId: components["schemas"]["Id"];
+        /**
+         * @description The message's identifier (Standard Webhooks): the event's `id`, the same on every
+         *     attempt and every endpoint. A receiver that has already processed it can answer
+         *     `2xx` and skip it: deliveries are at least once.
+         * @example 42
+         */
+        WebhookId: string;
+        /**
+         * @description When this attempt was signed, in seconds since 1970-01-01 UTC. Refuse messages too far from your clock (the `standardwebhooks` library allows 5 minutes).
+         * @example 1795687200
+         */
+        WebhookTimestamp: string;
+        /**
+         * @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the
+         *     endpoint's secret (the bytes after `whsec_`, base64-decoded), as Standard Webhooks
+         *     specifies. For 24 hours after a secret's rotation, two signatures separated by a
+         *     space: one with the new secret and one with the previous. Verify with a Standard
+         *     Webhooks library, never by comparing strings yourself.
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        WebhookSignature: string;
     };
     requestBodies: {
         /** @description Nothing, or an empty JSON object (`{}`); any field is refused with `400`. */
@@ -2097,6 +3313,394 @@ export interface operations {
             409: components["responses"]["KeyInactive"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Maximum number of items (animals, orders) returned.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Keep only events of these types, repeated for several
+                 *     (`?type=order.completed&type=order.expired`). Without it, every type.
+                 */
+                type?: components["parameters"]["EventTypeFilter"];
+                /**
+                 * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
+                 *     Do not build or change it; a cursor that was altered, or that belongs to other
+                 *     filters (another `status`, `id` list, `categoryId` or `petId`) or another list, is refused with
+                 *     `400`.
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The events, in the order they were written. */
+            200: {
+                headers: {
+                    /**
+                     * @description `<...>; rel="next"`, always: the next page's URL (relative), carrying `limit`,
+                     *     the `type` filters and `cursor`. The feed has no last page.
+                     * @example </v1/events?limit=20&cursor=eyJhIjoyMH0.Qk5u2y0f1mZqX3Jv9W6b1A>; rel="next"
+                     */
+                    Link: string;
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Events"];
+                };
+            };
+            400: components["responses"]["BadParameter"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            410: components["responses"]["CursorExpired"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the event.
+                 * @example 1
+                 */
+                eventId: components["parameters"]["EventId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            400: components["responses"]["BadEventId"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["EventNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Maximum number of items (animals, orders) returned.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
+                 *     Do not build or change it; a cursor that was altered, or that belongs to other
+                 *     filters (another `status`, `id` list, `categoryId` or `petId`) or another list, is refused with
+                 *     `400`.
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoints, in ascending `id` order. */
+            200: {
+                headers: {
+                    /**
+                     * @description `<...>; rel="next"` when more endpoints follow, or may follow once
+                     *     transactions still open have ended. Absent on the last page.
+                     * @example </v1/webhook-endpoints?limit=20&cursor=eyJhIjoyMH0.Qk5u2y0f1mZqX3Jv9W6b1A>; rel="next"
+                     */
+                    Link?: string;
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoints"];
+                };
+            };
+            400: components["responses"]["BadParameter"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The endpoint to create. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewWebhookEndpoint"];
+            };
+        };
+        responses: {
+            /** @description The endpoint, with its signing secret (shown this once). */
+            201: {
+                headers: {
+                    /**
+                     * @description Path of the endpoint, `/v1/webhook-endpoints/{id}`.
+                     * @example /v1/webhook-endpoints/1
+                     */
+                    Location: string;
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            400: components["responses"]["BadWebhookEndpoint"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the webhook endpoint.
+                 * @example 1
+                 */
+                endpointId: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["BadEndpointId"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["EndpointNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the webhook endpoint.
+                 * @example 1
+                 */
+                endpointId: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint was removed. */
+            204: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadEndpointId"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["EndpointNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the webhook endpoint.
+                 * @example 1
+                 */
+                endpointId: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        /** @description The fields to change. */
+        requestBody: {
+            content: {
+                "application/merge-patch+json": components["schemas"]["WebhookEndpointPatch"];
+                "application/json": components["schemas"]["WebhookEndpointPatch"];
+            };
+        };
+        responses: {
+            /** @description The endpoint, changed. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["BadWebhookEndpoint"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["EndpointNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    rotateWebhookEndpointSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the webhook endpoint.
+                 * @example 1
+                 */
+                endpointId: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: components["requestBodies"]["NoFields"];
+        responses: {
+            /** @description The endpoint with its new secret (shown this once). */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            400: components["responses"]["BadEndpointId"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["EndpointNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Maximum number of items (animals, orders) returned.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
+                 *     Do not build or change it; a cursor that was altered, or that belongs to other
+                 *     filters (another `status`, `id` list, `categoryId` or `petId`) or another list, is refused with
+                 *     `400`.
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the webhook endpoint.
+                 * @example 1
+                 */
+                endpointId: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The attempts, in the order they were made. */
+            200: {
+                headers: {
+                    /**
+                     * @description `<...>; rel="next"` when more attempts follow, or may follow once
+                     *     transactions still open have ended. Absent on the last page.
+                     * @example </v1/webhook-endpoints/1/deliveries?limit=20&cursor=eyJhIjoyMH0.Qk5u2y0f1mZqX3Jv9W6b1A>; rel="next"
+                     */
+                    Link?: string;
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveries"];
+                };
+            };
+            400: components["responses"]["BadParameter"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["EndpointNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];

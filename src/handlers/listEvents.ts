@@ -1,0 +1,8 @@
+import type { Handler } from '../contract/handler.js';
+import { ApiError } from '../errors.js';
+import type { Services } from './services.js';
+
+// PLACEHOLDER on the base branch only: replaced by the real handler before it merges.
+export const listEvents: Handler<'listEvents', Services> = async () => {
+  throw new ApiError('not_implemented', 'listEvents is not implemented yet');
+};
