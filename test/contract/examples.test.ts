@@ -52,7 +52,11 @@ beforeAll(async () => {
   limited = await buildTestApp({ env: { RATE_LIMIT_MAX: '1000', RATE_LIMIT_WINDOW_MS: '60000' } });
   // The keys the examples name: key 1 is the test's (every scope), key 2 revoked; a read-only
   // key and a key that manages keys and holds nothing else.
-  const made = async (scopes: string[]) => (await request({ method: 'POST', url: '/v1/api-keys', headers: { ...t.auth, ...json }, payload: JSON.stringify({ name: scopes.join(' '), scopes }) })).json();
+  const made = async (scopes: string[]) => {
+    const answer = await request({ method: 'POST', url: '/v1/api-keys', headers: { ...t.auth, ...json }, payload: JSON.stringify({ name: scopes.join(' '), scopes }) });
+    expect(answer.statusCode, answer.body).toBe(201);
+    return answer.json();
+  };
   const revoked = await made(['pets:read']);
   await request({ method: 'POST', url: `/v1/api-keys/${revoked.id}/revoke`, headers: t.auth });
   readOnly = { authorization: `Bearer ${(await made(['pets:read'])).secret}` };
