@@ -613,13 +613,14 @@ describe.skipIf(!runs)('the documentation in Chromium', () => {
       expect(oneEvent.status).toBe(200);
       expect(oneEvent.body).toEqual(firstEvent);
 
-      // Webhook endpoints (1.4.0). createWebhookEndpoint as the page opens it: the contract's
-      // example, whose .example host is refused (400: a special-use name, never resolved); then
-      // a loopback URL, which this service allows (WEBHOOK_ALLOW_PRIVATE=true): 201 with the
-      // secret, shown this once.
+      // Webhook endpoints (1.4.0). createWebhookEndpoint as the page opens it holds the
+      // contract's example (https://warehouse.example/...); the person replaces its URL (no
+      // request of this test names a host that would need DNS): one that is not http(s) is
+      // 400; a loopback one, which this service allows (WEBHOOK_ALLOW_PRIVATE=true), is 201
+      // with the secret, shown this once.
       const createEndpoint = await ui.open('createWebhookEndpoint');
       expect(JSON.parse(await createEndpoint.locator('textarea.body-param__text').inputValue())).toEqual({ url: 'https://warehouse.example/hooks/animal-store', eventTypes: ['order.completed'], description: 'ships sold animals' });
-      const refusedUrl = await ui.execute<ApiError>('createWebhookEndpoint');
+      const refusedUrl = await ui.execute<ApiError>('createWebhookEndpoint', { body: JSON.stringify({ url: 'ftp://127.0.0.1/hook', eventTypes: ['order.completed'] }) });
       expect(refusedUrl.status).toBe(400);
       expect(refusedUrl.body).toMatchObject({ code: 'bad_request', status: 400 });
       const hook = await ui.execute<WebhookEndpointWithSecret>('createWebhookEndpoint', { body: JSON.stringify({ url: 'http://127.0.0.1:9/hook', eventTypes: ['order.completed'], description: `warehouse ${suffix}` }) });
