@@ -10,7 +10,10 @@
 // An operation whose answer carries the pet's `ETag` (getPet, createPet, updatePet) resolves
 // with it as `etag`; one that takes `If-Match` (updatePet, deletePet) takes it as `ifMatch`.
 // createApiKey and rotateApiKey answer a secret once: they take no Idempotency-Key, so they
-// are never repeated (src/retry.ts), and a caller's own key header does not change that.
+// are never repeated (src/retry.ts), and a caller's own key header does not change that; so
+// do createWebhookEndpoint and rotateWebhookEndpointSecret. The events feed has no last
+// page: `listAllEvents` stops at the first empty one and keeps the cursor to resume from.
+// `verifyWebhook` (src/webhooks.ts) checks a delivery's signature with `standardwebhooks`.
 import createClient, { type Client } from 'openapi-fetch';
 import { deprecationNotice, type DeprecationNotice } from './deprecation.js';
 import { AnimalStoreConnectionError, AnimalStoreError } from './errors.js';
@@ -24,6 +27,8 @@ export { contractVersion, operationTable } from './generated/operations.js';
 export { DEFAULT_RETRY, type RetryEvent, type RetryOptions } from './retry.js';
 export type { AnswersETag, BodyOf, DataOf, DeprecationNotice, ETagOperationId, ItemOf, OperationId, PaginatedOperationId, PathOf, QueryOf, TakesIdempotencyKey, TakesIfMatch };
 export type { components, operations, paths };
+export { WEBHOOK_EVENT_TYPES, type WebhookEvent, type WebhookEventType, type WebhookPayloads } from './generated/webhooks.js';
+export { verifyWebhook, WebhookVerificationError, type WebhookHeaders, type WebhookRefusal } from './webhooks.js';
 
 export type Pet = components['schemas']['Pet'];
 export type NewPet = components['schemas']['NewPet'];
@@ -38,6 +43,29 @@ export type Scope = components['schemas']['Scope'];
 export type NewApiKey = components['schemas']['NewApiKey'];
 export type ApiKey = components['schemas']['ApiKey'];
 export type ApiKeyWithSecret = components['schemas']['ApiKeyWithSecret'];
+export type Event = components['schemas']['Event'];
+export type EventType = components['schemas']['EventType'];
+export type NewWebhookEndpoint = components['schemas']['NewWebhookEndpoint'];
+export type WebhookEndpointPatch = components['schemas']['WebhookEndpointPatch'];
+export type WebhookEndpoint = components['schemas']['WebhookEndpoint'];
+export type WebhookEndpointWithSecret = components['schemas']['WebhookEndpointWithSecret'];
+export type WebhookDelivery = components['schemas']['WebhookDelivery'];
+
+/**
+ * A walk over the events feed (`listAllEvents`): iterate it to get every event after its
+ * position, up to the first empty page (nothing newer yet). Iterate it again later to get
+ * what came since; or keep `cursor` and resume in another process.
+ */
+export interface EventFeed extends AsyncIterable<Event> {
+  /**
+   * Where the walk stands: the `cursor` of the `rel="next"` link of the last page whose
+   * events were all yielded (undefined until one was, when the walk started without one).
+   * Store it with the state those events built, and resume with
+   * `listAllEvents({ ...sameQuery, cursor })`: nothing is missed. If you stopped in the middle
+   * of a page, the events of that page you already had come again (skip them by `id`).
+   */
+  readonly cursor: string | undefined;
+}
 
 export interface AnimalStoreClientOptions {
   /** The API's base URL including `/v1`, e.g. `https://api.animal-store.example/v1`. */
@@ -229,17 +257,38 @@ export function createAnimalStoreClient(options: AnimalStoreClientOptions) {
    * orders that a transaction still open could precede. Then the next page is asked after a
    * pause (50 ms, doubling to 2 s), not at once in a loop.
    */
-  async function* paginate<K extends PaginatedOperationId>(operation: K, query: Omit<QueryOf<K>, 'cursor'> | undefined, callOptions?: RequestOptions): AsyncGenerator<ItemOf<K>> {
+  async function* paginate<K extends PaginatedOperationId>(operation: K, query: Omit<QueryOf<K>, 'cursor'> | undefined, callOptions?: RequestOptions, path?: object): AsyncGenerator<ItemOf<K>> {
     let cursor: string | undefined;
     let pauseMs = 0;
     do {
       if (pauseMs > 0) await pause(pauseMs, callOptions?.signal);
-      const { data, response } = await call(operation, { query: { ...query, ...(cursor ? { cursor } : {}) } }, callOptions);
+      const { data, response } = await call(operation, { query: { ...query, ...(cursor ? { cursor } : {}) }, ...(path ? { path } : {}) }, callOptions);
       const items = data as ItemOf<K>[];
       yield* items;
       cursor = nextCursor(response.headers.get('link'));
       pauseMs = items.length > 0 ? 0 : Math.min(2000, Math.max(50, pauseMs * 2));
     } while (cursor);
+  }
+
+  /** The events feed from `query.cursor` (or its start) to its first empty page; see EventFeed. */
+  function eventFeed(query: QueryOf<'listEvents'> | undefined, callOptions?: RequestOptions): EventFeed {
+    const { cursor: start, ...filters } = query ?? {};
+    let cursor = start;
+    return {
+      get cursor() {
+        return cursor;
+      },
+      async *[Symbol.asyncIterator]() {
+        for (;;) {
+          const { data, response } = await call('listEvents', { query: { ...filters, ...(cursor ? { cursor } : {}) } }, callOptions);
+          yield* data;
+          // Only now, every event of the page taken: a walk stopped mid-page resumes before it.
+          const next = nextCursor(response.headers.get('link'));
+          if (next) cursor = next;
+          if (data.length === 0 || !next) return;
+        }
+      },
+    };
   }
 
   return {
@@ -342,6 +391,63 @@ export function createAnimalStoreClient(options: AnimalStoreClientOptions) {
      */
     rotateApiKey: (keyId: PathOf<'rotateApiKey'>['keyId'], rotation?: Partial<BodyOf<'rotateApiKey'>>, callOptions?: CallOptions<'rotateApiKey'>) =>
       call('rotateApiKey', { path: { keyId }, body: rotation }, callOptions),
+
+    /**
+     * `listEvents`: one page of the events this key may see, in the order they were written.
+     * The feed has no last page: `response.headers.get('link')` always names the next, also
+     * when this one is empty (nothing newer yet). An expired cursor throws 410 `cursor_expired`.
+     */
+    listEvents: (query?: QueryOf<'listEvents'>, callOptions?: CallOptions<'listEvents'>) => call('listEvents', { query }, callOptions),
+
+    /**
+     * Every event after `query.cursor` (or from the oldest kept), page after page, to the first
+     * empty page: each exactly once, in the order written. The returned feed's `cursor` is
+     * where to resume (iterate the same feed again, or pass it to a later `listAllEvents`).
+     */
+    listAllEvents: (query?: QueryOf<'listEvents'>, callOptions?: RequestOptions) => eventFeed(query, callOptions),
+
+    /** `getEvent`: one event this key may see; another's, or one no longer kept, throws 404. */
+    getEvent: (eventId: PathOf<'getEvent'>['eventId'], callOptions?: CallOptions<'getEvent'>) => call('getEvent', { path: { eventId } }, callOptions),
+
+    /**
+     * `createWebhookEndpoint`: the endpoint and its signing `secret` (`whsec_…`), which no
+     * later answer shows: store it now. A URL that is not https, or whose host is not a public
+     * address, throws 400. Never repeated (a repeat would make a second endpoint): after a
+     * connection error, look for it in `listAllWebhookEndpoints()` first.
+     */
+    createWebhookEndpoint: (endpoint: BodyOf<'createWebhookEndpoint'>, callOptions?: CallOptions<'createWebhookEndpoint'>) => call('createWebhookEndpoint', { body: endpoint }, callOptions),
+
+    /** `listWebhookEndpoints`: one page of this key's endpoints, never a secret. */
+    listWebhookEndpoints: (query?: QueryOf<'listWebhookEndpoints'>, callOptions?: CallOptions<'listWebhookEndpoints'>) => call('listWebhookEndpoints', { query }, callOptions),
+
+    /** Every webhook endpoint of this key, page after page. */
+    listAllWebhookEndpoints: (query?: Omit<QueryOf<'listWebhookEndpoints'>, 'cursor'>, callOptions?: RequestOptions) => paginate('listWebhookEndpoints', query, callOptions),
+
+    /** `getWebhookEndpoint`: the endpoint (`enabled`, `disabledReason`, `previousSecretExpiresAt`), never its secret; another key's throws 404. */
+    getWebhookEndpoint: (endpointId: PathOf<'getWebhookEndpoint'>['endpointId'], callOptions?: CallOptions<'getWebhookEndpoint'>) => call('getWebhookEndpoint', { path: { endpointId } }, callOptions),
+
+    /** `updateWebhookEndpoint`: a JSON Merge Patch of `url`, `eventTypes`, `description` (null removes it), `enabled` (`true` enables it again and clears `disabledReason`). */
+    updateWebhookEndpoint: (endpointId: PathOf<'updateWebhookEndpoint'>['endpointId'], patch: BodyOf<'updateWebhookEndpoint'>, callOptions?: CallOptions<'updateWebhookEndpoint'>) =>
+      call('updateWebhookEndpoint', { path: { endpointId }, body: patch, contentType: MERGE_PATCH }, callOptions),
+
+    /** `deleteWebhookEndpoint`: removes the endpoint and its delivery log (204). */
+    deleteWebhookEndpoint: (endpointId: PathOf<'deleteWebhookEndpoint'>['endpointId'], callOptions?: CallOptions<'deleteWebhookEndpoint'>) => call('deleteWebhookEndpoint', { path: { endpointId } }, callOptions),
+
+    /**
+     * `rotateWebhookEndpointSecret`: a new secret, shown in this answer only; for 24 h every
+     * delivery is signed with both (verify with either). Never repeated: a repeat would rotate
+     * again and end the previous secret at once.
+     */
+    rotateWebhookEndpointSecret: (endpointId: PathOf<'rotateWebhookEndpointSecret'>['endpointId'], callOptions?: CallOptions<'rotateWebhookEndpointSecret'>) =>
+      call('rotateWebhookEndpointSecret', { path: { endpointId } }, callOptions),
+
+    /** `listWebhookDeliveries`: one page of the endpoint's delivery attempts (event, attempt, status code or error, duration, time). */
+    listWebhookDeliveries: (endpointId: PathOf<'listWebhookDeliveries'>['endpointId'], query?: QueryOf<'listWebhookDeliveries'>, callOptions?: CallOptions<'listWebhookDeliveries'>) =>
+      call('listWebhookDeliveries', { path: { endpointId }, query }, callOptions),
+
+    /** Every delivery attempt of the endpoint, page after page, in the order made. */
+    listAllWebhookDeliveries: (endpointId: PathOf<'listWebhookDeliveries'>['endpointId'], query?: Omit<QueryOf<'listWebhookDeliveries'>, 'cursor'>, callOptions?: RequestOptions) =>
+      paginate('listWebhookDeliveries', query, callOptions, { endpointId }),
   };
 }
 

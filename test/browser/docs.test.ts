@@ -99,7 +99,9 @@ async function withDocs(run: (docs: Docs) => Promise<void>): Promise<void> {
   try {
     // The key exists before the service starts, so its cache has it from the first request.
     const created = await apikey(['create', 'browser'], db.url);
-    server = await startServer({ DATABASE_URL: db.url });
+    // WEBHOOK_ALLOW_PRIVATE: the webhook endpoint tried out points at 127.0.0.1 (nothing is
+    // delivered to it while the page is read: port 9, and the endpoint is disabled at once).
+    server = await startServer({ DATABASE_URL: db.url, WEBHOOK_ALLOW_PRIVATE: 'true' });
     expect(created.code, created.stderr).toBe(0);
     const key = created.stdout.trim();
     expect(key).toMatch(/^ask_[A-Za-z0-9_-]{43}$/);
@@ -269,6 +271,22 @@ interface ApiKey {
   previousSecretExpiresAt?: string;
 }
 type ApiKeyWithSecret = ApiKey & { secret: string };
+interface Event {
+  id: number;
+  type: string;
+  createdAt: string;
+  data: unknown;
+}
+interface WebhookEndpoint {
+  id: number;
+  url: string;
+  eventTypes: string[];
+  description?: string;
+  enabled: boolean;
+  createdAt: string;
+}
+type WebhookEndpointWithSecret = WebhookEndpoint & { secret: string };
+const WHSEC = /^whsec_[A-Za-z0-9+/]{32}$/;
 const SECRET = /^ask_[A-Za-z0-9_-]{43}$/;
 const INSUFFICIENT_SCOPE = (scope: string) => `Bearer realm="animal-store", error="insufficient_scope", scope="${scope}"`;
 /** A strong entity tag, as the contract's ETag header. */
@@ -294,9 +312,10 @@ describe.skipIf(!runs)('the documentation in Chromium', () => {
       expect(await page.locator('input.download-url-input').count()).toBe(0);
       expect(await page.locator('link[rel="icon"]').evaluateAll((links) => links.map((link) => link.getAttribute('href')))).toEqual(['/docs/static/theme/favicon.svg']);
 
-      // The contract's operations, and no other, each with its summary.
+      // The contract's operations, and no other, each with its summary (the webhooks, in their
+      // own section, are checked by the next test).
       const opblocks = page.locator('.opblock[id^="operations-"]');
-      const ids = await opblocks.evaluateAll((elements) => elements.map((element) => element.id));
+      const ids = await opblocks.evaluateAll((elements) => elements.filter((element) => !element.closest('.webhooks')).map((element) => element.id));
       expect(ids.sort()).toEqual(operations.map(({ tag, operationId }) => `operations-${tag}-${operationId}`).sort());
       for (const { tag, operationId, summary, deprecated } of operations) {
         const block = page.locator(`#operations-${tag}-${operationId}`);
@@ -557,7 +576,7 @@ describe.skipIf(!runs)('the documentation in Chromium', () => {
       const keys = await ui.execute<ApiKey[]>('listApiKeys');
       expect(keys.status).toBe(200);
       expect(keys.body.map(({ name, scopes }) => ({ name, scopes: [...scopes].sort() }))).toEqual([
-        { name: 'browser', scopes: ['keys:manage', 'orders:read', 'orders:write', 'pets:read', 'pets:write'] },
+        { name: 'browser', scopes: ['keys:manage', 'orders:read', 'orders:write', 'pets:read', 'pets:write', 'webhooks:manage'] },
         { name: `Storefront ${suffix}`, scopes: ['pets:read'] },
       ]);
       expect(keys.body.filter((each) => 'secret' in each)).toEqual([]);
@@ -580,6 +599,59 @@ describe.skipIf(!runs)('the documentation in Chromium', () => {
       const inactive = await ui.execute<ApiError>('rotateApiKey', { body: JSON.stringify({ graceSeconds: 0 }) });
       expect(inactive.status).toBe(409);
       expect(inactive.body).toMatchObject({ code: 'api_key_inactive', status: 409 });
+
+      // Events (1.4.0): every change above is in the feed, in the order written; the feed
+      // always names a next page. getEvent reads one of them.
+      const events = await ui.execute<Event[]>('listEvents', { parameters: { limit: '100' } });
+      expect(events.status).toBe(200);
+      expect(events.body.map((e) => e.id)).toEqual([...events.body.map((e) => e.id)].sort((a, b) => a - b));
+      expect(events.body.filter((e) => e.type === 'pet.created').map((e) => (e.data as Pet).name)).toEqual(expect.arrayContaining([...names]));
+      expect(events.body.some((e) => e.type === 'order.completed')).toBe(true);
+      expect(events.headers.link).toMatch(/^<\/v1\/events\?[^>]*cursor=[^>]*>; rel="next"$/);
+      const firstEvent = events.body[0] as Event;
+      const oneEvent = await ui.execute<Event>('getEvent', { parameters: { eventId: String(firstEvent.id) } });
+      expect(oneEvent.status).toBe(200);
+      expect(oneEvent.body).toEqual(firstEvent);
+
+      // Webhook endpoints (1.4.0). createWebhookEndpoint as the page opens it holds the
+      // contract's example (https://warehouse.example/...); the person replaces its URL (no
+      // request of this test names a host that would need DNS): one that is not http(s) is
+      // 400; a loopback one, which this service allows (WEBHOOK_ALLOW_PRIVATE=true), is 201
+      // with the secret, shown this once.
+      const createEndpoint = await ui.open('createWebhookEndpoint');
+      expect(JSON.parse(await createEndpoint.locator('textarea.body-param__text').inputValue())).toEqual({ url: 'https://warehouse.example/hooks/animal-store', eventTypes: ['order.completed'], description: 'ships sold animals' });
+      const refusedUrl = await ui.execute<ApiError>('createWebhookEndpoint', { body: JSON.stringify({ url: 'ftp://127.0.0.1/hook', eventTypes: ['order.completed'] }) });
+      expect(refusedUrl.status).toBe(400);
+      expect(refusedUrl.body).toMatchObject({ code: 'bad_request', status: 400 });
+      const hook = await ui.execute<WebhookEndpointWithSecret>('createWebhookEndpoint', { body: JSON.stringify({ url: 'http://127.0.0.1:9/hook', eventTypes: ['order.completed'], description: `warehouse ${suffix}` }) });
+      expect(hook.status).toBe(201);
+      expect(hook.body).toMatchObject({ url: 'http://127.0.0.1:9/hook', eventTypes: ['order.completed'], enabled: true });
+      expect(hook.body.secret).toMatch(WHSEC);
+      expect(hook.headers.location).toBe(`/v1/webhook-endpoints/${hook.body.id}`);
+      const endpointId = String(hook.body.id);
+      // updateWebhookEndpoint as the page opens it: a merge patch; disabled at once.
+      const disabled = await ui.execute<WebhookEndpoint>('updateWebhookEndpoint', { parameters: { endpointId }, body: JSON.stringify({ enabled: false }) });
+      expect(await disabled.response.request().headerValue('content-type')).toBe('application/merge-patch+json');
+      expect(disabled.status).toBe(200);
+      expect(disabled.body).toMatchObject({ id: hook.body.id, enabled: false });
+      const { secret: _shownOnce, ...stored } = hook.body;
+      const endpoints = await ui.execute<WebhookEndpoint[]>('listWebhookEndpoints');
+      expect(endpoints.status).toBe(200);
+      expect(endpoints.body).toEqual([{ ...stored, enabled: false }]);
+      const endpoint = await ui.execute<WebhookEndpoint>('getWebhookEndpoint', { parameters: { endpointId } });
+      expect(endpoint.status).toBe(200);
+      expect(endpoint.body).toEqual(disabled.body);
+      expect(endpoint.body).not.toHaveProperty('secret');
+      const rotatedHook = await ui.execute<WebhookEndpointWithSecret>('rotateWebhookEndpointSecret', { parameters: { endpointId } });
+      expect(rotatedHook.status).toBe(200);
+      expect(rotatedHook.body.secret).toMatch(WHSEC);
+      expect(rotatedHook.body.secret).not.toBe(hook.body.secret);
+      const deliveries = await ui.execute<unknown[]>('listWebhookDeliveries', { parameters: { endpointId } });
+      expect(deliveries.status).toBe(200);
+      expect(deliveries.body).toEqual([]);
+      const unhooked = await ui.execute('deleteWebhookEndpoint', { parameters: { endpointId } });
+      expect(unhooked.status).toBe(204);
+      expect(unhooked.body).toBeUndefined();
 
       // Every operation of the contract was tried: a new one fails here until it is.
       expect([...ui.executed].sort()).toEqual(operations.map(({ operationId }) => operationId).sort());
@@ -610,10 +682,40 @@ describe.skipIf(!runs)('the documentation in Chromium', () => {
         refusal('412 (Precondition Failed)', `/pets/${draftId}`),
         refusal('409 (Conflict)', '/categories/8'),
         refusal('409 (Conflict)', `/api-keys/${keyId}/rotate`),
+        refusal('400 (Bad Request)', '/webhook-endpoints'),
       ]);
     });
     // Ample: each of the 51 Executes waits for a render and an answer on a shared 2-core machine.
   }, 900_000);
+
+  // OpenAPI 3.1's top-level webhooks, as Swagger UI 5 shows them: a "Webhooks" section after
+  // the operations, one POST block per event type (its path the type), each with the Standard
+  // Webhooks headers and its payload's schema, and no "Try it out" (the service sends these
+  // requests; nobody sends them to it).
+  it('Swagger UI at /docs: the Webhooks section shows every event type of the contract, in its order, with the signature headers and the payload', async () => {
+    await withDocs(async ({ page, errors }) => {
+      const webhooks = page.locator('.webhooks');
+      await webhooks.waitFor();
+      expect((await webhooks.locator('h2').first().innerText()).trim()).toBe('Webhooks');
+      const eventTypes = Object.keys(openapi.webhooks as Record<string, unknown>);
+      expect(eventTypes).toHaveLength(9);
+      const blocks = webhooks.locator('.opblock');
+      expect(await blocks.locator('.opblock-summary-path').allInnerTexts()).toEqual(eventTypes);
+      expect((await blocks.locator('.opblock-summary-method').allInnerTexts()).map((m) => m.trim())).toEqual(eventTypes.map(() => 'POST'));
+      // Expanded, order.completed shows the three headers, the OrderEvent payload, and no Try it out.
+      const completed = blocks.filter({ has: page.locator('.opblock-summary-path', { hasText: /^order\.completed$/ }) });
+      await completed.locator('.opblock-summary-control').click();
+      for (const header of ['webhook-id', 'webhook-timestamp', 'webhook-signature']) await completed.locator(`tr[data-param-name="${header}"]`).waitFor();
+      expect(await completed.locator('.opblock-description').innerText()).toContain('An order was completed');
+      const body = completed.locator('.opblock-section-request-body');
+      await body.waitFor();
+      expect(await body.innerText()).toMatch(/"type": "order\.completed"/);
+      expect(await completed.locator('button.try-out__btn').count()).toBe(0);
+      await page.screenshot({ path: path.join(artifacts, 'docs-webhooks.png'), fullPage: true });
+      expect(errors.pageErrors).toEqual([]);
+      expect(errors.consoleErrors).toEqual([]);
+    });
+  }, 600_000);
 
   // Least privilege as a person meets it: a key made through the API with pets:read alone,
   // given to Authorize. Try it out on createPet shows the 403 and the scope it lacks; listPets
@@ -755,8 +857,10 @@ describe.skipIf(!runs)('the documentation in Chromium', () => {
           const heading = page.locator('[data-item-kind="httpItem"] h2').filter({ hasText: summary });
           await heading.waitFor();
           expect(await heading.isVisible(), summary).toBe(true);
-          // The heading holds the summary, plus a "Deprecated" badge exactly on the deprecated.
-          const lines = (await heading.innerText()).split('\n').map((line) => line.trim());
+          // The heading holds the summary, plus a "Deprecated" badge exactly on the deprecated
+          // (empty lines dropped: in this run's sequence the webhook endpoints' headings can
+          // read with a leading line break, which the same page opened alone does not show).
+          const lines = (await heading.innerText()).split('\n').map((line) => line.trim()).filter((line) => line !== '');
           expect(lines[0]).toBe(summary);
           if (deprecated) expect(lines, summary).toContain('Deprecated');
           else expect(lines, summary).not.toContain('Deprecated');

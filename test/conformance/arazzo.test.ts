@@ -15,7 +15,8 @@ let key: string;
 beforeAll(async () => {
   database = await createTestDatabase();
   key = (await apikey(['create', 'arazzo'], database.url)).stdout.trim();
-  server = await startServer({ DATABASE_URL: database.url });
+  // WEBHOOK_ALLOW_PRIVATE: the webhookEndpoints workflow's endpoint is on 127.0.0.1.
+  server = await startServer({ DATABASE_URL: database.url, WEBHOOK_ALLOW_PRIVATE: 'true' });
 }, 180_000);
 afterAll(async () => {
   expect(await server.stop('SIGTERM')).toBe(0);

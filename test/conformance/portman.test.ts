@@ -39,7 +39,8 @@ let work: string;
 beforeAll(async () => {
   database = await createTestDatabase();
   key = (await apikey(['create', 'portman'], database.url)).stdout.trim();
-  server = await startServer({ DATABASE_URL: database.url });
+  // WEBHOOK_ALLOW_PRIVATE: the collection's webhook endpoints are on 127.0.0.1 (portman/portman-config.yaml).
+  server = await startServer({ DATABASE_URL: database.url, WEBHOOK_ALLOW_PRIVATE: 'true' });
   // Portman writes its working files under ./tmp of the folder it runs in: a folder of this test's own.
   work = mkdtempSync(path.join(tmpdir(), 'portman-'));
 }, 180_000);

@@ -7,10 +7,11 @@
 // One case per operation of openapi/v1.yaml: an operation the client has no method for, or
 // the script no case for, fails its case by name.
 //
-// The install needs openapi-fetch. npm takes it from its cache, or else the registry. On a
-// machine with neither (scripts/bare-machine.sh has no network) and CI unset, it is packed
-// from this repository's node_modules and installed beside the tarball, with one line
-// saying so; with CI=true that fallback is refused and the case fails.
+// The install needs the package's dependencies, openapi-fetch and standardwebhooks (and
+// theirs). npm takes them from its cache, or else the registry. On a machine with neither
+// (scripts/bare-machine.sh has no network) and CI unset, they are packed from this
+// repository's node_modules and installed beside the tarball, with one line saying so; with
+// CI=true that fallback is refused and the case fails.
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -57,6 +58,9 @@ async function pack(dir: string, destination: string, ignoreScripts = false): Pr
   return path.join(destination, made[0] as string);
 }
 
+/** The client's dependencies and theirs, as this repository's node_modules holds them (the offline fallback). */
+const DEPENDENCY_TREE = ['openapi-fetch', 'openapi-typescript-helpers', 'standardwebhooks', '@stablelib/base64', 'fast-sha256'];
+
 let tarball: string;
 let installedFrom: 'npm' | 'this repository';
 let database: { url: string; drop: () => Promise<void> };
@@ -70,7 +74,8 @@ beforeAll(async () => {
   // Started while npm packs and installs. The second serves one request per key per
   // second, for the retry case; counted in its own memory (no Redis), apart from the first.
   const services = Promise.all([
-    startServer({ DATABASE_URL: database.url, REDIS_URL: undefined }),
+    // WEBHOOK_ALLOW_PRIVATE: the consumer's webhook endpoints point at 127.0.0.1.
+    startServer({ DATABASE_URL: database.url, REDIS_URL: undefined, WEBHOOK_ALLOW_PRIVATE: 'true' }),
     startServer({ DATABASE_URL: database.url, REDIS_URL: undefined, RATE_LIMIT_MAX: '1', RATE_LIMIT_WINDOW_MS: '1000' }),
   ]);
   services.catch(() => undefined);
@@ -84,11 +89,12 @@ beforeAll(async () => {
     installedFrom = 'npm';
   } else {
     if (process.env.CI === 'true') throw new Error(`npm install ${tarball} failed (CI=true: no fallback):\n${fromNpm.stderr}`);
-    const dependencies = [await pack(path.join(root, 'node_modules/openapi-fetch'), folder, true), await pack(path.join(root, 'node_modules/openapi-typescript-helpers'), folder, true)];
+    const dependencies = [];
+    for (const name of DEPENDENCY_TREE) dependencies.push(await pack(path.join(root, 'node_modules', name), folder, true));
     succeeded('npm install --offline', await run('npm', [...install, '--offline', tarball, ...dependencies], project));
     installedFrom = 'this repository';
     const why = /npm error code (\S+)/.exec(fromNpm.stderr)?.[1] ?? `exit ${fromNpm.code}`;
-    process.stderr.write(`client package test: npm could not get openapi-fetch from its cache or the registry (${why}); installed it packed from this repository's node_modules instead.\n`);
+    process.stderr.write(`client package test: npm could not get ${DEPENDENCY_TREE.join(', ')} from its cache or the registry (${why}); installed them packed from this repository's node_modules instead.\n`);
   }
   [server, limited] = await services;
 }, 300_000);
@@ -110,14 +116,16 @@ describe('the client package', () => {
     expect(clientPackage.version.split('.').slice(0, 2)).toEqual(contract.info.version.split('.').slice(0, 2));
   });
 
-  it("installs with its one dependency, openapi-fetch in the root's range", () => {
-    const installed = JSON.parse(readFileSync(path.join(project, 'node_modules/@animal-store/client/package.json'), 'utf8')) as { version: string };
-    expect(installed.version).toBe(clientPackage.version);
-    expect(Object.keys(clientPackage.dependencies)).toEqual(['openapi-fetch']);
-    const rootPinned = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies['openapi-fetch'];
+  it("installs with its two dependencies: openapi-fetch in the root's range, standardwebhooks at the root's exact version", () => {
+    const versionIn = (file: string) => (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
+    expect(versionIn(path.join(project, 'node_modules/@animal-store/client/package.json'))).toBe(clientPackage.version);
+    expect(Object.keys(clientPackage.dependencies)).toEqual(['openapi-fetch', 'standardwebhooks']);
+    const rootDependencies = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies;
+    const rootPinned = rootDependencies['openapi-fetch'];
     expect(clientPackage.dependencies['openapi-fetch']).toBe(`^${rootPinned}`);
-    const fetchVersion = (JSON.parse(readFileSync(path.join(project, 'node_modules/openapi-fetch/package.json'), 'utf8')) as { version: string }).version;
-    expect(fetchVersion.split('.').slice(0, 2)).toEqual(rootPinned?.split('.').slice(0, 2));
+    expect(versionIn(path.join(project, 'node_modules/openapi-fetch/package.json')).split('.').slice(0, 2)).toEqual(rootPinned?.split('.').slice(0, 2));
+    expect(clientPackage.dependencies.standardwebhooks).toBe(rootDependencies.standardwebhooks);
+    expect(versionIn(path.join(project, 'node_modules/standardwebhooks/package.json'))).toBe(rootDependencies.standardwebhooks);
     expect(installedFrom).toMatch(/npm|this repository/);
   });
 
@@ -154,6 +162,7 @@ describe('the client package', () => {
       'a repeat with the same Idempotency-Key replays the answer and adds nothing',
       'a 429 is retried after its Retry-After, a keyed createPet included, and thrown when retries are off',
       'createApiKey is never repeated, even with retries on: a 429 is thrown and no second key is minted',
+      'verifyWebhook returns the event of a delivery signed by standardwebhooks with the whsec_ secret, and refuses a tampered one',
     ])(
       '%s',
       (behaviour) => {

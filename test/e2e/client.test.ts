@@ -60,7 +60,8 @@ beforeAll(async () => {
   database = await createTestDatabase();
   // The key exists before the service starts, so its cache has it from the first request.
   const key = (await apikey(['create', 'client e2e'], database.url)).stdout.trim();
-  server = await startServer({ DATABASE_URL: database.url });
+  // WEBHOOK_ALLOW_PRIVATE: the webhook endpoints below are on 127.0.0.1 (port 9: nothing listens).
+  server = await startServer({ DATABASE_URL: database.url, WEBHOOK_ALLOW_PRIVATE: 'true' });
   baseUrl = viaPrism ? await startPrism(`${server.url}/v1`) : `${server.url}/v1`;
   store = createAnimalStoreClient({ baseUrl, apiKey: key, fetch: checkedFetch });
   anonymous = createAnimalStoreClient({ baseUrl, apiKey: 'ask_not-a-real-key', fetch: checkedFetch });
@@ -432,6 +433,45 @@ describe('the typed client against the running service', () => {
     await within(8000, async () => (await answers(brief.secret)) === 401, 250);
     expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(expiresAt));
     expect(await failure(() => store.rotateApiKey(brief.id))).toMatchObject({ status: 409, code: 'api_key_inactive' });
+  });
+
+  it('events (1.4.0): the feed walked to its first empty page, resumed from its cursor; getEvent; its error answers', async () => {
+    const { data: pet } = await store.createPet({ name: 'Evented', categoryId: 41, status: 'available' });
+    const feed = store.listAllEvents({ type: ['pet.created', 'pet.updated'], limit: 3 });
+    const seen = [];
+    for await (const event of feed) seen.push(event);
+    expect(seen.filter((e) => e.type === 'pet.created' && e.data.id === pet.id)).toHaveLength(1);
+    expect(seen.map((e) => e.id)).toEqual([...new Set(seen.map((e) => e.id))].sort((a, b) => a - b));
+    expect(feed.cursor).toMatch(/./);
+    await store.updatePet(pet.id, { name: 'Evented again' });
+    const since = [];
+    for await (const event of feed) since.push(event);
+    expect(since.map((e) => [e.type, e.data.id])).toEqual([['pet.updated', pet.id]]);
+    const last = since[0];
+    expect((await store.getEvent(last?.id ?? 0)).data).toEqual(last);
+    expect(await failure(() => store.getEvent(9_007_199_254_740_991))).toMatchObject({ status: 404, code: 'not_found' });
+    expect(await failure(() => store.listEvents({ cursor: 'eyJhIjoyMH0.not-its-signature' }))).toMatchObject({ status: 400, code: 'bad_request' });
+    expect(await failure(() => anonymous.listEvents())).toMatchObject({ status: 401, code: 'unauthorized' });
+  });
+
+  it('webhook endpoints (1.4.0): created on loopback with its secret, listed, disabled, rotated, its deliveries listed, removed; its error answers', async () => {
+    const created = await store.createWebhookEndpoint({ url: 'http://127.0.0.1:9/hook', eventTypes: ['order.completed'], description: 'client e2e' });
+    expect(created.response.status).toBe(201);
+    const id = created.data.id;
+    const { secret, ...shown } = created.data;
+    expect(secret).toMatch(/^whsec_/);
+    const listed = [];
+    for await (const endpoint of store.listAllWebhookEndpoints({ limit: 1 })) listed.push(endpoint);
+    expect(listed).toContainEqual(shown);
+    const disabled = await store.updateWebhookEndpoint(id, { enabled: false });
+    expect(disabled.data).toEqual({ ...shown, enabled: false });
+    expect((await store.getWebhookEndpoint(id)).data).toEqual(disabled.data);
+    const rotated = await store.rotateWebhookEndpointSecret(id);
+    expect(rotated.data.secret).not.toBe(secret);
+    expect((await store.listWebhookDeliveries(id)).data).toEqual([]);
+    expect((await store.deleteWebhookEndpoint(id)).response.status).toBe(204);
+    expect(await failure(() => store.getWebhookEndpoint(id))).toMatchObject({ status: 404, code: 'not_found' });
+    expect(await failure(() => store.createWebhookEndpoint({ url: 'ftp://127.0.0.1/hook', eventTypes: ['order.completed'] }))).toMatchObject({ status: 400, code: 'bad_request' });
   });
 
   it('raw is openapi-fetch: an error answer comes back as { error }, not thrown', async () => {

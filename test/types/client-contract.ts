@@ -130,6 +130,32 @@ export async function wrongCalls(): Promise<void> {
   const keys: ApiKey[] = (await store.listApiKeys({ limit: 10 })).data;
   void keys;
 
+  // Events and webhooks (1.4): event types are the contract's; secrets only where shown.
+  // @ts-expect-error 'pet.sold' is not an event type
+  await store.listEvents({ type: ['pet.sold'] });
+  // @ts-expect-error an event id is a number
+  await store.getEvent('1');
+  const feed = store.listAllEvents({ type: ['order.placed'], limit: 50 });
+  for await (const event of feed) void event.createdAt;
+  const resumeFrom: string | undefined = feed.cursor;
+  void resumeFrom;
+  // @ts-expect-error eventTypes are required
+  await store.createWebhookEndpoint({ url: 'https://warehouse.example/hook' });
+  // @ts-expect-error createWebhookEndpoint takes no Idempotency-Key: a repeat would make a second endpoint
+  await store.createWebhookEndpoint({ url: 'https://warehouse.example/hook', eventTypes: ['pet.created'] }, { idempotencyKey: 'k' });
+  const hook = await store.createWebhookEndpoint({ url: 'https://warehouse.example/hook', eventTypes: ['pet.created'] });
+  const hookSecret: string = hook.data.secret;
+  void hookSecret;
+  // @ts-expect-error getWebhookEndpoint never answers the secret
+  void (await store.getWebhookEndpoint(hook.data.id)).data.secret;
+  // @ts-expect-error the secret is not a field of a patch
+  await store.updateWebhookEndpoint(hook.data.id, { secret: 'whsec_x' });
+  await store.updateWebhookEndpoint(hook.data.id, { enabled: true, description: null });
+  // @ts-expect-error the iterator makes the cursors itself
+  store.listAllWebhookDeliveries(hook.data.id, { cursor: 'abc.def' });
+  const rotatedHook: string = (await store.rotateWebhookEndpointSecret(hook.data.id)).data.secret;
+  void rotatedHook;
+
   // A 403 names the scope the key lacks.
   try {
     await store.createPet({ name: 'Rex', categoryId: 1 });

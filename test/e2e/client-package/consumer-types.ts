@@ -3,7 +3,7 @@
 // checked too). Each `@ts-expect-error` fails the compile if the call below it compiles.
 // Excluded from the repository's tsconfig: '@animal-store/client' resolves only where the
 // tarball was installed.
-import { AnimalStoreError, createAnimalStoreClient, type ApiKey, type ApiKeyWithSecret, type Category, type NewApiKey, type NewPet, type Pet, type RetryEvent, type Scope } from '@animal-store/client';
+import { AnimalStoreError, createAnimalStoreClient, verifyWebhook, WebhookVerificationError, type Event, type EventFeed, type WebhookEndpointWithSecret, type WebhookEvent, type ApiKey, type ApiKeyWithSecret, type Category, type NewApiKey, type NewPet, type Pet, type RetryEvent, type Scope } from '@animal-store/client';
 
 const store = createAnimalStoreClient({
   baseUrl: 'http://127.0.0.1:3000/v1',
@@ -74,6 +74,31 @@ export async function use(): Promise<Pet[]> {
     }
   }
   void [graceEnds, (await store.listApiKeys({ limit: 10 })).data];
+
+  // 1.4: the events feed, webhook endpoints, and verifying a delivery.
+  const feed: EventFeed = store.listAllEvents({ type: ['order.completed'], limit: 100 });
+  for await (const event of feed) {
+    const seen: Event = event;
+    void seen;
+  }
+  const resumeAt: string | undefined = feed.cursor;
+  for await (const event of store.listAllEvents({ cursor: resumeAt })) void event.id;
+  // @ts-expect-error 'order.shipped' is not an event type
+  store.listAllEvents({ type: ['order.shipped'] });
+  const endpoint: WebhookEndpointWithSecret = (await store.createWebhookEndpoint({ url: 'https://warehouse.example/hooks', eventTypes: ['order.completed'] })).data;
+  await store.updateWebhookEndpoint(endpoint.id, { enabled: false, description: null });
+  const rotatedHook = await store.rotateWebhookEndpointSecret(endpoint.id);
+  for await (const attempt of store.listAllWebhookDeliveries(endpoint.id)) void [attempt.statusCode, attempt.error];
+  try {
+    const delivered: WebhookEvent = verifyWebhook(rotatedHook.data.secret, new Headers(), '{}');
+    if (delivered.type === 'order.completed') {
+      const petId: number = delivered.data.petId;
+      void petId;
+    }
+  } catch (error) {
+    if (error instanceof WebhookVerificationError) void error.reason;
+  }
+  await store.deleteWebhookEndpoint(endpoint.id);
 
   const all: Pet[] = [];
   for await (const each of store.listAllPets({ status: 'available' })) all.push(each);

@@ -7,7 +7,9 @@
 // When the contract gains an operation, its entry reads "the client has no method ..."
 // until the client has one, then "no case ..." until `operationCases` calls it.
 import assert from 'node:assert/strict';
-import { AnimalStoreError, createAnimalStoreClient, operationTable } from '@animal-store/client';
+import { AnimalStoreError, createAnimalStoreClient, operationTable, verifyWebhook, WEBHOOK_EVENT_TYPES, WebhookVerificationError } from '@animal-store/client';
+// Installed with the package, as its dependency: what a receiver (and the service) signs with.
+import { Webhook } from 'standardwebhooks';
 
 const { BASE_URL, LIMITED_URL, API_KEY, OPERATIONS } = process.env;
 const contractOperations = JSON.parse(OPERATIONS ?? '[]');
@@ -18,6 +20,13 @@ const categoryIds = 1_000_000 + (process.pid % 1_000_000) * 8;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const SECRET = /^ask_[A-Za-z0-9_-]{43}$/;
 const MAX_ID = 9_007_199_254_740_991;
+const WHSEC = /^whsec_[A-Za-z0-9+/]{32}$/;
+// Webhook endpoints of this run: loopback, port 9 (nothing listens; deliveries fail and are
+// retried, which these cases do not wait for). The service runs with WEBHOOK_ALLOW_PRIVATE=true.
+const HOOK_URL = 'http://127.0.0.1:9/hook';
+
+/** A webhook endpoint of this run's own. */
+const newEndpoint = (what, eventTypes = ['pet.created']) => store.createWebhookEndpoint({ url: HOOK_URL, eventTypes, description: `${tag} ${what}` });
 
 /** The status listPets answers to a client holding `secret` (200, or the error's). */
 async function statusWith(secret) {
@@ -333,6 +342,119 @@ const operationCases = {
     assert.equal(inactive.code, 'api_key_inactive');
   },
 
+  async listEvents() {
+    const { data: pet } = await store.createPet({ name: `${tag} evented`, categoryId: 21, status: 'available' });
+    const page = await store.listEvents({ type: ['pet.created'], limit: 100 });
+    assert.equal(page.response.status, 200);
+    assert.match(page.response.headers.get('link') ?? '', /^<\/v1\/events\?[^>]*>; rel="next"$/, 'the feed always names a next page');
+    // The walk ends at the first empty page, and holds the cursor to resume from.
+    const feed = store.listAllEvents({ type: ['pet.created'], limit: 5 });
+    const seen = [];
+    for await (const event of feed) seen.push(event);
+    const mine = seen.filter((e) => e.data.id === pet.id);
+    assert.equal(mine.length, 1, 'the pet.created of the pet, once');
+    assert.deepEqual(mine[0].data, pet);
+    assert.ok(seen.every((e) => e.type === 'pet.created'));
+    assert.match(feed.cursor ?? '', /./);
+    await store.updatePet(pet.id, { name: `${tag} evented again` });
+    await store.createPet({ name: `${tag} evented later`, categoryId: 21 });
+    const later = [];
+    for await (const event of store.listAllEvents({ type: ['pet.created'], limit: 5, cursor: feed.cursor })) later.push(event.data.name);
+    assert.deepEqual(later.filter((n) => n.startsWith(tag)), [`${tag} evented later`], 'resumed: only what came since, of the type asked');
+    const bad = await rejection(store.listEvents({ type: ['pet.sold'] }));
+    assert.equal(bad.status, 400);
+  },
+
+  async getEvent() {
+    const { data: pet } = await store.createPet({ name: `${tag} one event`, categoryId: 22 });
+    let found;
+    for await (const event of store.listAllEvents({ type: ['pet.created'], limit: 100 })) if (event.data.id === pet.id) found = event;
+    assert.ok(found, 'the pet.created of the pet is in the feed');
+    const { data, response } = await store.getEvent(found.id);
+    assert.equal(response.status, 200);
+    assert.deepEqual(data, found);
+    const missing = await rejection(store.getEvent(MAX_ID));
+    assert.equal(missing.status, 404);
+    assert.equal(missing.code, 'not_found');
+  },
+
+  async createWebhookEndpoint() {
+    const created = await newEndpoint('created', ['order.completed', 'order.expired']);
+    assert.equal(created.response.status, 201);
+    assert.match(created.data.secret, WHSEC);
+    assert.equal(created.response.headers.get('location'), `/v1/webhook-endpoints/${created.data.id}`);
+    assert.deepEqual(created.data.eventTypes, ['order.completed', 'order.expired']);
+    assert.equal(created.data.enabled, true);
+    assert.equal('idempotencyKey' in created, false, 'it takes no Idempotency-Key, so it is never repeated');
+    const bad = await rejection(store.createWebhookEndpoint({ url: HOOK_URL, eventTypes: ['pet.sold'] }));
+    assert.equal(bad.status, 400);
+    assert.equal(bad.details?.[0]?.field, '/eventTypes/0');
+  },
+
+  async listWebhookEndpoints() {
+    const made = [];
+    for (let i = 0; i < 3; i++) made.push((await newEndpoint(`listed ${i}`)).data.id);
+    const page = await store.listWebhookEndpoints({ limit: 2 });
+    assert.equal(page.data.length, 2);
+    assert.match(page.response.headers.get('link') ?? '', /rel="next"/);
+    const all = [];
+    for await (const endpoint of store.listAllWebhookEndpoints({ limit: 2 })) all.push(endpoint);
+    assert.deepEqual(all.filter((e) => made.includes(e.id)).map((e) => e.id), made);
+    assert.ok(all.every((e) => !('secret' in e)), 'never a secret');
+  },
+
+  async getWebhookEndpoint() {
+    const { data: created } = await newEndpoint('fetched');
+    const { data } = await store.getWebhookEndpoint(created.id);
+    const { secret, ...shown } = created;
+    assert.deepEqual(data, shown);
+    const missing = await rejection(store.getWebhookEndpoint(MAX_ID));
+    assert.equal(missing.status, 404);
+  },
+
+  async updateWebhookEndpoint() {
+    const { data: created } = await newEndpoint('changed');
+    const off = await store.updateWebhookEndpoint(created.id, { enabled: false, eventTypes: ['pet.created', 'pet.deleted'], description: null });
+    assert.equal(off.response.status, 200);
+    assert.equal(off.data.enabled, false);
+    assert.deepEqual(off.data.eventTypes, ['pet.created', 'pet.deleted']);
+    assert.equal('description' in off.data, false, 'null removes the description');
+    const on = await store.updateWebhookEndpoint(created.id, { enabled: true });
+    assert.equal(on.data.enabled, true);
+    assert.equal(on.data.disabledReason, undefined);
+    const bad = await rejection(store.updateWebhookEndpoint(created.id, { url: 'ftp://127.0.0.1/hook' }));
+    assert.equal(bad.status, 400);
+  },
+
+  async deleteWebhookEndpoint() {
+    const { data: created } = await newEndpoint('removed');
+    const removed = await store.deleteWebhookEndpoint(created.id);
+    assert.equal(removed.response.status, 204);
+    const gone = await rejection(store.getWebhookEndpoint(created.id));
+    assert.equal(gone.status, 404);
+  },
+
+  async rotateWebhookEndpointSecret() {
+    const { data: created } = await newEndpoint('rotated');
+    const rotated = await store.rotateWebhookEndpointSecret(created.id);
+    assert.equal(rotated.response.status, 200);
+    assert.match(rotated.data.secret, WHSEC);
+    assert.notEqual(rotated.data.secret, created.secret);
+    assert.ok(Date.parse(rotated.data.previousSecretExpiresAt) > Date.now() + 23 * 3_600_000, `previous secret until ${rotated.data.previousSecretExpiresAt}`);
+    const missing = await rejection(store.rotateWebhookEndpointSecret(MAX_ID));
+    assert.equal(missing.status, 404);
+  },
+
+  async listWebhookDeliveries() {
+    const { data: created } = await newEndpoint('delivered', ['pet.created']);
+    const page = await store.listWebhookDeliveries(created.id, { limit: 10 });
+    assert.equal(page.response.status, 200);
+    assert.ok(Array.isArray(page.data));
+    for await (const attempt of store.listAllWebhookDeliveries(created.id)) assert.ok(attempt.attempt >= 1);
+    const missing = await rejection(store.listWebhookDeliveries(MAX_ID));
+    assert.equal(missing.status, 404);
+  },
+
   async getInventory() {
     const before = (await store.getInventory()).data;
     const { data: pet } = await store.createPet({ name: `${tag} counted`, categoryId: 19, status: 'available' });
@@ -427,6 +549,17 @@ const behaviourCases = {
     for await (const key of store.listAllApiKeys({ limit: 100 })) if (key.name === `${tag} minted once`) named.push(key.id);
     assert.equal(named.length, minted, 'one key per call that succeeded, none for the refused one');
   },
+};
+
+behaviourCases['verifyWebhook returns the event of a delivery signed by standardwebhooks with the whsec_ secret, and refuses a tampered one'] = async () => {
+  const { data: endpoint } = await newEndpoint('verified');
+  const event = { id: 7, type: 'pet.created', createdAt: new Date().toISOString(), data: { id: 7, name: 'Rex', categoryId: 2 } };
+  const body = JSON.stringify(event);
+  const now = new Date();
+  const headers = { 'webhook-id': '7', 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)), 'webhook-signature': new Webhook(endpoint.secret).sign('7', now, body) };
+  assert.deepEqual(verifyWebhook(endpoint.secret, headers, body), event);
+  assert.throws(() => verifyWebhook(endpoint.secret, headers, body.replace('Rex', 'Max')), (error) => error instanceof WebhookVerificationError && error.reason === 'signature');
+  assert.equal(WEBHOOK_EVENT_TYPES.length, 9);
 };
 
 const report = { operations: {}, behaviours: {} };
