@@ -163,7 +163,7 @@ export const app = fp(
     const keys = createApiKeysRepository(deps.pool);
     const events = createEventsRepository(deps.pool);
     // Every event also published to NATS JetStream, by one instance at a time (src/events/nats-relay.ts).
-    const natsRelay = deps.config.EVENTS_NATS_URL ? createNatsRelay(deps.config.EVENTS_NATS_URL, events) : undefined;
+    const natsRelay = deps.config.EVENTS_NATS_URL ? createNatsRelay({ url: deps.config.EVENTS_NATS_URL, stream: deps.config.EVENTS_NATS_STREAM, subjectPrefix: deps.config.EVENTS_NATS_SUBJECT_PREFIX }, events) : undefined;
     if (natsRelay) fastify.addHook('onClose', async () => natsRelay.close());
     const apiKeys = await createApiKeyVerifier({ apiKeys: keys, databaseUrl: deps.config.DATABASE_URL, log: fastify.log });
     // Each key's last use, written for all keys every API_KEY_USAGE_FLUSH_MS (a job below)

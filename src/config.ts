@@ -62,6 +62,10 @@ export interface Config {
   EVENT_RETENTION_DAYS: number;
   /** NATS with JetStream (`nats://host:port`) to publish every event to; unset: no relay. */
   EVENTS_NATS_URL?: string;
+  /** The JetStream stream the relay makes if missing, over `<EVENTS_NATS_SUBJECT_PREFIX>.>`. */
+  EVENTS_NATS_STREAM: string;
+  /** Events are published on `<prefix>.<type>`; deployments sharing one NATS each take their own. */
+  EVENTS_NATS_SUBJECT_PREFIX: string;
 }
 
 const integer = (def: number, minimum: number, maximum: number) => ({ type: 'integer', default: def, minimum, maximum });
@@ -98,6 +102,8 @@ export const configSchema = {
     // At most a minute: the contract promises lastUsedAt at most a minute stale.
     API_KEY_USAGE_FLUSH_MS: integer(30_000, 50, 60_000),
     EVENT_RETENTION_DAYS: integer(30, 1, 3650),
+    EVENTS_NATS_STREAM: { type: 'string', default: 'ANIMAL_STORE_EVENTS', pattern: '^[A-Za-z0-9_-]{1,64}$' },
+    EVENTS_NATS_SUBJECT_PREFIX: { type: 'string', default: 'animal-store.events', pattern: '^[A-Za-z0-9_-]{1,64}(\\.[A-Za-z0-9_-]{1,64}){0,7}$' },
     EVENTS_NATS_URL: { type: 'string', pattern: '^(nats|tls)://[^,\\s]+(,(nats|tls)://[^,\\s]+)*$' },
   },
 } as const;

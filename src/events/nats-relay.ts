@@ -1,6 +1,7 @@
 // The NATS JetStream relay (EVENTS_NATS_URL): every event is also published to JetStream, on
-// `animal-store.events.<type>`, its body the event's JSON as listEvents answers it, with the
-// event's id as `Nats-Msg-Id`.
+// `animal-store.events.<type>` (EVENTS_NATS_SUBJECT_PREFIX), its body the event's JSON as
+// listEvents answers it, with the event's id as `Nats-Msg-Id`. The stream
+// `ANIMAL_STORE_EVENTS` (EVENTS_NATS_STREAM) over `animal-store.events.>` is made if missing.
 //
 // One instance relays at a time: the relay's row in `event_relays` is locked (FOR UPDATE SKIP
 // LOCKED) by the transaction that reads the next final events after its position (the same
@@ -15,8 +16,6 @@
 import { connect, type JetStreamClient, type NatsConnection } from 'nats';
 import type { EventsRepository, RelayedEvent } from '../db/events.js';
 
-export const NATS_STREAM = 'ANIMAL_STORE_EVENTS';
-export const NATS_SUBJECT_PREFIX = 'animal-store.events';
 /** The relay's row in event_relays. */
 const RELAY = 'nats';
 /** Events per transaction. */
@@ -32,7 +31,13 @@ export interface NatsRelay {
   close(): Promise<void>;
 }
 
-export function createNatsRelay(url: string, events: EventsRepository): NatsRelay {
+export interface NatsRelaySettings {
+  url: string;
+  stream: string;
+  subjectPrefix: string;
+}
+
+export function createNatsRelay({ url, stream, subjectPrefix }: NatsRelaySettings, events: EventsRepository): NatsRelay {
   let connection: Promise<{ nc: NatsConnection; js: JetStreamClient }> | undefined;
   let closed = false;
   const open = async (): Promise<{ nc: NatsConnection; js: JetStreamClient }> => {
@@ -40,7 +45,7 @@ export function createNatsRelay(url: string, events: EventsRepository): NatsRela
     const nc = await connect({ servers: url.split(','), ignoreClusterUpdates: true, maxReconnectAttempts: -1, timeout: 5_000, name: 'animal-store events relay' });
     try {
       const jsm = await nc.jetstreamManager();
-      await jsm.streams.info(NATS_STREAM).catch(async () => jsm.streams.add({ name: NATS_STREAM, subjects: [`${NATS_SUBJECT_PREFIX}.>`] }));
+      await jsm.streams.info(stream).catch(async () => jsm.streams.add({ name: stream, subjects: [`${subjectPrefix}.>`] }));
       return { nc, js: nc.jetstream() };
     } catch (error) {
       await nc.close();
@@ -62,7 +67,7 @@ export function createNatsRelay(url: string, events: EventsRepository): NatsRela
       const encoder = new TextEncoder();
       const publish = async (batch: RelayedEvent[]) => {
         await Promise.all(
-          batch.map((event) => js.publish(`${NATS_SUBJECT_PREFIX}.${event.type}`, encoder.encode(event.json), { msgID: String(event.id), timeout: PUBLISH_TIMEOUT_MS })),
+          batch.map((event) => js.publish(`${subjectPrefix}.${event.type}`, encoder.encode(event.json), { msgID: String(event.id), timeout: PUBLISH_TIMEOUT_MS })),
         );
       };
       let total = 0;

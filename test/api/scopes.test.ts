@@ -96,7 +96,7 @@ describe('the scope of every operation', () => {
       });
       return [o.operationId, alternatives];
     });
-    const fromTable = Object.keys(operationTable).map((id) => [id, scopesOf(id)]);
+    const fromTable = Object.keys(operationTable).map((id): [string, Scope[]] => [id, scopesOf(id)]);
     expect(Object.fromEntries(fromContract)).toEqual(Object.fromEntries(fromTable));
     for (const [id, scopes] of fromTable) expect(scopes.length, `${id} is in the table`).toBeGreaterThan(0);
     expect(Object.keys(REQUESTS).sort()).toEqual(Object.keys(operationTable).sort());
