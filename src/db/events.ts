@@ -29,11 +29,17 @@ export type EventType = components['schemas']['EventType'];
 /** The event as the contract writes it, `{"id","type","createdAt","data"}`, in SQL. */
 const EVENT_JSON = `'{"id":' || id || ',"type":"' || type || '","createdAt":"' || json_instant(created_at) || '","data":' || data || '}'`;
 
-/** Which events a key sees: $4 is its id where the statement names it. */
+/**
+ * Which events a key sees after $1 ($4 is the key's id where the statement names it), and the
+ * scan's order. One key's order events are asked as a range of events_of_key, (key, after)
+ * to (key, ∞), in its order: written as an equality and `ORDER BY id`, a generic plan made
+ * while one key had placed every order walked the primary key over every event instead
+ * (test/db/generic-plans.test.ts).
+ */
 const VISIBILITY = {
-  both: '(api_key_id IS NULL OR api_key_id = $4::bigint)',
-  catalogue: 'api_key_id IS NULL',
-  orders: 'api_key_id = $4::bigint',
+  both: { where: 'id > $1::bigint AND (api_key_id IS NULL OR api_key_id = $4::bigint)', order: 'id' },
+  catalogue: { where: 'id > $1::bigint AND api_key_id IS NULL', order: 'id' },
+  orders: { where: '(api_key_id, id) > ($4::bigint, $1::bigint) AND api_key_id <= $4::bigint', order: 'api_key_id, id' },
 } as const;
 type Visibility = keyof typeof VISIBILITY;
 
@@ -53,8 +59,8 @@ const pageStatement = (visibility: Visibility) =>
     `SELECT kept.purged_through AS purged, page.id, page.json, page.final
      FROM events_retention AS kept LEFT JOIN LATERAL (
        SELECT id, ${EVENT_JSON} AS json, ${isFinal('events', '0')} AS final FROM events
-       WHERE id > $1::bigint AND ${VISIBILITY[visibility]} AND ($3::text[] IS NULL OR type = ANY ($3::text[]))
-       ORDER BY id LIMIT $2::int + 1
+       WHERE ${VISIBILITY[visibility].where} AND ($3::text[] IS NULL OR type = ANY ($3::text[]))
+       ORDER BY ${VISIBILITY[visibility].order} LIMIT $2::int + 1
      ) AS page ON true
      ORDER BY page.id`,
   );
