@@ -13,7 +13,7 @@
 //
 // It runs on a timer (src/app.ts), never on a request's path: NATS being away only delays
 // publishing, and the job says so once in the log (src/plugins/jobs.ts).
-import { connect, type JetStreamClient, type NatsConnection } from 'nats';
+import { connect, Events, type JetStreamClient, type NatsConnection } from 'nats';
 import type { EventsRepository, RelayedEvent } from '../db/events.js';
 
 /** The relay's row in event_relays. */
@@ -40,12 +40,23 @@ export interface NatsRelaySettings {
 export function createNatsRelay({ url, stream, subjectPrefix }: NatsRelaySettings, events: EventsRepository): NatsRelay {
   let connection: Promise<{ nc: NatsConnection; js: JetStreamClient }> | undefined;
   let closed = false;
+  // Whether the connection is up now: while NATS is away (the client reconnects on its own),
+  // a run fails at once instead of holding a database connection through publish timeouts.
+  let up = false;
+  const follow = async (nc: NatsConnection): Promise<void> => {
+    for await (const status of nc.status()) {
+      if (status.type === Events.Disconnect) up = false;
+      if (status.type === Events.Reconnect) up = true;
+    }
+  };
   const open = async (): Promise<{ nc: NatsConnection; js: JetStreamClient }> => {
     // Only the servers configured: never the addresses a server announces of its cluster.
     const nc = await connect({ servers: url.split(','), ignoreClusterUpdates: true, maxReconnectAttempts: -1, timeout: 5_000, name: 'animal-store events relay' });
     try {
       const jsm = await nc.jetstreamManager();
       await jsm.streams.info(stream).catch(async () => jsm.streams.add({ name: stream, subjects: [`${subjectPrefix}.>`] }));
+      up = true;
+      void follow(nc).catch(() => {});
       return { nc, js: nc.jetstream() };
     } catch (error) {
       await nc.close();
@@ -64,6 +75,7 @@ export function createNatsRelay({ url, stream, subjectPrefix }: NatsRelaySetting
     async run() {
       if (closed) return 0;
       const { js } = await publisher();
+      if (!up) throw new Error('NATS is unreachable; the client is reconnecting');
       const encoder = new TextEncoder();
       const publish = async (batch: RelayedEvent[]) => {
         await Promise.all(
