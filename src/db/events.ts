@@ -6,7 +6,11 @@
 // Who sees what: a catalogue event (api_key_id NULL) needs pets:read; an order event needs
 // orders:read and is seen by the key that placed the order only. Each combination has a
 // statement of its own, whose plan walks its index: the primary key (both), events_catalogue
-// (catalogue only), events_of_key (own orders only).
+// (catalogue only), events_of_key (own orders only). Events read and write the primary only
+// (a page's frontier asks which transactions are writing, which only the primary knows).
+//
+// The relays (src/events/): `relay` hands the next final events after a relay's position to
+// a publisher and moves the position in the transaction that holds the relay's row.
 //
 // An event's JSON is built by PostgreSQL (`data` is stored as the contract's JSON text) and
 // sent as it is (src/db/serialized.ts, docs/decisions/0003-postgresql-built-json.md).
@@ -16,12 +20,12 @@
 // id it deleted, in the same statement. Every event at or below purged_through is gone and
 // every event above it is kept: a cursor before it is refused (410) rather than silently
 // skipping what was deleted.
+import type pg from 'pg';
 import type { components } from '../../generated/v1.js';
 import { isFinal } from './append-order.js';
 import { query, statement, type Queryable } from './query.js';
 import { Serialized } from './serialized.js';
 import { inTransaction } from './transaction.js';
-import type pg from 'pg';
 
 export type Event = components['schemas']['Event'];
 export type EventType = components['schemas']['EventType'];
