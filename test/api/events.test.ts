@@ -183,6 +183,20 @@ describe('each change has one event, with the resource as the GET right after an
       },
     ],
     [
+      'placeOrder replayed with its Idempotency-Key: the one placement has its events, the replay none',
+      async () => {
+        const pet = await send('POST', '/v1/pets', { name: 'Once', categoryId: 1, status: 'available' });
+        const place = () => t.api({ method: 'POST', url: '/v1/store/orders', headers: { ...t.auth, ...json, 'idempotency-key': `once-${pet.id}` }, payload: JSON.stringify({ petId: pet.id }) });
+        const [first, replay] = [await place(), await place()];
+        expect(replay.body).toBe(first.body);
+        return [
+          ['pet.created', { ...(await get(`/v1/pets/${pet.id}`)), status: 'available' }],
+          ['pet.updated', await get(`/v1/pets/${pet.id}`)],
+          ['order.placed', await get(`/v1/store/orders/${first.json().id}`)],
+        ];
+      },
+    ],
+    [
       'a change rolled back: no event',
       async () => {
         const client = await t.pool.connect();
@@ -374,6 +388,53 @@ describe('retention (EVENT_RETENTION_DAYS)', () => {
       await weekly.app.close();
     }
     expect((await t.api({ method: 'GET', url: `/v1/events/${c}`, headers: t.auth })).statusCode).toBe(200);
+  });
+});
+
+describe('retention never moves past an event that is not final', () => {
+  const purged = async () => Number((await t.pool.query<{ p: string }>('SELECT purged_through AS p FROM events_retention')).rows[0]?.p);
+  /** Starts an instance on the database (its retention job runs once as it starts) and waits until purged_through is `want`. */
+  const purgeUntil = async (want: number) => {
+    const other = await buildTestApp({ url: t.url, pool: t.pool });
+    try {
+      await within(20_000, async () => (await purged()) === want, 50);
+    } finally {
+      await other.app.close();
+    }
+  };
+  const newEvent = async (name: string) => {
+    const pet = await send('POST', '/v1/pets', { name, categoryId: 1 });
+    return Number((await t.pool.query<{ id: string }>("SELECT id FROM events WHERE type = 'pet.created' AND data::jsonb->>'id' = $1", [String(pet.id)])).rows[0]?.id);
+  };
+
+  it('an open transaction holding an event stops the purge before the events after it; committed, they follow', async () => {
+    const before = await newEvent('Before');
+    const open = await t.pool.connect();
+    try {
+      await open.query('BEGIN');
+      await open.query("INSERT INTO pets (name, category_id) VALUES ('Open', 1)");
+      const held = Number((await open.query<{ id: string }>("SELECT id FROM events WHERE data::jsonb->>'name' = 'Open'")).rows[0]?.id);
+      const after = await newEvent('After');
+      expect(held).toBeGreaterThan(before);
+      expect(after).toBeGreaterThan(held);
+      await t.pool.query("UPDATE events SET created_at = now() - interval '40 days' WHERE id <= $1", [after]);
+      await purgeUntil(before);
+      expect((await t.pool.query('SELECT 1 FROM events WHERE id = $1', [after])).rowCount).toBe(1);
+      await open.query("UPDATE events SET created_at = now() - interval '40 days' WHERE id = $1", [held]);
+      await open.query('COMMIT');
+      await purgeUntil(after);
+    } finally {
+      open.release();
+    }
+    expect((await t.pool.query('SELECT 1 FROM events WHERE id <= $1', [await purged()])).rowCount).toBe(0);
+  });
+
+  it('thousands of old events go in one run, a batch at a time', async () => {
+    await t.pool.query("INSERT INTO pets (name, category_id) SELECT 'Bulk ' || i, 1 FROM generate_series(1, 2500) AS i");
+    const last = Number((await t.pool.query<{ m: string }>('SELECT max(id) AS m FROM events')).rows[0]?.m);
+    await t.pool.query("UPDATE events SET created_at = now() - interval '40 days' WHERE id <= $1", [last]);
+    await purgeUntil(last);
+    expect((await t.pool.query('SELECT 1 FROM events')).rowCount).toBe(0);
   });
 });
 
