@@ -14,12 +14,14 @@ import { BODY_LIMIT, registerJsonBody } from './contract/json-body.js';
 import { validatorCompiler } from './contract/validation.js';
 import { createApiKeysRepository } from './db/api-keys.js';
 import { createCategoriesRepository } from './db/categories.js';
+import { createEventsRepository } from './db/events.js';
 import { createRecentWriters } from './db/consistency.js';
 import { createIdempotencyKeysRepository } from './db/idempotency-keys.js';
 import { createInventoryRepository } from './db/inventory.js';
 import { createOrdersRepository } from './db/orders.js';
 import { createPetsRepository } from './db/pets.js';
 import { createServiceSecretsRepository } from './db/service-secrets.js';
+import { createNatsRelay } from './events/nats-relay.js';
 import { bindHandlers } from './handlers/index.js';
 import { requestIdOf } from './http-message.js';
 import { authentication } from './middleware/authentication.js';
@@ -46,6 +48,9 @@ import servedContract from './plugins/served-contract.js';
 import docs, { DOCS_PREFIX } from './plugins/swagger.js';
 import loadShedding from './plugins/under-pressure.js';
 
+
+/** Events deleted per statement by the retention job. */
+const EVENT_PURGE_BATCH = 1000;
 
 /** What the app reads; DATABASE_URL is the resolved one (the embedded server's, if any). */
 export type AppConfig = Config & { DATABASE_URL: string };
@@ -156,6 +161,10 @@ export const app = fp(
     const secrets = createServiceSecretsRepository(deps.pool);
     const metrics = createMetrics(deps.config.METRICS);
     const keys = createApiKeysRepository(deps.pool);
+    const events = createEventsRepository(deps.pool);
+    // Every event also published to NATS JetStream, by one instance at a time (src/events/nats-relay.ts).
+    const natsRelay = deps.config.EVENTS_NATS_URL ? createNatsRelay({ url: deps.config.EVENTS_NATS_URL, stream: deps.config.EVENTS_NATS_STREAM, subjectPrefix: deps.config.EVENTS_NATS_SUBJECT_PREFIX }, events) : undefined;
+    if (natsRelay) fastify.addHook('onClose', async () => natsRelay.close());
     const apiKeys = await createApiKeyVerifier({ apiKeys: keys, databaseUrl: deps.config.DATABASE_URL, log: fastify.log });
     // Each key's last use, written for all keys every API_KEY_USAGE_FLUSH_MS (a job below)
     // and once more when the app closes, after its last request: never a write per request.
@@ -201,7 +210,8 @@ export const app = fp(
     await fastify.register(docs, { publicUrl: deps.config.PUBLIC_URL });
     // Work each instance does with no request: the store's expiry within 2 s of expiresAt
     // (every instance runs it; each order is expired once), the inventory's totals, the
-    // API keys' last use, and the idempotency keys' retention.
+    // API keys' last use, the idempotency keys' and the events' retention, and the NATS relay
+    // (one instance at a time publishes).
     const counted = (what: string) => (n: number) => (n > 0 ? `${what}: ${n}` : undefined);
     await fastify.register(jobs, {
       jobs: [
@@ -209,12 +219,15 @@ export const app = fp(
         { name: 'inventory fold', everyMs: 1000, run: async () => void (await inventory.fold()) },
         { name: 'api keys last used', everyMs: deps.config.API_KEY_USAGE_FLUSH_MS, run: async () => void (await keyUsage.flush()) },
         { name: 'idempotency keys purge', everyMs: 60 * 60 * 1000, run: async () => counted('purged expired idempotency keys')(await idempotencyKeys.purge()) },
+        // Events older than EVENT_RETENTION_DAYS, oldest first, in batches (src/db/events.ts).
+        { name: 'events retention', everyMs: 60 * 1000, run: async () => counted('deleted events past retention')(await events.purge(deps.config.EVENT_RETENTION_DAYS, EVENT_PURGE_BATCH)) },
+        ...(natsRelay ? [{ name: 'events to NATS', everyMs: 250, run: async () => counted('events published to NATS')(await natsRelay.run()) }] : []),
       ],
     });
     // Every operation of the contract, its handler wrapped in its middleware, outermost
     // first: each middleware applies to the operations the contract says it does.
     await fastify.register(contract, {
-      handlers: bindHandlers({ pets, orders, inventory, categories, apiKeys: keysSeenAtOnce, cursors: lazyCursorCodec(() => secrets.get('cursor')), orderHoldSeconds: deps.config.ORDER_HOLD_SECONDS }),
+      handlers: bindHandlers({ pets, orders, inventory, categories, apiKeys: keysSeenAtOnce, events, eventRetentionDays: deps.config.EVENT_RETENTION_DAYS, cursors: lazyCursorCodec(() => secrets.get('cursor')), orderHoldSeconds: deps.config.ORDER_HOLD_SECONDS }),
       middleware: [
         deprecation({ onCall: metrics.recorder.deprecatedCall }),
         rateLimit(fastify.rateLimit()),

@@ -21,6 +21,11 @@ describe('configuration', () => {
       `ORDER_HOLD_SECONDS=${value} names the allowed range`,
       { given: { DATABASE_URL: database, ORDER_HOLD_SECONDS: value }, want: 'ORDER_HOLD_SECONDS must be an integer from 1 to 86400' },
     ]),
+    ...['0', '3651', 'abc', '1.5'].map((value): [string, { given: Record<string, string>; want: string }] => [
+      `EVENT_RETENTION_DAYS=${value} names the allowed range`,
+      { given: { DATABASE_URL: database, EVENT_RETENTION_DAYS: value }, want: 'EVENT_RETENTION_DAYS must be an integer from 1 to 3650' },
+    ]),
+    ['EVENTS_NATS_URL not a NATS URL', { given: { DATABASE_URL: database, EVENTS_NATS_URL: 'http://127.0.0.1:4222' }, want: 'EVENTS_NATS_URL' }],
   ])('%s: exit 1, one line naming the variable', async (_title, { given, want }) => {
     const result = await runTs('src/server.ts', [], given);
     expect(result.code).toBe(1);

@@ -23,3 +23,9 @@ export function callerScopesOf(context: RequestContext): ReadonlySet<Scope> {
 export function scopeRefusal(message: string, scope: Scope): ReturnType<typeof errorAnswer<'insufficient_scope'>> & { headers: Record<string, string> } {
   return { ...errorAnswer('insufficient_scope', message), headers: { 'WWW-Authenticate': scopeChallenge([scope]) } };
 }
+
+/** Which events the request's API key may see (src/db/events.ts): its id and its two read scopes. */
+export function viewerOf(context: RequestContext): { key: number; petsRead: boolean; ordersRead: boolean } {
+  const scopes = callerScopesOf(context);
+  return { key: callerOf(context), petsRead: scopes.has('pets:read'), ordersRead: scopes.has('orders:read') };
+}

@@ -1,5 +1,6 @@
 import type { ApiKeysRepository } from '../db/api-keys.js';
 import type { CategoriesRepository } from '../db/categories.js';
+import type { EventsRepository } from '../db/events.js';
 import type { InventoryRepository } from '../db/inventory.js';
 import type { OrdersRepository } from '../db/orders.js';
 import type { PetsRepository } from '../db/pets.js';
@@ -12,7 +13,10 @@ export interface Services {
   inventory: InventoryRepository;
   categories: CategoriesRepository;
   apiKeys: ApiKeysRepository;
+  events: EventsRepository;
   cursors: LazyCursorCodec;
   /** How long a placed order holds its pet (ORDER_HOLD_SECONDS). */
   orderHoldSeconds: number;
+  /** How long events are kept (EVENT_RETENTION_DAYS), for the 410's message. */
+  eventRetentionDays: number;
 }

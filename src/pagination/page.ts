@@ -15,10 +15,15 @@ type FilterValue = string | number | readonly (string | number)[];
 /** The query of a list operation: `limit`, `cursor` and its filters. */
 type ListQuery = { limit?: number; cursor?: string } & Record<string, unknown>;
 
-/** A list of values, in the cursor by a digest: one list of ids is refused with another. */
+/**
+ * A list of values, in the cursor by a digest: one list of ids (or of event types) is
+ * refused with another. Ids are compared as numbers, anything else as strings.
+ */
 const digest = (values: readonly (string | number)[]): string =>
   createHash('sha256')
-    .update([...new Set(values.map(Number))].sort((a, b) => a - b).join(','))
+    .update(
+      (values.every((value) => /^\d+$/.test(String(value))) ? [...new Set(values.map(Number))].sort((a, b) => a - b) : [...new Set(values.map(String))].sort()).join(','),
+    )
     .digest('base64url')
     .slice(0, 16);
 

@@ -29,7 +29,7 @@ describe('apikey CLI', () => {
     expect(listed.code).toBe(0);
     const lines = listed.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^ID\s+NAME\s+CREATED\s+REVOKED\s+EXPIRES\s+LAST_USED\s+SCOPES$/);
-    expect(lines.some((l) => /^\d+\s+listed\s+\d{4}-\d{2}-\d{2}T\S+\s+-\s+-\s+-\s+pets:read,pets:write,orders:read,orders:write,keys:manage$/.test(l))).toBe(true);
+    expect(lines.some((l) => /^\d+\s+listed\s+\d{4}-\d{2}-\d{2}T\S+\s+-\s+-\s+-\s+pets:read,pets:write,orders:read,orders:write,keys:manage,webhooks:manage$/.test(l))).toBe(true);
     expect(listed.stdout).not.toContain(key);
     expect(listed.stdout).not.toMatch(/ask_/);
   });
@@ -100,7 +100,7 @@ describe('apikey create --scopes --expires', () => {
     const result = await apikey(['create', 'x', '--scopes', 'pets:admin'], t.url);
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
-    expect(result.stderr.trim()).toBe('apikey create: unknown scope "pets:admin" in --scopes; the scopes are pets:read, pets:write, orders:read, orders:write, keys:manage');
+    expect(result.stderr.trim()).toBe('apikey create: unknown scope "pets:admin" in --scopes; the scopes are pets:read, pets:write, orders:read, orders:write, keys:manage, webhooks:manage');
   });
 });
 

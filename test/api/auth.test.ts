@@ -36,6 +36,15 @@ const operations = [
   ['getApiKey', { method: 'GET', url: '/v1/api-keys/1' }],
   ['revokeApiKey', { method: 'POST', url: '/v1/api-keys/999999/revoke' }],
   ['rotateApiKey', { method: 'POST', url: '/v1/api-keys/999999/rotate' }],
+  ['listEvents', { method: 'GET', url: '/v1/events' }],
+  ['getEvent', { method: 'GET', url: '/v1/events/1' }],
+  ['createWebhookEndpoint', { method: 'POST', url: '/v1/webhook-endpoints', payload: { url: 'https://127.0.0.1/in', eventTypes: ['pet.created'] } }],
+  ['listWebhookEndpoints', { method: 'GET', url: '/v1/webhook-endpoints' }],
+  ['getWebhookEndpoint', { method: 'GET', url: '/v1/webhook-endpoints/1' }],
+  ['updateWebhookEndpoint', { method: 'PATCH', url: '/v1/webhook-endpoints/1', payload: { enabled: false } }],
+  ['deleteWebhookEndpoint', { method: 'DELETE', url: '/v1/webhook-endpoints/999999' }],
+  ['rotateWebhookEndpointSecret', { method: 'POST', url: '/v1/webhook-endpoints/999999/rotate-secret' }],
+  ['listWebhookDeliveries', { method: 'GET', url: '/v1/webhook-endpoints/1/deliveries' }],
 ] as const;
 
 it('the table above has every operation of the contract', async () => {

@@ -61,10 +61,13 @@ beforeAll(async () => {
   await request({ method: 'POST', url: `/v1/api-keys/${revoked.id}/revoke`, headers: t.auth });
   readOnly = { authorization: `Bearer ${(await made(['pets:read'])).secret}` };
   keysOnly = { authorization: `Bearer ${(await made(['keys:manage'])).secret}` };
+  ordersReadOnly = { authorization: `Bearer ${(await made(['orders:read'])).secret}` };
   await keysSettled(t.pool, async (key) => (await t.app.inject({ method: 'GET', url: '/v1/pets', headers: { authorization: `Bearer ${key}` } })).statusCode === 200);
 });
 let readOnly: Record<string, string>;
 let keysOnly: Record<string, string>;
+/** Sees only its own order events, and has placed no order: no event 42 for it. */
+let ordersReadOnly: Record<string, string>;
 afterAll(async () => {
   await t.close();
   await limited.close();
@@ -152,6 +155,20 @@ const cases: Record<string, () => Promise<unknown>> = {
   '#/components/responses/UnsupportedMediaType/content/application~1json/examples/notJson': () => bodyOf({ method: 'POST', url: '/v1/pets', headers: { ...t.auth, 'content-type': 'text/plain' }, payload: 'Rex' }),
   '#/components/responses/BadOrderId/content/application~1json/examples/badOrderId': () => bodyOf({ method: 'GET', url: '/v1/store/orders/abc', headers: t.auth }),
   '#/components/responses/BadOrderAction/content/application~1json/examples/badOrderId': () => bodyOf({ method: 'POST', url: '/v1/store/orders/abc/cancel', headers: t.auth }),
+  '#/components/responses/CursorExpired/content/application~1json/examples/expired': async () => {
+    // A walk that has read the first event, then retention deletes up to the second.
+    const first = await request({ method: 'GET', url: '/v1/events?limit=1', headers: t.auth });
+    const next = /^<([^>]+)>/.exec(String(first.headers.link))?.[1] as string;
+    const purged = (await t.pool.query<{ p: string }>('SELECT purged_through AS p FROM events_retention')).rows[0]?.p;
+    await t.pool.query('UPDATE events_retention SET purged_through = $1', [(first.json() as { id: number }[])[0]?.id as number + 1]);
+    try {
+      return await bodyOf({ method: 'GET', url: next, headers: t.auth });
+    } finally {
+      await t.pool.query('UPDATE events_retention SET purged_through = $1', [purged]);
+    }
+  },
+  '#/components/responses/BadEventId/content/application~1json/examples/badEventId': () => bodyOf({ method: 'GET', url: '/v1/events/abc', headers: t.auth }),
+  '#/components/responses/EventNotFound/content/application~1json/examples/notFound': () => bodyOf({ method: 'GET', url: '/v1/events/42', headers: ordersReadOnly }),
   '#/components/responses/OrderNotFound/content/application~1json/examples/notFound': () => bodyOf({ method: 'GET', url: '/v1/store/orders/42', headers: t.auth }),
   '#/components/responses/OrderClosed/content/application~1json/examples/closed': () => bodyOf({ method: 'POST', url: '/v1/store/orders/1/cancel', headers: t.auth }),
   '#/components/responses/OrderClosed/content/application~1json/examples/expired': () => bodyOf({ method: 'POST', url: '/v1/store/orders/2/complete', headers: t.auth }),

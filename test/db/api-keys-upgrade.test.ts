@@ -82,6 +82,15 @@ const REQUESTS: Record<string, ApiRequest> = {
   getApiKey: { method: 'GET', url: '/v1/api-keys/1' },
   revokeApiKey: { method: 'POST', url: '/v1/api-keys/999999/revoke' },
   rotateApiKey: { method: 'POST', url: '/v1/api-keys/999999/rotate' },
+  listEvents: { method: 'GET', url: '/v1/events' },
+  getEvent: { method: 'GET', url: '/v1/events/999999' },
+  createWebhookEndpoint: { method: 'POST', url: '/v1/webhook-endpoints', headers: json, payload: '{"url":"https://127.0.0.1/in","eventTypes":["pet.created"]}' },
+  listWebhookEndpoints: { method: 'GET', url: '/v1/webhook-endpoints' },
+  getWebhookEndpoint: { method: 'GET', url: '/v1/webhook-endpoints/999999' },
+  updateWebhookEndpoint: { method: 'PATCH', url: '/v1/webhook-endpoints/999999', headers: json, payload: '{"enabled":false}' },
+  deleteWebhookEndpoint: { method: 'DELETE', url: '/v1/webhook-endpoints/999999' },
+  rotateWebhookEndpointSecret: { method: 'POST', url: '/v1/webhook-endpoints/999999/rotate-secret' },
+  listWebhookDeliveries: { method: 'GET', url: '/v1/webhook-endpoints/999999/deliveries' },
 };
 
 describe('keys issued by 1.2, after the upgrade', () => {

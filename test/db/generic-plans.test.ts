@@ -8,6 +8,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATEGORY_STATEMENTS } from '../../src/db/categories.js';
+import { EVENT_STATEMENTS } from '../../src/db/events.js';
 import { ORDER_STATEMENTS } from '../../src/db/orders.js';
 import { PET_STATEMENTS } from '../../src/db/pets.js';
 import { PLAN_CACHE_MODE } from '../../src/db/pool.js';
@@ -129,6 +130,31 @@ describe('statements on some categories read those categories only, with statist
   ])('%s', async (_title, { given, want }) => {
     const [sql, values] = given();
     const scans = scansOf(await generic(sql, [...values]), 'categories');
+    expect(scans.length).toBeGreaterThan(0);
+    for (const scan of scans) expect(scan, JSON.stringify(scans)).toMatchObject({ read: expect.toSatisfy((n: number) => n <= want) });
+  });
+});
+
+describe("events: a page or a lookup reads its own events only, with the statistics of the table as the setup left it", () => {
+  // The setup wrote 3,000 pet.created (ids 1-3000), then 1,000 pet.updated (3001-4000) and
+  // 1,000 order.placed of one key (4001-5000). Statistics from then; another 2,000 catalogue
+  // events after.
+  beforeAll(async () => {
+    await client.query('ALTER TABLE events SET (autovacuum_enabled = false)');
+    await client.query('ANALYZE events');
+    await client.query("UPDATE pets SET name = name || '.' WHERE id BETWEEN 1001 AND 3000");
+  });
+
+  // `want`: the most event rows any one scan of the plan may read.
+  it.each([
+    ['getEvent', { given: () => [EVENT_STATEMENTS.get.text, [4500, true, true, keyId]] as const, want: 1 }],
+    ['a page of 20 of every event a key sees, deep in the table', { given: () => [EVENT_STATEMENTS.listBoth.text, [2500, 20, null, keyId]] as const, want: 21 }],
+    // Past the last catalogue event before 1,000 order events: the catalogue's own index.
+    ['a page of catalogue events across 1,000 order events', { given: () => [EVENT_STATEMENTS.listCatalogue.text, [3990, 20, null]] as const, want: 21 }],
+    ["a page of one key's order events", { given: () => [EVENT_STATEMENTS.listOrders.text, [0, 20, null, keyId]] as const, want: 21 }],
+  ])('%s', async (_title, { given, want }) => {
+    const [sql, values] = given();
+    const scans = scansOf(await generic(sql, [...values]), 'events');
     expect(scans.length).toBeGreaterThan(0);
     for (const scan of scans) expect(scan, JSON.stringify(scans)).toMatchObject({ read: expect.toSatisfy((n: number) => n <= want) });
   });

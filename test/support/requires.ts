@@ -1,4 +1,4 @@
-// The one place that decides whether a suite needing something beyond Node (Redis,
+// The one place that decides whether a suite needing something beyond Node (Redis, NATS,
 // Chromium) runs. `npm test` must pass on a machine with only Node: there, such a suite is
 // skipped with ONE printed line naming what is missing and how to get it. In CI
 // (CI=true) nothing is skipped: the suite runs and a missing tool fails it.
@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { Socket } from 'node:net';
 
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+export const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
 export const CHROMIUM = process.env.TEST_CHROMIUM ?? '/usr/bin/chromium';
 
 interface Requirement {
@@ -30,11 +31,36 @@ function redisAnswers(url: string): Promise<boolean> {
   });
 }
 
+/** Sends its INFO line, with JetStream on, within a second (a TCP listener alone might not be NATS). */
+function natsAnswers(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = new Socket();
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    let seen = '';
+    socket.setTimeout(1000, () => done(false));
+    socket.once('error', () => done(false));
+    socket.on('data', (data) => {
+      seen += data.toString();
+      if (seen.includes('\r\n')) done(seen.startsWith('INFO ') && /"jetstream":\s*true/.test(seen));
+    });
+    socket.connect(Number(port || 4222), hostname);
+  });
+}
+
 const requirements = {
   redis: {
     what: `Redis at ${REDIS_URL}`,
     howToGet: 'apt-get install redis-server (or set TEST_REDIS_URL)',
     present: () => redisAnswers(REDIS_URL),
+  },
+  nats: {
+    what: `NATS with JetStream at ${NATS_URL}`,
+    howToGet: 'apt-get install nats-server and run nats-server -js (or set TEST_NATS_URL)',
+    present: () => natsAnswers(NATS_URL),
   },
   chromium: {
     what: `Chromium at ${CHROMIUM}`,

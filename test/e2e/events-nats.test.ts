@@ -1,0 +1,105 @@
+// The NATS JetStream relay (EVENTS_NATS_URL): every event is published once to the stream, on
+// `<prefix>.<type>` with `Nats-Msg-Id: <event id>`, by one of two instances sharing the
+// database; JetStream drops a re-publish of an id; NATS being unreachable delays publishing
+// and nothing else. Against the machine's NATS (TEST_NATS_URL, default 127.0.0.1:4222), with
+// a stream and subjects of this run's own (EVENTS_NATS_STREAM, EVENTS_NATS_SUBJECT_PREFIX).
+import { randomBytes } from 'node:crypto';
+import { connect, type JetStreamManager, type NatsConnection } from 'nats';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, createApiKey, keysSettled, type TestApp } from '../helper.js';
+import { within } from '../process.js';
+import { NATS_URL, requires } from '../support/requires.js';
+
+const haveNats = await requires('nats', 'test/e2e/events-nats.test.ts (the NATS JetStream relay)');
+
+const run = randomBytes(4).toString('hex');
+const STREAM = `ANIMAL_STORE_EVENTS_TEST_${run}`;
+const PREFIX = `animal-store-test-${run}.events`;
+const json = { 'content-type': 'application/json' };
+
+describe.skipIf(!haveNats)('the NATS JetStream relay', () => {
+  let first: TestApp;
+  let second: TestApp;
+  let nc: NatsConnection;
+  let jsm: JetStreamManager;
+  let otherKey: string;
+
+  beforeAll(async () => {
+    const env = { EVENTS_NATS_URL: NATS_URL, EVENTS_NATS_STREAM: STREAM, EVENTS_NATS_SUBJECT_PREFIX: PREFIX, ORDER_HOLD_SECONDS: '1', RATE_LIMIT_MAX: '100000' };
+    first = await buildTestApp({ env });
+    second = await buildTestApp({ url: first.url, env });
+    otherKey = (await createApiKey(first.pool, 'other')).key;
+    await keysSettled(first.pool, async (key) => (await second.app.inject({ method: 'GET', url: '/v1/events', headers: { authorization: `Bearer ${key}` } })).statusCode === 200);
+    nc = await connect({ servers: NATS_URL, ignoreClusterUpdates: true });
+    jsm = await nc.jetstreamManager();
+  }, 60_000);
+
+  afterAll(async () => {
+    await second?.close();
+    await first?.close();
+    await jsm?.streams.delete(STREAM).catch(() => {});
+    await nc?.close();
+  });
+
+  it('publishes every event once, on <prefix>.<type> with Nats-Msg-Id, as getEvent answers it', async () => {
+    // Changes through both instances, by two keys: pets, categories, orders placed, completed, cancelled and let expire.
+    const apps = [first, second];
+    const keys = [first.key, otherKey];
+    for (let i = 0; i < 8; i++) {
+      const app = apps[i % 2] as TestApp;
+      const auth = { authorization: `Bearer ${keys[i % 2]}` };
+      const pet = (await app.api({ method: 'POST', url: '/v1/pets', headers: { ...auth, ...json }, payload: JSON.stringify({ name: `N${i}`, categoryId: 1, status: 'available' }) })).json();
+      const order = (await app.api({ method: 'POST', url: '/v1/store/orders', headers: { ...auth, ...json }, payload: JSON.stringify({ petId: pet.id }) })).json();
+      if (i % 3 === 0) await app.api({ method: 'POST', url: `/v1/store/orders/${order.id}/complete`, headers: auth });
+      if (i % 3 === 1) await app.api({ method: 'POST', url: `/v1/store/orders/${order.id}/cancel`, headers: auth });
+      await app.api({ method: 'PUT', url: `/v1/categories/${100 + i}`, headers: { ...auth, ...json }, payload: JSON.stringify({ name: `C${i}` }) });
+    }
+    // The orders left placed expire (a second), then every event is published.
+    await within(20_000, async () => (await first.pool.query("SELECT 1 FROM orders WHERE status = 'placed'")).rowCount === 0, 100);
+    const last = async () => Number((await first.pool.query<{ m: string }>('SELECT coalesce(max(id), 0) AS m FROM events')).rows[0]?.m);
+    const position = async () => Number((await first.pool.query<{ p: string }>("SELECT position AS p FROM event_relays WHERE name = 'nats'")).rows[0]?.p ?? -1);
+    await within(30_000, async () => (await position()) === (await last()), 100);
+
+    const stored = (await first.pool.query<{ id: string; type: string; api_key_id: string | null }>('SELECT id, type, api_key_id FROM events ORDER BY id')).rows;
+    expect(new Set(stored.map((e) => e.type))).toEqual(new Set(['pet.created', 'pet.updated', 'order.placed', 'order.completed', 'order.cancelled', 'order.expired', 'category.updated']));
+    const info = await jsm.streams.info(STREAM);
+    expect(info.config.subjects).toEqual([`${PREFIX}.>`]);
+    expect(info.state.messages).toBe(stored.length);
+    const published = [];
+    for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq++) published.push(await jsm.streams.getMessage(STREAM, { seq }));
+    expect(published.map((m) => m.header.get('Nats-Msg-Id'))).toEqual(stored.map((e) => e.id));
+    for (const [n, message] of published.entries()) {
+      const event = stored[n] as { id: string; type: string; api_key_id: string | null };
+      expect(message.subject).toBe(`${PREFIX}.${event.type}`);
+      // The body is the event as getEvent answers it to the key that may see it.
+      const key = event.api_key_id === null || Number(event.api_key_id) === Number((await first.pool.query<{ id: string }>('SELECT min(id) AS id FROM api_keys')).rows[0]?.id) ? first.key : otherKey;
+      const answer = await first.api({ method: 'GET', url: `/v1/events/${event.id}`, headers: { authorization: `Bearer ${key}` } });
+      expect(message.json()).toEqual(answer.json());
+    }
+  });
+
+  it('a re-publish of an id already in the stream is dropped by JetStream', async () => {
+    const info = await jsm.streams.info(STREAM);
+    const message = await jsm.streams.getMessage(STREAM, { seq: info.state.first_seq });
+    const ack = await nc.jetstream().publish(message.subject, message.data, { msgID: message.header.get('Nats-Msg-Id') });
+    expect(ack.duplicate).toBe(true);
+    expect((await jsm.streams.info(STREAM)).state.messages).toBe(info.state.messages);
+  });
+
+  it('with NATS unreachable, requests are served and the events wait; the relay says so in the log', async () => {
+    // A loopback port where nothing listens (port 1 is never NATS).
+    const away = await buildTestApp({ url: first.url, pool: first.pool, env: { EVENTS_NATS_URL: 'nats://127.0.0.1:1', EVENTS_NATS_STREAM: STREAM, EVENTS_NATS_SUBJECT_PREFIX: PREFIX } });
+    await second.app.close();
+    await first.app.close();
+    try {
+      const before = Number((await first.pool.query<{ p: string }>("SELECT position AS p FROM event_relays WHERE name = 'nats'")).rows[0]?.p);
+      const created = await away.app.inject({ method: 'POST', url: '/v1/pets', headers: { ...first.auth, ...json }, payload: '{"name":"Waiting","categoryId":1}' });
+      expect(created.statusCode).toBe(201);
+      await within(20_000, async () => away.logs.some((line) => line.includes('events to NATS failed')), 50);
+      expect(Number((await first.pool.query<{ p: string }>("SELECT position AS p FROM event_relays WHERE name = 'nats'")).rows[0]?.p)).toBe(before);
+      expect(away.logs.join('')).not.toMatch(/password|postgres:\/\//);
+    } finally {
+      await away.app.close();
+    }
+  });
+});
