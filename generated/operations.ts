@@ -77,7 +77,13 @@ export const contractVersion = "1.4.0";
 /** The path of the first server URL, with its variables at their defaults. */
 export const basePath = "/v1";
 
-/** Every operation of the contract, by operationId, in the contract's order. */
+/** The operationIds of the contract's top-level `webhooks`: requests this service sends, not operations it serves. */
+export type WebhookOperationId = "petCreatedWebhook" | "petUpdatedWebhook" | "petDeletedWebhook" | "orderPlacedWebhook" | "orderCompletedWebhook" | "orderCancelledWebhook" | "orderExpiredWebhook" | "categoryUpdatedWebhook" | "categoryDeletedWebhook";
+
+/** The operations this service serves: those of the contract's paths. */
+export type PathOperationId = Exclude<keyof operations, WebhookOperationId>;
+
+/** Every operation of the contract's paths, by operationId, in the contract's order. */
 export const operationTable = {
   listPets: {
     operationId: "listPets",
@@ -6602,6 +6608,6 @@ export const operationTable = {
       },
     },
   },
-} as const satisfies { readonly [K in keyof operations]: OperationEntry & { readonly operationId: K } };
+} as const satisfies { readonly [K in PathOperationId]: OperationEntry & { readonly operationId: K } };
 
 export type OperationTable = typeof operationTable;

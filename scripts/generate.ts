@@ -182,6 +182,8 @@ interface Table {
   contractVersion: string;
   basePath: string;
   operations: OperationRow[];
+  /** The operationIds of the top-level `webhooks`: requests the service sends, not operations it serves. */
+  webhookOperationIds: string[];
 }
 
 function parameterRow(document: JsonObject, node: Json, where: string): ParameterRow {
@@ -321,13 +323,19 @@ function buildTable(document: JsonObject): Table {
       });
     }
   }
-  const ids = operations.map((o) => o.operationId);
+  const webhookOperationIds: string[] = [];
+  for (const [type, itemNode] of Object.entries(document.webhooks === undefined ? {} : objectAt(document.webhooks, 'webhooks'))) {
+    const post = objectAt(itemNode, `webhooks ${type}`).post;
+    const operationId = post === undefined ? undefined : objectAt(post, `webhooks ${type} post`).operationId;
+    if (typeof operationId === 'string') webhookOperationIds.push(operationId);
+  }
+  const ids = [...operations.map((o) => o.operationId), ...webhookOperationIds];
   const twice = ids.filter((id, i) => ids.indexOf(id) !== i);
   if (twice.length > 0) fail('paths', `operationId used twice: ${twice.join(', ')}`);
   for (const o of operations) {
     if (o.successor !== undefined && !ids.includes(o.successor)) fail(`${o.operationId} x-successor`, `${o.successor} is no operationId of the contract`);
   }
-  return { contractVersion: info.version, basePath: basePathOf(document), operations };
+  return { contractVersion: info.version, basePath: basePathOf(document), operations, webhookOperationIds };
 }
 
 // --- TypeScript text ---
@@ -427,8 +435,12 @@ function serverTable(table: Table): string {
     `export const contractVersion = ${JSON.stringify(table.contractVersion)};\n\n` +
     `/** The path of the first server URL, with its variables at their defaults. */\n` +
     `export const basePath = ${JSON.stringify(table.basePath)};\n\n` +
-    `/** Every operation of the contract, by operationId, in the contract's order. */\n` +
-    `export const operationTable = {\n${rows.join('\n')}\n} as const satisfies { readonly [K in keyof operations]: OperationEntry & { readonly operationId: K } };\n\n` +
+    `/** The operationIds of the contract's top-level \`webhooks\`: requests this service sends, not operations it serves. */\n` +
+    `export type WebhookOperationId = ${table.webhookOperationIds.map((id) => JSON.stringify(id)).join(' | ') || 'never'};\n\n` +
+    `/** The operations this service serves: those of the contract's paths. */\n` +
+    `export type PathOperationId = Exclude<keyof operations, WebhookOperationId>;\n\n` +
+    `/** Every operation of the contract's paths, by operationId, in the contract's order. */\n` +
+    `export const operationTable = {\n${rows.join('\n')}\n} as const satisfies { readonly [K in PathOperationId]: OperationEntry & { readonly operationId: K } };\n\n` +
     `export type OperationTable = typeof operationTable;\n`
   );
 }

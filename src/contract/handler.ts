@@ -3,13 +3,15 @@
 // contract does not declare, nor a body of the wrong shape: change the spec, run
 // `npm run generate`, and the compiler points at every handler that must follow.
 import type { FastifyBaseLogger } from 'fastify';
+import type { PathOperationId } from '../../generated/operations.js';
 import type { operations } from '../../generated/v1.js';
 import type { Scope } from '../auth/scopes.js';
 import type { ReadFrom } from '../db/consistency.js';
 import type { Transaction } from '../db/transaction.js';
 import type { Serialized } from '../db/serialized.js';
 
-export type OperationId = keyof operations;
+/** An operation the service serves (the contract's top-level `webhooks` are requests it sends). */
+export type OperationId = PathOperationId;
 type Operation<K extends OperationId> = operations[K];
 
 type Present<T> = [Exclude<T, undefined>] extends [never] ? Record<string, never> : Exclude<T, undefined>;

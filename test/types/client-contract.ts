@@ -3,6 +3,7 @@
 // assertions at the end fail it when the client and the contract part ways.
 import { AnimalStoreError, createAnimalStoreClient, type AnimalStoreClient, type ApiKey, type OperationId, type Scope, type TakesIdempotencyKey, operationTable } from '../../client/src/index.js';
 import type { operations } from '../../generated/v1.js';
+import type { PathOperationId } from '../../generated/operations.js';
 
 export async function wrongCalls(): Promise<void> {
   const store = createAnimalStoreClient({ baseUrl: 'http://localhost:3000/v1', apiKey: 'ask_x' });
@@ -169,11 +170,11 @@ export async function wrongCalls(): Promise<void> {
 
 // The client has a method for every operation of the contract (named by its operationId).
 // When the contract gains an operation, this fails to compile until the client has it.
-type Missing = Exclude<keyof operations, keyof AnimalStoreClient>;
+type Missing = Exclude<PathOperationId, keyof AnimalStoreClient>;
 export const everyOperationHasAMethod: [Missing] extends [never] ? true : { missing: Missing } = true;
 
 // The run-time table (which operations get an Idempotency-Key) says what the types say.
 type KeyTable = { [K in OperationId]: (typeof operationTable)[K]['idempotencyKey'] };
 type KeyTypes = { [K in OperationId]: TakesIdempotencyKey<K> };
 export const tableAgreesWithTypes: [KeyTable, KeyTypes] extends [KeyTypes, KeyTable] ? true : { table: KeyTable; types: KeyTypes } = true;
-export const tableHasEveryOperation: [Exclude<keyof operations, keyof typeof operationTable>] extends [never] ? true : false = true;
+export const tableHasEveryOperation: [Exclude<PathOperationId, keyof typeof operationTable>] extends [never] ? true : false = true;

@@ -604,67 +604,7 @@ export interface webhooks {
          * @description An animal was added (createPet). Sent to each enabled endpoint that lists `pet.created` in its `eventTypes`, when the
          *     endpoint's API key may see the event. See "Webhook deliveries" in the `webhooks` tag.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /**
-                     * @description The message's identifier (Standard Webhooks): the event's `id`, the same on every
-                     *     attempt and every endpoint. A receiver that has already processed it can answer
-                     *     `2xx` and skip it: deliveries are at least once.
-                     * @example 42
-                     */
-                    "webhook-id": components["parameters"]["WebhookId"];
-                    /**
-                     * @description When this attempt was signed, in seconds since 1970-01-01 UTC. Refuse messages too far from your clock (the `standardwebhooks` library allows 5 minutes).
-                     * @example 1795687200
-                     */
-                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
-                    /**
-                     * @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the
-                     *     endpoint's secret (the bytes after `whsec_`, base64-decoded), as Standard Webhooks
-                     *     specifies. For 24 hours after a secret's rotation, two signatures separated by a
-                     *     space: one with the new secret and one with the previous. Verify with a Standard
-                     *     Webhooks library, never by comparing strings yourself.
-                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
-                     */
-                    "webhook-signature": components["parameters"]["WebhookSignature"];
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["PetEvent"] & {
-                        /** @constant */
-                        type?: "pet.created";
-                    };
-                };
-            };
-            responses: {
-                /** @description Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description `410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again. */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`). */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["petCreatedWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -685,67 +625,7 @@ export interface webhooks {
          * @description An animal changed: updatePet, or an order placed, completed, cancelled or expired changed its status. Sent to each enabled endpoint that lists `pet.updated` in its `eventTypes`, when the
          *     endpoint's API key may see the event. See "Webhook deliveries" in the `webhooks` tag.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /**
-                     * @description The message's identifier (Standard Webhooks): the event's `id`, the same on every
-                     *     attempt and every endpoint. A receiver that has already processed it can answer
-                     *     `2xx` and skip it: deliveries are at least once.
-                     * @example 42
-                     */
-                    "webhook-id": components["parameters"]["WebhookId"];
-                    /**
-                     * @description When this attempt was signed, in seconds since 1970-01-01 UTC. Refuse messages too far from your clock (the `standardwebhooks` library allows 5 minutes).
-                     * @example 1795687200
-                     */
-                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
-                    /**
-                     * @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the
-                     *     endpoint's secret (the bytes after `whsec_`, base64-decoded), as Standard Webhooks
-                     *     specifies. For 24 hours after a secret's rotation, two signatures separated by a
-                     *     space: one with the new secret and one with the previous. Verify with a Standard
-                     *     Webhooks library, never by comparing strings yourself.
-                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
-                     */
-                    "webhook-signature": components["parameters"]["WebhookSignature"];
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["PetEvent"] & {
-                        /** @constant */
-                        type?: "pet.updated";
-                    };
-                };
-            };
-            responses: {
-                /** @description Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description `410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again. */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`). */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["petUpdatedWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -766,67 +646,7 @@ export interface webhooks {
          * @description An animal was removed (deletePet); `data` is the animal as it was. Sent to each enabled endpoint that lists `pet.deleted` in its `eventTypes`, when the
          *     endpoint's API key may see the event. See "Webhook deliveries" in the `webhooks` tag.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /**
-                     * @description The message's identifier (Standard Webhooks): the event's `id`, the same on every
-                     *     attempt and every endpoint. A receiver that has already processed it can answer
-                     *     `2xx` and skip it: deliveries are at least once.
-                     * @example 42
-                     */
-                    "webhook-id": components["parameters"]["WebhookId"];
-                    /**
-                     * @description When this attempt was signed, in seconds since 1970-01-01 UTC. Refuse messages too far from your clock (the `standardwebhooks` library allows 5 minutes).
-                     * @example 1795687200
-                     */
-                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
-                    /**
-                     * @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the
-                     *     endpoint's secret (the bytes after `whsec_`, base64-decoded), as Standard Webhooks
-                     *     specifies. For 24 hours after a secret's rotation, two signatures separated by a
-                     *     space: one with the new secret and one with the previous. Verify with a Standard
-                     *     Webhooks library, never by comparing strings yourself.
-                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
-                     */
-                    "webhook-signature": components["parameters"]["WebhookSignature"];
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["PetEvent"] & {
-                        /** @constant */
-                        type?: "pet.deleted";
-                    };
-                };
-            };
-            responses: {
-                /** @description Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description `410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again. */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`). */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["petDeletedWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -847,67 +667,7 @@ export interface webhooks {
          * @description An order was placed (seen only by the API key that placed it). Sent to each enabled endpoint that lists `order.placed` in its `eventTypes`, when the
          *     endpoint's API key may see the event. See "Webhook deliveries" in the `webhooks` tag.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /**
-                     * @description The message's identifier (Standard Webhooks): the event's `id`, the same on every
-                     *     attempt and every endpoint. A receiver that has already processed it can answer
-                     *     `2xx` and skip it: deliveries are at least once.
-                     * @example 42
-                     */
-                    "webhook-id": components["parameters"]["WebhookId"];
-                    /**
-                     * @description When this attempt was signed, in seconds since 1970-01-01 UTC. Refuse messages too far from your clock (the `standardwebhooks` library allows 5 minutes).
-                     * @example 1795687200
-                     */
-                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
-                    /**
-                     * @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the
-                     *     endpoint's secret (the bytes after `whsec_`, base64-decoded), as Standard Webhooks
-                     *     specifies. For 24 hours after a secret's rotation, two signatures separated by a
-                     *     space: one with the new secret and one with the previous. Verify with a Standard
-                     *     Webhooks library, never by comparing strings yourself.
-                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
-                     */
-                    "webhook-signature": components["parameters"]["WebhookSignature"];
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["OrderEvent"] & {
-                        /** @constant */
-                        type?: "order.placed";
-                    };
-                };
-            };
-            responses: {
-                /** @description Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description `410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again. */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`). */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["orderPlacedWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -928,67 +688,7 @@ export interface webhooks {
          * @description An order was completed: its animal is sold. Sent to each enabled endpoint that lists `order.completed` in its `eventTypes`, when the
          *     endpoint's API key may see the event. See "Webhook deliveries" in the `webhooks` tag.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /**
-                     * @description The message's identifier (Standard Webhooks): the event's `id`, the same on every
-                     *     attempt and every endpoint. A receiver that has already processed it can answer
-                     *     `2xx` and skip it: deliveries are at least once.
-                     * @example 42
-                     */
-                    "webhook-id": components["parameters"]["WebhookId"];
-                    /**
-                     * @description When this attempt was signed, in seconds since 1970-01-01 UTC. Refuse messages too far from your clock (the `standardwebhooks` library allows 5 minutes).
-                     * @example 1795687200
-                     */
-                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
-                    /**
-                     * @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the
-                     *     endpoint's secret (the bytes after `whsec_`, base64-decoded), as Standard Webhooks
-                     *     specifies. For 24 hours after a secret's rotation, two signatures separated by a
-                     *     space: one with the new secret and one with the previous. Verify with a Standard
-                     *     Webhooks library, never by comparing strings yourself.
-                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
-                     */
-                    "webhook-signature": components["parameters"]["WebhookSignature"];
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["OrderEvent"] & {
-                        /** @constant */
-                        type?: "order.completed";
-                    };
-                };
-            };
-            responses: {
-                /** @description Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description `410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again. */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`). */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["orderCompletedWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1009,67 +709,7 @@ export interface webhooks {
          * @description An order was cancelled: its animal is available again. Sent to each enabled endpoint that lists `order.cancelled` in its `eventTypes`, when the
          *     endpoint's API key may see the event. See "Webhook deliveries" in the `webhooks` tag.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /**
-                     * @description The message's identifier (Standard Webhooks): the event's `id`, the same on every
-                     *     attempt and every endpoint. A receiver that has already processed it can answer
-                     *     `2xx` and skip it: deliveries are at least once.
-                     * @example 42
-                     */
-                    "webhook-id": components["parameters"]["WebhookId"];
-                    /**
-                     * @description When this attempt was signed, in seconds since 1970-01-01 UTC. Refuse messages too far from your clock (the `standardwebhooks` library allows 5 minutes).
-                     * @example 1795687200
-                     */
-                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
-                    /**
-                     * @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the
-                     *     endpoint's secret (the bytes after `whsec_`, base64-decoded), as Standard Webhooks
-                     *     specifies. For 24 hours after a secret's rotation, two signatures separated by a
-                     *     space: one with the new secret and one with the previous. Verify with a Standard
-                     *     Webhooks library, never by comparing strings yourself.
-                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
-                     */
-                    "webhook-signature": components["parameters"]["WebhookSignature"];
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["OrderEvent"] & {
-                        /** @constant */
-                        type?: "order.cancelled";
-                    };
-                };
-            };
-            responses: {
-                /** @description Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description `410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again. */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`). */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["orderCancelledWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1090,67 +730,7 @@ export interface webhooks {
          * @description An order expired: its animal is available again. Sent to each enabled endpoint that lists `order.expired` in its `eventTypes`, when the
          *     endpoint's API key may see the event. See "Webhook deliveries" in the `webhooks` tag.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /**
-                     * @description The message's identifier (Standard Webhooks): the event's `id`, the same on every
-                     *     attempt and every endpoint. A receiver that has already processed it can answer
-                     *     `2xx` and skip it: deliveries are at least once.
-                     * @example 42
-                     */
-                    "webhook-id": components["parameters"]["WebhookId"];
-                    /**
-                     * @description When this attempt was signed, in seconds since 1970-01-01 UTC. Refuse messages too far from your clock (the `standardwebhooks` library allows 5 minutes).
-                     * @example 1795687200
-                     */
-                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
-                    /**
-                     * @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the
-                     *     endpoint's secret (the bytes after `whsec_`, base64-decoded), as Standard Webhooks
-                     *     specifies. For 24 hours after a secret's rotation, two signatures separated by a
-                     *     space: one with the new secret and one with the previous. Verify with a Standard
-                     *     Webhooks library, never by comparing strings yourself.
-                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
-                     */
-                    "webhook-signature": components["parameters"]["WebhookSignature"];
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["OrderEvent"] & {
-                        /** @constant */
-                        type?: "order.expired";
-                    };
-                };
-            };
-            responses: {
-                /** @description Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description `410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again. */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`). */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["orderExpiredWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1171,67 +751,7 @@ export interface webhooks {
          * @description A category was given a name or renamed (putCategory). Sent to each enabled endpoint that lists `category.updated` in its `eventTypes`, when the
          *     endpoint's API key may see the event. See "Webhook deliveries" in the `webhooks` tag.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /**
-                     * @description The message's identifier (Standard Webhooks): the event's `id`, the same on every
-                     *     attempt and every endpoint. A receiver that has already processed it can answer
-                     *     `2xx` and skip it: deliveries are at least once.
-                     * @example 42
-                     */
-                    "webhook-id": components["parameters"]["WebhookId"];
-                    /**
-                     * @description When this attempt was signed, in seconds since 1970-01-01 UTC. Refuse messages too far from your clock (the `standardwebhooks` library allows 5 minutes).
-                     * @example 1795687200
-                     */
-                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
-                    /**
-                     * @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the
-                     *     endpoint's secret (the bytes after `whsec_`, base64-decoded), as Standard Webhooks
-                     *     specifies. For 24 hours after a secret's rotation, two signatures separated by a
-                     *     space: one with the new secret and one with the previous. Verify with a Standard
-                     *     Webhooks library, never by comparing strings yourself.
-                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
-                     */
-                    "webhook-signature": components["parameters"]["WebhookSignature"];
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["CategoryEvent"] & {
-                        /** @constant */
-                        type?: "category.updated";
-                    };
-                };
-            };
-            responses: {
-                /** @description Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description `410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again. */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`). */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["categoryUpdatedWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1252,67 +772,7 @@ export interface webhooks {
          * @description A category's name was removed (deleteCategory); `data` is the category as it was. Sent to each enabled endpoint that lists `category.deleted` in its `eventTypes`, when the
          *     endpoint's API key may see the event. See "Webhook deliveries" in the `webhooks` tag.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /**
-                     * @description The message's identifier (Standard Webhooks): the event's `id`, the same on every
-                     *     attempt and every endpoint. A receiver that has already processed it can answer
-                     *     `2xx` and skip it: deliveries are at least once.
-                     * @example 42
-                     */
-                    "webhook-id": components["parameters"]["WebhookId"];
-                    /**
-                     * @description When this attempt was signed, in seconds since 1970-01-01 UTC. Refuse messages too far from your clock (the `standardwebhooks` library allows 5 minutes).
-                     * @example 1795687200
-                     */
-                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
-                    /**
-                     * @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the
-                     *     endpoint's secret (the bytes after `whsec_`, base64-decoded), as Standard Webhooks
-                     *     specifies. For 24 hours after a secret's rotation, two signatures separated by a
-                     *     space: one with the new secret and one with the previous. Verify with a Standard
-                     *     Webhooks library, never by comparing strings yourself.
-                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
-                     */
-                    "webhook-signature": components["parameters"]["WebhookSignature"];
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["CategoryEvent"] & {
-                        /** @constant */
-                        type?: "category.deleted";
-                    };
-                };
-            };
-            responses: {
-                /** @description Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description `410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again. */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`). */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["categoryDeletedWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4010,6 +3470,555 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
+        };
+    };
+    petCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The message's identifier (Standard Webhooks): the event's `id`, the same on every
+                 *     attempt and every endpoint. A receiver that has already processed it can answer
+                 *     `2xx` and skip it: deliveries are at least once.
+                 * @example 42
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description When this attempt was signed, in seconds since 1970-01-01 UTC. Refuse messages too far from your clock (the `standardwebhooks` library allows 5 minutes).
+                 * @example 1795687200
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the
+                 *     endpoint's secret (the bytes after `whsec_`, base64-decoded), as Standard Webhooks
+                 *     specifies. For 24 hours after a secret's rotation, two signatures separated by a
+                 *     space: one with the new secret and one with the previous. Verify with a Standard
+                 *     Webhooks library, never by comparing strings yourself.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PetEvent"] & {
+                    /** @constant */
+                    type?: "pet.created";
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    petUpdatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The message's identifier (Standard Webhooks): the event's `id`, the same on every
+                 *     attempt and every endpoint. A receiver that has already processed it can answer
+                 *     `2xx` and skip it: deliveries are at least once.
+                 * @example 42
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description When this attempt was signed, in seconds since 1970-01-01 UTC. Refuse messages too far from your clock (the `standardwebhooks` library allows 5 minutes).
+                 * @example 1795687200
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the
+                 *     endpoint's secret (the bytes after `whsec_`, base64-decoded), as Standard Webhooks
+                 *     specifies. For 24 hours after a secret's rotation, two signatures separated by a
+                 *     space: one with the new secret and one with the previous. Verify with a Standard
+                 *     Webhooks library, never by comparing strings yourself.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PetEvent"] & {
+                    /** @constant */
+                    type?: "pet.updated";
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    petDeletedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The message's identifier (Standard Webhooks): the event's `id`, the same on every
+                 *     attempt and every endpoint. A receiver that has already processed it can answer
+                 *     `2xx` and skip it: deliveries are at least once.
+                 * @example 42
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description When this attempt was signed, in seconds since 1970-01-01 UTC. Refuse messages too far from your clock (the `standardwebhooks` library allows 5 minutes).
+                 * @example 1795687200
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the
+                 *     endpoint's secret (the bytes after `whsec_`, base64-decoded), as Standard Webhooks
+                 *     specifies. For 24 hours after a secret's rotation, two signatures separated by a
+                 *     space: one with the new secret and one with the previous. Verify with a Standard
+                 *     Webhooks library, never by comparing strings yourself.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PetEvent"] & {
+                    /** @constant */
+                    type?: "pet.deleted";
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderPlacedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The message's identifier (Standard Webhooks): the event's `id`, the same on every
+                 *     attempt and every endpoint. A receiver that has already processed it can answer
+                 *     `2xx` and skip it: deliveries are at least once.
+                 * @example 42
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description When this attempt was signed, in seconds since 1970-01-01 UTC. Refuse messages too far from your clock (the `standardwebhooks` library allows 5 minutes).
+                 * @example 1795687200
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the
+                 *     endpoint's secret (the bytes after `whsec_`, base64-decoded), as Standard Webhooks
+                 *     specifies. For 24 hours after a secret's rotation, two signatures separated by a
+                 *     space: one with the new secret and one with the previous. Verify with a Standard
+                 *     Webhooks library, never by comparing strings yourself.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderEvent"] & {
+                    /** @constant */
+                    type?: "order.placed";
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderCompletedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The message's identifier (Standard Webhooks): the event's `id`, the same on every
+                 *     attempt and every endpoint. A receiver that has already processed it can answer
+                 *     `2xx` and skip it: deliveries are at least once.
+                 * @example 42
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description When this attempt was signed, in seconds since 1970-01-01 UTC. Refuse messages too far from your clock (the `standardwebhooks` library allows 5 minutes).
+                 * @example 1795687200
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the
+                 *     endpoint's secret (the bytes after `whsec_`, base64-decoded), as Standard Webhooks
+                 *     specifies. For 24 hours after a secret's rotation, two signatures separated by a
+                 *     space: one with the new secret and one with the previous. Verify with a Standard
+                 *     Webhooks library, never by comparing strings yourself.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderEvent"] & {
+                    /** @constant */
+                    type?: "order.completed";
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderCancelledWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The message's identifier (Standard Webhooks): the event's `id`, the same on every
+                 *     attempt and every endpoint. A receiver that has already processed it can answer
+                 *     `2xx` and skip it: deliveries are at least once.
+                 * @example 42
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description When this attempt was signed, in seconds since 1970-01-01 UTC. Refuse messages too far from your clock (the `standardwebhooks` library allows 5 minutes).
+                 * @example 1795687200
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the
+                 *     endpoint's secret (the bytes after `whsec_`, base64-decoded), as Standard Webhooks
+                 *     specifies. For 24 hours after a secret's rotation, two signatures separated by a
+                 *     space: one with the new secret and one with the previous. Verify with a Standard
+                 *     Webhooks library, never by comparing strings yourself.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderEvent"] & {
+                    /** @constant */
+                    type?: "order.cancelled";
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderExpiredWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The message's identifier (Standard Webhooks): the event's `id`, the same on every
+                 *     attempt and every endpoint. A receiver that has already processed it can answer
+                 *     `2xx` and skip it: deliveries are at least once.
+                 * @example 42
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description When this attempt was signed, in seconds since 1970-01-01 UTC. Refuse messages too far from your clock (the `standardwebhooks` library allows 5 minutes).
+                 * @example 1795687200
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the
+                 *     endpoint's secret (the bytes after `whsec_`, base64-decoded), as Standard Webhooks
+                 *     specifies. For 24 hours after a secret's rotation, two signatures separated by a
+                 *     space: one with the new secret and one with the previous. Verify with a Standard
+                 *     Webhooks library, never by comparing strings yourself.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderEvent"] & {
+                    /** @constant */
+                    type?: "order.expired";
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    categoryUpdatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The message's identifier (Standard Webhooks): the event's `id`, the same on every
+                 *     attempt and every endpoint. A receiver that has already processed it can answer
+                 *     `2xx` and skip it: deliveries are at least once.
+                 * @example 42
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description When this attempt was signed, in seconds since 1970-01-01 UTC. Refuse messages too far from your clock (the `standardwebhooks` library allows 5 minutes).
+                 * @example 1795687200
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the
+                 *     endpoint's secret (the bytes after `whsec_`, base64-decoded), as Standard Webhooks
+                 *     specifies. For 24 hours after a secret's rotation, two signatures separated by a
+                 *     space: one with the new secret and one with the previous. Verify with a Standard
+                 *     Webhooks library, never by comparing strings yourself.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CategoryEvent"] & {
+                    /** @constant */
+                    type?: "category.updated";
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    categoryDeletedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The message's identifier (Standard Webhooks): the event's `id`, the same on every
+                 *     attempt and every endpoint. A receiver that has already processed it can answer
+                 *     `2xx` and skip it: deliveries are at least once.
+                 * @example 42
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description When this attempt was signed, in seconds since 1970-01-01 UTC. Refuse messages too far from your clock (the `standardwebhooks` library allows 5 minutes).
+                 * @example 1795687200
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the
+                 *     endpoint's secret (the bytes after `whsec_`, base64-decoded), as Standard Webhooks
+                 *     specifies. For 24 hours after a secret's rotation, two signatures separated by a
+                 *     space: one with the new secret and one with the previous. Verify with a Standard
+                 *     Webhooks library, never by comparing strings yourself.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CategoryEvent"] & {
+                    /** @constant */
+                    type?: "category.deleted";
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }
