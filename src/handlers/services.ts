@@ -3,7 +3,10 @@ import type { CategoriesRepository } from '../db/categories.js';
 import type { InventoryRepository } from '../db/inventory.js';
 import type { OrdersRepository } from '../db/orders.js';
 import type { PetsRepository } from '../db/pets.js';
+import type { WebhookDeliveriesRepository } from '../db/webhook-deliveries.js';
+import type { WebhookEndpointsRepository } from '../db/webhook-endpoints.js';
 import type { LazyCursorCodec } from '../pagination/cursor.js';
+import type { UrlRefusal } from '../webhooks/target.js';
 
 /** What handlers may use. Built once by the app and passed to every handler. */
 export interface Services {
@@ -15,4 +18,8 @@ export interface Services {
   cursors: LazyCursorCodec;
   /** How long a placed order holds its pet (ORDER_HOLD_SECONDS). */
   orderHoldSeconds: number;
+  webhookEndpoints: WebhookEndpointsRepository;
+  webhookDeliveries: WebhookDeliveriesRepository;
+  /** Whether a URL may be an endpoint's (src/webhooks/target.ts, with the deployment's resolver and WEBHOOK_ALLOW_PRIVATE). */
+  webhookUrls: { check: (url: string) => Promise<UrlRefusal | undefined> };
 }
