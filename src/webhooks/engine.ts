@@ -110,6 +110,8 @@ export function createWebhookEngine(options: EngineOptions) {
 
   return {
     start(): void {
+      // The token marks this instance's leases in webhook_endpoints.lease_token.
+      options.log.info({ leaseToken: token }, 'webhook deliveries started');
       timers.push(setInterval(() => void dispatch(), options.pollMs).unref());
       timers.push(setInterval(() => void claim(), options.pollMs).unref());
     },
