@@ -92,6 +92,11 @@ describe('deliveries', () => {
     expect(new Set(log.map((d) => d.eventId)).size).toBe(1);
     for (const d of log) expect(d.durationMs).toBeGreaterThanOrEqual(0);
     for (const got of petNamed(r, 'Retried')) verify(secret, got);
+    // The log pages like every list; the next link names this endpoint.
+    const page = await t.api({ method: 'GET', url: `/v1/webhook-endpoints/${id}/deliveries?limit=2`, headers: t.auth });
+    const next = /<([^>]+)>; rel="next"/.exec(String(page.headers.link))?.[1] as string;
+    expect(next).toMatch(new RegExp(`^/v1/webhook-endpoints/${id}/deliveries\\?limit=2&cursor=`));
+    expect((await t.api({ method: 'GET', url: next, headers: t.auth })).json()).toEqual([log[2]]);
     // A closed port: connection_failed.
     const closed = await receiver();
     const deadUrl = closed.url;
@@ -100,7 +105,7 @@ describe('deliveries', () => {
     await pet('Nobody');
     await within(10_000, async () => (await deliveries(dead.id)).length >= 1);
     expect((await deliveries(dead.id))[0]).toMatchObject({ attempt: 1, error: 'connection_failed' });
-    expect((await deliveries(dead.id))[0].statusCode).toBeUndefined();
+    expect((await deliveries(dead.id))[0]?.statusCode).toBeUndefined();
   });
 
   it('waits as long as Retry-After asks when that is longer than the schedule', async () => {
@@ -110,7 +115,7 @@ describe('deliveries', () => {
     const { id } = await endpoint(r.url, ['pet.created']);
     await pet('Patient');
     await within(20_000, async () => petNamed(r, 'Patient').length === 2);
-    const [first, second] = petNamed(r, 'Patient') as [{ at: number }, { at: number }];
+    const [first, second] = petNamed(r, 'Patient') as unknown as [{ at: number }, { at: number }];
     // The schedule says 1 s; Retry-After says 4 s.
     expect(second.at - first.at).toBeGreaterThanOrEqual(3900);
     await within(10_000, async () => (await deliveries(id)).length === 2);
@@ -148,6 +153,25 @@ describe('deliveries', () => {
     await within(10_000, async () => petNamed(control, 'Control').length === 1);
     expect(r.received).toHaveLength(1);
     expect((await deliveries(id)).map((d) => d.statusCode)).toEqual([410]);
+  });
+
+  it('disables an endpoint whose every attempt failed for the window (3 days), with the reason', async () => {
+    const r = await receiver();
+    r.answer(() => ({ status: 503 }));
+    const { id } = await endpoint(r.url, ['pet.created']);
+    // Failing for 3 days and a minute already.
+    await t.pool.query("UPDATE webhook_endpoints SET failing_since = now() - interval '3 days 1 minute' WHERE id = $1", [id]);
+    await pet('Hopeless');
+    await within(10_000, async () => (await t.api({ method: 'GET', url: `/v1/webhook-endpoints/${id}`, headers: t.auth })).json().enabled === false);
+    const got = (await t.api({ method: 'GET', url: `/v1/webhook-endpoints/${id}`, headers: t.auth })).json();
+    expect(got.disabledReason).toMatch(/^every delivery failed for 3 days \(from \d{4}-\d\d-\d\dT[\d:.]+Z\); the last: 503$/);
+    expect((await t.pool.query('SELECT count(*)::int AS n FROM webhook_messages WHERE endpoint_id = $1', [id])).rows[0].n).toBe(0);
+    // Enabled again, it delivers what is written from then on.
+    r.answer(() => ({ status: 200 }));
+    await t.api({ method: 'PATCH', url: `/v1/webhook-endpoints/${id}`, headers: { ...t.auth, 'content-type': 'application/merge-patch+json' }, payload: '{"enabled":true}' });
+    await pet('Hopeful');
+    await within(10_000, async () => petNamed(r, 'Hopeful').length === 1);
+    expect(petNamed(r, 'Hopeless')).toHaveLength(1);
   });
 
   it('after a rotation both secrets verify, each with its own signature; once the previous one expires, only the new', async () => {
@@ -191,7 +215,7 @@ describe('deliveries', () => {
     expect(slowLog).toEqual([]);
     await within(20_000, async () => (await deliveries(s.id)).length >= 1);
     expect((await deliveries(s.id))[0]).toMatchObject({ attempt: 1, error: 'timeout' });
-    expect((await deliveries(s.id))[0].durationMs).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
+    expect((await deliveries(s.id))[0]?.durationMs).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
     slow.release();
   });
 
