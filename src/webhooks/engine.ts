@@ -52,6 +52,16 @@ export function createWebhookEngine(options: EngineOptions) {
   let claiming = false;
   let dispatching = false;
   const warn = (what: string) => (error: unknown) => options.log.warn({ err: { message: error instanceof Error ? error.message : String(error) } }, `webhooks: ${what} failed`);
+  // A loop that fails (the database is away) says so once, and again when it works again,
+  // not at every poll.
+  const failing = new Set<string>();
+  const failed = (what: string, error: unknown): void => {
+    if (!failing.has(what)) warn(what)(error);
+    failing.add(what);
+  };
+  const works = (what: string): void => {
+    if (failing.delete(what)) options.log.info(`webhooks: ${what} works again`);
+  };
 
   async function attempt(message: Claimed): Promise<void> {
     if (!message.may_see || message.payload === null) return options.messages.drop(token, message.endpoint_id, message.event_id);
@@ -66,9 +76,22 @@ export function createWebhookEngine(options: EngineOptions) {
     );
   }
 
-  async function claim(): Promise<void> {
-    if (claiming || stopped) return;
+  let claimRun: Promise<void> = Promise.resolve();
+  let dispatchRun: Promise<void> = Promise.resolve();
+  function claim(): Promise<void> {
+    if (claiming || stopped) return claimRun;
     claiming = true;
+    claimRun = claimOnce();
+    return claimRun;
+  }
+  function dispatch(): Promise<void> {
+    if (dispatching || stopped) return dispatchRun;
+    dispatching = true;
+    dispatchRun = dispatchOnce();
+    return dispatchRun;
+  }
+
+  async function claimOnce(): Promise<void> {
     try {
       const free = options.concurrency - inFlight.size;
       if (free <= 0) return;
@@ -83,16 +106,15 @@ export function createWebhookEngine(options: EngineOptions) {
           });
         inFlight.add(running);
       }
+      works('claiming deliveries');
     } catch (error) {
-      warn('claiming deliveries')(error);
+      failed('claiming deliveries', error);
     } finally {
       claiming = false;
     }
   }
 
-  async function dispatch(): Promise<void> {
-    if (dispatching || stopped) return;
-    dispatching = true;
+  async function dispatchOnce(): Promise<void> {
     try {
       // Catch up in batches; a short batch means the feed is read to its end (or to an
       // event still being committed).
@@ -101,8 +123,9 @@ export function createWebhookEngine(options: EngineOptions) {
         if (done.messages > 0) void claim();
         if (done.events < DISPATCH_BATCH || stopped) break;
       }
+      works('dispatching events');
     } catch (error) {
-      warn('dispatching events')(error);
+      failed('dispatching events', error);
     } finally {
       dispatching = false;
     }
@@ -119,6 +142,8 @@ export function createWebhookEngine(options: EngineOptions) {
     async stop(): Promise<void> {
       stopped = true;
       timers.forEach(clearInterval);
+      // A claim under way may still start attempts: wait for it, then for them.
+      await Promise.allSettled([claimRun, dispatchRun]);
       await Promise.allSettled([...inFlight]);
     },
   };
