@@ -81,18 +81,19 @@ const STATEMENTS = {
   ),
   // $3 the delay in ms, $4 the window in seconds, $5 when this attempt started: the message
   // is tried again after the delay, or given up when that falls past the window after its
-  // first attempt.
+  // first attempt, or after its 100th attempt (the log's bound; the default schedule makes
+  // about a dozen in 3 days).
   retry: statement<{ kept: boolean }>(
     'webhook-messages-retry',
     `WITH msg AS (SELECT coalesce(first_attempted_at, $5) AS first FROM webhook_messages WHERE endpoint_id = $1 AND event_id = $2),
      kept AS (
        UPDATE webhook_messages m SET attempts = attempts + 1, first_attempted_at = msg.first, due_at = now() + $3::int * interval '1 millisecond'
-       FROM msg WHERE m.endpoint_id = $1 AND m.event_id = $2 AND now() + $3::int * interval '1 millisecond' <= msg.first + $4::int * interval '1 second'
+       FROM msg WHERE m.endpoint_id = $1 AND m.event_id = $2 AND m.attempts < 99 AND now() + $3::int * interval '1 millisecond' <= msg.first + $4::int * interval '1 second'
        RETURNING 1
      ),
      dropped AS (
        DELETE FROM webhook_messages m USING msg
-       WHERE m.endpoint_id = $1 AND m.event_id = $2 AND now() + $3::int * interval '1 millisecond' > msg.first + $4::int * interval '1 second'
+       WHERE m.endpoint_id = $1 AND m.event_id = $2 AND (m.attempts >= 99 OR now() + $3::int * interval '1 millisecond' > msg.first + $4::int * interval '1 second')
      )
      SELECT EXISTS (SELECT 1 FROM kept) AS kept`,
   ),

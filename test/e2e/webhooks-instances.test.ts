@@ -1,12 +1,12 @@
 // Two service processes on one database share the deliveries, and in normal operation no
 // event is delivered twice: three endpoints, each with its receiver on 127.0.0.1, and pets
-// created through both instances; each receiver counts every webhook-id it gets.
-import { describe, expect, it } from 'vitest';
-import { startServer, within, type ServerProcess } from '../process.js';
-import { startReceiver, type Receiver } from '../support/receiver.js';
-import { afterAll, beforeAll } from 'vitest';
+// created through both instances; each receiver counts every webhook-id it gets, and the
+// endpoints' leases, watched while the work goes on, are taken by both instances.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closePool, createPool } from '../../src/db/pool.js';
 import { createApiKey, createTestDatabase } from '../helper.js';
+import { startServer, within, type ServerProcess } from '../process.js';
+import { startReceiver, type Receiver } from '../support/receiver.js';
 
 const ENV = { RATE_LIMIT_MAX: '10000000', MAX_EVENT_LOOP_DELAY_MS: '0', DB_CONNECT_TIMEOUT_MS: '10000', WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '50' };
 const PETS = 40;
