@@ -22,6 +22,10 @@ import { createOrdersRepository } from './db/orders.js';
 import { createPetsRepository } from './db/pets.js';
 import { createServiceSecretsRepository } from './db/service-secrets.js';
 import { createNatsRelay } from './events/nats-relay.js';
+import { createWebhookDeliveriesRepository } from './db/webhook-deliveries.js';
+import { createWebhookDispatchRepository } from './db/webhook-dispatch.js';
+import { createWebhookEndpointsRepository } from './db/webhook-endpoints.js';
+import { createWebhookMessagesRepository } from './db/webhook-messages.js';
 import { bindHandlers } from './handlers/index.js';
 import { requestIdOf } from './http-message.js';
 import { authentication } from './middleware/authentication.js';
@@ -47,6 +51,8 @@ import securityHeaders from './plugins/security-headers.js';
 import servedContract from './plugins/served-contract.js';
 import docs, { DOCS_PREFIX } from './plugins/swagger.js';
 import loadShedding from './plugins/under-pressure.js';
+import { createWebhookEngine } from './webhooks/engine.js';
+import { checkUrl, systemResolver, type Resolver } from './webhooks/target.js';
 
 
 /** Events deleted per statement by the retention job. */
@@ -68,6 +74,11 @@ export interface AppDeps {
    * development key): /readyz is 503 until then. Without it, ready as soon as listening.
    */
   startedUp?: () => boolean;
+  /**
+   * How webhook hosts are resolved, at save and at each delivery's connection (default: the
+   * system's resolver). Tests give a fake one: they never resolve a real name.
+   */
+  webhookResolver?: Resolver;
 }
 
 /**
@@ -178,6 +189,27 @@ export const app = fp(
         await apiKeys.refresh();
         return result;
       };
+    // Webhooks: endpoints (handlers) and the delivery engine (every instance runs it; it
+    // shares the work through the database: docs/decisions/0006-webhook-delivery.md).
+    const webhookEndpoints = createWebhookEndpointsRepository(deps.pool);
+    const webhookDeliveries = createWebhookDeliveriesRepository(deps.pool);
+    const resolve = deps.webhookResolver ?? systemResolver;
+    const allowPrivate = deps.config.WEBHOOK_ALLOW_PRIVATE;
+    const webhookUrls = { check: (url: string) => checkUrl(url, { allowPrivate, resolve }) };
+    const webhookEngine = createWebhookEngine({
+      dispatch: createWebhookDispatchRepository(deps.pool),
+      messages: createWebhookMessagesRepository(deps.pool),
+      resolve,
+      allowPrivate,
+      timeoutMs: deps.config.WEBHOOK_TIMEOUT_MS,
+      schedule: deps.config.WEBHOOK_RETRY_SCHEDULE_SECONDS.split(',').map(Number),
+      windowSeconds: deps.config.WEBHOOK_RETRY_WINDOW_SECONDS,
+      concurrency: deps.config.WEBHOOK_CONCURRENCY,
+      pollMs: deps.config.WEBHOOK_POLL_MS,
+      log: fastify.log,
+    });
+    fastify.addHook('onReady', async () => webhookEngine.start());
+    fastify.addHook('onClose', async () => webhookEngine.stop());
     const keysSeenAtOnce = { ...keys, create: thenRefresh(keys.create), rotate: thenRefresh(keys.rotate), revoke: thenRefresh(keys.revoke) };
     fastify.addHook('onClose', async () => {
       await apiKeys.close();
@@ -218,6 +250,7 @@ export const app = fp(
         { name: 'orders expiry', everyMs: 500, run: async () => counted('expired placed orders')(await orders.expireDue()) },
         { name: 'inventory fold', everyMs: 1000, run: async () => void (await inventory.fold()) },
         { name: 'api keys last used', everyMs: deps.config.API_KEY_USAGE_FLUSH_MS, run: async () => void (await keyUsage.flush()) },
+        { name: 'webhook attempts purge', everyMs: 60 * 60 * 1000, run: async () => counted('purged webhook delivery attempts')(await webhookDeliveries.purge(deps.config.EVENT_RETENTION_DAYS)) },
         { name: 'idempotency keys purge', everyMs: 60 * 60 * 1000, run: async () => counted('purged expired idempotency keys')(await idempotencyKeys.purge()) },
         // Events older than EVENT_RETENTION_DAYS, oldest first, in batches (src/db/events.ts).
         { name: 'events retention', everyMs: 60 * 1000, run: async () => counted('deleted events past retention')(await events.purge(deps.config.EVENT_RETENTION_DAYS, EVENT_PURGE_BATCH)) },
@@ -227,7 +260,7 @@ export const app = fp(
     // Every operation of the contract, its handler wrapped in its middleware, outermost
     // first: each middleware applies to the operations the contract says it does.
     await fastify.register(contract, {
-      handlers: bindHandlers({ pets, orders, inventory, categories, apiKeys: keysSeenAtOnce, events, eventRetentionDays: deps.config.EVENT_RETENTION_DAYS, cursors: lazyCursorCodec(() => secrets.get('cursor')), orderHoldSeconds: deps.config.ORDER_HOLD_SECONDS }),
+      handlers: bindHandlers({ pets, orders, inventory, categories, apiKeys: keysSeenAtOnce, events, eventRetentionDays: deps.config.EVENT_RETENTION_DAYS, cursors: lazyCursorCodec(() => secrets.get('cursor')), orderHoldSeconds: deps.config.ORDER_HOLD_SECONDS, webhookEndpoints, webhookDeliveries, webhookUrls }),
       middleware: [
         deprecation({ onCall: metrics.recorder.deprecatedCall }),
         rateLimit(fastify.rateLimit()),

@@ -66,6 +66,18 @@ export interface Config {
   EVENTS_NATS_STREAM: string;
   /** Events are published on `<prefix>.<type>`; deployments sharing one NATS each take their own. */
   EVENTS_NATS_SUBJECT_PREFIX: string;
+  /** Webhook endpoints may be http, and deliveries may call non-public addresses (development and tests only). */
+  WEBHOOK_ALLOW_PRIVATE: boolean;
+  /** How long a delivery attempt may take before it counts as failed (`timeout`). */
+  WEBHOOK_TIMEOUT_MS: number;
+  /** Seconds between a failed attempt and the next, comma-separated, the last repeated (test and development setting). */
+  WEBHOOK_RETRY_SCHEDULE_SECONDS: string;
+  /** After this many seconds of failures, a message is given up and its endpoint disabled (test and development setting). */
+  WEBHOOK_RETRY_WINDOW_SECONDS: number;
+  /** Delivery attempts in flight at once in each instance. */
+  WEBHOOK_CONCURRENCY: number;
+  /** How often each instance looks for events to dispatch and deliveries that are due, when idle. */
+  WEBHOOK_POLL_MS: number;
 }
 
 const integer = (def: number, minimum: number, maximum: number) => ({ type: 'integer', default: def, minimum, maximum });
@@ -105,6 +117,13 @@ export const configSchema = {
     EVENTS_NATS_STREAM: { type: 'string', default: 'ANIMAL_STORE_EVENTS', pattern: '^[A-Za-z0-9_-]{1,64}$' },
     EVENTS_NATS_SUBJECT_PREFIX: { type: 'string', default: 'animal-store.events', pattern: '^[A-Za-z0-9_-]{1,64}(\\.[A-Za-z0-9_-]{1,64}){0,7}$' },
     EVENTS_NATS_URL: { type: 'string', pattern: '^(nats|tls)://[^,\\s]+(,(nats|tls)://[^,\\s]+)*$' },
+    WEBHOOK_ALLOW_PRIVATE: { type: 'boolean', default: false },
+    WEBHOOK_TIMEOUT_MS: integer(10_000, 100, 60_000),
+    // The Standard Webhooks schedule; each delay at most a day.
+    WEBHOOK_RETRY_SCHEDULE_SECONDS: { type: 'string', default: '5,300,1800,7200,18000,36000', pattern: '^([0-9]{1,5})(,[0-9]{1,5}){0,19}$' },
+    WEBHOOK_RETRY_WINDOW_SECONDS: integer(259_200, 1, 2_592_000),
+    WEBHOOK_CONCURRENCY: integer(16, 1, 1000),
+    WEBHOOK_POLL_MS: integer(250, 10, 60_000),
   },
 } as const;
 

@@ -12,6 +12,7 @@ import { loadConfig } from '../src/config.js';
 import { generateApiKey, hashApiKey } from '../src/auth/apiKeys.js';
 import { closePool, createPool } from '../src/db/pool.js';
 import { createApiKeysRepository } from '../src/db/api-keys.js';
+import type { Resolver } from '../src/webhooks/target.js';
 import { contractViolations } from './contract.js';
 import { within } from './process.js';
 import { databaseUrl } from './setup/database.js';
@@ -38,6 +39,11 @@ export async function createTestDatabase(options: { empty?: boolean } = {}): Pro
 export function testConfig(url: string, overrides: Record<string, string> = {}): AppConfig {
   return { ...loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent', ...overrides }), DATABASE_URL: url };
 }
+
+/** The webhook resolver of test apps that give none: no name resolves, so no test ever makes a DNS query. */
+const resolvesNothing: Resolver = async (hostname) => {
+  throw Object.assign(new Error(`${hostname}: tests resolve no names`), { code: 'ENOTFOUND' });
+};
 
 export interface ApiRequest {
   method: string;
@@ -99,7 +105,7 @@ export async function countPetsByStatus(pool: pg.Pool): Promise<{ available: num
 }
 
 /** The app on a database of its own (or on `url`), with one API key. */
-export async function buildTestApp(options: { url?: string; pool?: pg.Pool; readUrl?: string; env?: Record<string, string> } = {}): Promise<TestApp> {
+export async function buildTestApp(options: { url?: string; pool?: pg.Pool; readUrl?: string; env?: Record<string, string>; webhookResolver?: Resolver } = {}): Promise<TestApp> {
   const database = options.url ? undefined : await createTestDatabase();
   const url = options.url ?? (database as { url: string }).url;
   // Waits for a connection bounded at 10 s, not production's 1 s: on a busy 2-core machine
@@ -117,7 +123,7 @@ export async function buildTestApp(options: { url?: string; pool?: pg.Pool; read
   const logger = pino({ level: 'info', redact: [...LOG_REDACT] }, sink);
   const { key } = options.pool ? { key: '' } : await createApiKey(pool);
   const readPool = options.readUrl ? createPool({ DATABASE_URL: options.readUrl, DB_POOL_MAX: 5, DB_CONNECT_TIMEOUT_MS: 10_000, DB_STATEMENT_TIMEOUT_MS: 10_000 }) : undefined;
-  const app = await buildApp({ config: testConfig(url, options.env), pool, logger, ...(readPool ? { readPool } : {}) });
+  const app = await buildApp({ config: testConfig(url, options.env), pool, logger, ...(readPool ? { readPool } : {}), webhookResolver: options.webhookResolver ?? resolvesNothing });
   const auth = { authorization: `Bearer ${key}` };
   return {
     app,

@@ -1,8 +1,11 @@
 import type { Handler } from '../contract/handler.js';
-import { ApiError } from '../errors.js';
+import { callerOf } from './caller.js';
 import type { Services } from './services.js';
+import { endpointNotFound } from './webhookUrl.js';
 
-// PLACEHOLDER on the base branch only: replaced by the real handler before it merges.
-export const getWebhookEndpoint: Handler<'getWebhookEndpoint', Services> = async () => {
-  throw new ApiError('not_implemented', 'getWebhookEndpoint is not implemented yet');
+// The caller's endpoint, never its secret; another key's is not found.
+export const getWebhookEndpoint: Handler<'getWebhookEndpoint', Services> = async ({ params, context }, { webhookEndpoints }) => {
+  const endpoint = await webhookEndpoints.get(callerOf(context), params.endpointId);
+  if (!endpoint) return endpointNotFound(params.endpointId);
+  return { status: 200, body: endpoint };
 };

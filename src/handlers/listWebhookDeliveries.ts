@@ -1,8 +1,19 @@
 import type { Handler } from '../contract/handler.js';
-import { ApiError } from '../errors.js';
+import { listPaging, refused } from '../pagination/page.js';
+import { callerOf } from './caller.js';
 import type { Services } from './services.js';
+import { endpointNotFound } from './webhookUrl.js';
 
-// PLACEHOLDER on the base branch only: replaced by the real handler before it merges.
-export const listWebhookDeliveries: Handler<'listWebhookDeliveries', Services> = async () => {
-  throw new ApiError('not_implemented', 'listWebhookDeliveries is not implemented yet');
+const paging = listPaging('listWebhookDeliveries');
+
+// The caller's endpoint's attempts, in the order they were made, paged like every list.
+// The next link names this endpoint (the operation's path has it as a parameter).
+export const listWebhookDeliveries: Handler<'listWebhookDeliveries', Services> = async ({ params, query, context }, { webhookEndpoints, webhookDeliveries, cursors }) => {
+  const id = params.endpointId;
+  if (!(await webhookEndpoints.get(callerOf(context), id))) return endpointNotFound(id);
+  const started = await paging.start(query, cursors);
+  if (refused(started)) return started;
+  const page = await webhookDeliveries.list(id, started.after, started.limit);
+  const answer = await paging.answer(query, started, page.deliveries, page.next, cursors);
+  return answer.headers ? { ...answer, headers: { ...answer.headers, Link: answer.headers.Link.replace('{endpointId}', String(id)) } } : answer;
 };

@@ -1,8 +1,14 @@
 import type { Handler } from '../contract/handler.js';
-import { ApiError } from '../errors.js';
+import { listPaging, refused } from '../pagination/page.js';
+import { callerOf } from './caller.js';
 import type { Services } from './services.js';
 
-// PLACEHOLDER on the base branch only: replaced by the real handler before it merges.
-export const listWebhookEndpoints: Handler<'listWebhookEndpoints', Services> = async () => {
-  throw new ApiError('not_implemented', 'listWebhookEndpoints is not implemented yet');
+const paging = listPaging('listWebhookEndpoints');
+
+// The caller's endpoints, paged like every list, never a secret.
+export const listWebhookEndpoints: Handler<'listWebhookEndpoints', Services> = async ({ query, context }, { webhookEndpoints, cursors }) => {
+  const started = await paging.start(query, cursors);
+  if (refused(started)) return started;
+  const page = await webhookEndpoints.list(callerOf(context), started.after, started.limit);
+  return paging.answer(query, started, page.endpoints, page.next, cursors);
 };

@@ -4,7 +4,10 @@ import type { EventsRepository } from '../db/events.js';
 import type { InventoryRepository } from '../db/inventory.js';
 import type { OrdersRepository } from '../db/orders.js';
 import type { PetsRepository } from '../db/pets.js';
+import type { WebhookDeliveriesRepository } from '../db/webhook-deliveries.js';
+import type { WebhookEndpointsRepository } from '../db/webhook-endpoints.js';
 import type { LazyCursorCodec } from '../pagination/cursor.js';
+import type { UrlRefusal } from '../webhooks/target.js';
 
 /** What handlers may use. Built once by the app and passed to every handler. */
 export interface Services {
@@ -19,4 +22,8 @@ export interface Services {
   orderHoldSeconds: number;
   /** How long events are kept (EVENT_RETENTION_DAYS), for the 410's message. */
   eventRetentionDays: number;
+  webhookEndpoints: WebhookEndpointsRepository;
+  webhookDeliveries: WebhookDeliveriesRepository;
+  /** Whether a URL may be an endpoint's (src/webhooks/target.ts, with the deployment's resolver and WEBHOOK_ALLOW_PRIVATE). */
+  webhookUrls: { check: (url: string) => Promise<UrlRefusal | undefined> };
 }

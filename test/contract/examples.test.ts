@@ -199,6 +199,14 @@ const cases: Record<string, () => Promise<unknown>> = {
   '#/components/responses/BadRotation/content/application~1json/examples/graceTooLong': () =>
     bodyOf({ method: 'POST', url: '/v1/api-keys/1/rotate', headers: { ...t.auth, ...json }, payload: '{"graceSeconds":604801}' }),
   '#/components/responses/KeyNotFound/content/application~1json/examples/notFound': () => bodyOf({ method: 'GET', url: '/v1/api-keys/42', headers: t.auth }),
+  '#/components/responses/BadWebhookEndpoint/content/application~1json/examples/privateAddress': () =>
+    bodyOf({ method: 'POST', url: '/v1/webhook-endpoints', headers: { ...t.auth, ...json }, payload: '{"url":"https://10.0.0.5/hooks","eventTypes":["order.completed"]}' }),
+  '#/components/responses/BadWebhookEndpoint/content/application~1json/examples/notHttps': () =>
+    bodyOf({ method: 'POST', url: '/v1/webhook-endpoints', headers: { ...t.auth, ...json }, payload: '{"url":"http://warehouse.example/hooks","eventTypes":["order.completed"]}' }),
+  '#/components/responses/BadWebhookEndpoint/content/application~1json/examples/unknownType': () =>
+    bodyOf({ method: 'POST', url: '/v1/webhook-endpoints', headers: { ...t.auth, ...json }, payload: '{"url":"https://10.0.0.5/hooks","eventTypes":["order.shipped"]}' }),
+  '#/components/responses/BadEndpointId/content/application~1json/examples/badEndpointId': () => bodyOf({ method: 'GET', url: '/v1/webhook-endpoints/abc', headers: t.auth }),
+  '#/components/responses/EndpointNotFound/content/application~1json/examples/notFound': () => bodyOf({ method: 'GET', url: '/v1/webhook-endpoints/42', headers: t.auth }),
   '#/components/responses/KeyInactive/content/application~1json/examples/revoked': () => bodyOf({ method: 'POST', url: '/v1/api-keys/2/rotate', headers: t.auth }),
   '#/components/responses/CategoryNameTaken/content/application~1json/examples/taken': async () => {
     // Category 3 is named "Dogs"; category 2 asks for the name in another case.

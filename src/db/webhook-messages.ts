@@ -1,0 +1,179 @@
+// The webhook_messages table: the delivery queue, one row per (endpoint, event) still to be
+// delivered (docs/decisions/0006-webhook-delivery.md). The dispatcher inserts rows
+// (src/db/webhook-dispatch.ts); an instance takes an endpoint's lease (`claim`: one
+// endpoint is delivered to by one instance at a time), makes one attempt at its oldest due
+// message, and `finish` writes the attempt to webhook_deliveries and decides what follows,
+// in one transaction. A lease that is not finished (the instance died) expires, and any
+// instance takes the endpoint again.
+import { inTransaction } from './transaction.js';
+import { execute, query, statement } from './query.js';
+import type pg from 'pg';
+
+/** One message to attempt, under its endpoint's lease. */
+export interface Claimed {
+  endpoint_id: number;
+  url: string;
+  secret: string;
+  /** The previous secret while it still signs. */
+  previous_secret: string | null;
+  event_id: number;
+  /** Attempts made before this one. */
+  attempts: number;
+  /** The Event as JSON text; null when the event is gone (retention). */
+  payload: string | null;
+  /** Whether the endpoint's key may see the event now (in force, and holds the scope it needs). */
+  may_see: boolean;
+}
+
+// Who may see an event, for the key `k` of endpoint `ep` (as listEvents decides it): a
+// catalogue event needs pets:read, an order event the key that placed it and orders:read; a
+// revoked or expired key sees nothing.
+export const KEY_MAY_SEE = `(k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())
+  AND CASE WHEN e.api_key_id IS NULL THEN 'pets:read' = ANY (k.scopes) ELSE e.api_key_id = ep.api_key_id AND 'orders:read' = ANY (k.scopes) END)`;
+
+const STATEMENTS = {
+  // $1 lease token, $2 lease in ms, $3 at most this many endpoints: the enabled endpoints
+  // with a due message and no lease in force, least recently claimed first, each with its
+  // oldest due message.
+  claim: statement<Claimed>(
+    'webhook-messages-claim',
+    `WITH picked AS (
+       SELECT ep.id FROM webhook_endpoints ep
+       WHERE ep.enabled AND (ep.lease_until IS NULL OR ep.lease_until < now())
+         AND EXISTS (SELECT 1 FROM webhook_messages m WHERE m.endpoint_id = ep.id AND m.due_at <= now())
+       ORDER BY ep.claimed_at NULLS FIRST, ep.id
+       LIMIT $3
+       FOR UPDATE SKIP LOCKED
+     ), leased AS (
+       UPDATE webhook_endpoints ep SET lease_token = $1, lease_until = now() + $2::int * interval '1 millisecond', claimed_at = clock_timestamp()
+       FROM picked WHERE ep.id = picked.id
+       RETURNING ep.id, ep.api_key_id, ep.url, ep.secret, CASE WHEN ep.previous_secret_expires_at > now() THEN ep.previous_secret END AS previous_secret
+     )
+     SELECT ep.id AS endpoint_id, ep.url, ep.secret, ep.previous_secret, m.event_id, m.attempts,
+       '{"id":' || e.id || ',"type":' || to_json(e.type) || ',"createdAt":"' || json_instant(e.created_at) || '","data":' || e.data || '}' AS payload,
+       coalesce(${KEY_MAY_SEE}, false) AS may_see
+     FROM leased ep
+     CROSS JOIN LATERAL (
+       SELECT event_id, attempts FROM webhook_messages WHERE endpoint_id = ep.id AND due_at <= now() ORDER BY due_at, event_id LIMIT 1
+     ) m
+     LEFT JOIN events e ON e.id = m.event_id
+     LEFT JOIN api_keys k ON k.id = ep.api_key_id`,
+  ),
+  // The endpoint's row, locked, and whether this instance still holds its lease ($2).
+  lock: statement<{ mine: boolean; failing_since: Date | null }>(
+    'webhook-messages-lock',
+    'SELECT lease_token IS NOT DISTINCT FROM $2::uuid AS mine, failing_since FROM webhook_endpoints WHERE id = $1 FOR UPDATE',
+  ),
+  log: statement<Record<string, never>>(
+    'webhook-messages-log',
+    `INSERT INTO webhook_deliveries (endpoint_id, event_id, attempt, status_code, error, duration_ms, attempted_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+  ),
+  // Released without an attempt (the key may no longer see the event, or it is gone).
+  drop: statement<Record<string, never>>(
+    'webhook-messages-drop',
+    `WITH m AS (DELETE FROM webhook_messages WHERE endpoint_id = $1 AND event_id = $2)
+     UPDATE webhook_endpoints SET lease_token = NULL, lease_until = NULL WHERE id = $1 AND lease_token = $3`,
+  ),
+  delivered: statement<Record<string, never>>(
+    'webhook-messages-delivered',
+    `WITH m AS (DELETE FROM webhook_messages WHERE endpoint_id = $1 AND event_id = $2)
+     UPDATE webhook_endpoints SET failing_since = NULL, lease_token = NULL, lease_until = NULL WHERE id = $1`,
+  ),
+  // $3 the delay in ms, $4 the window in seconds, $5 when this attempt started: the message
+  // is tried again after the delay, or given up when that falls past the window after its
+  // first attempt, or after its 100th attempt (the log's bound; the default schedule makes
+  // about a dozen in 3 days).
+  retry: statement<{ kept: boolean }>(
+    'webhook-messages-retry',
+    `WITH msg AS (SELECT coalesce(first_attempted_at, $5) AS first FROM webhook_messages WHERE endpoint_id = $1 AND event_id = $2),
+     kept AS (
+       UPDATE webhook_messages m SET attempts = attempts + 1, first_attempted_at = msg.first, due_at = now() + $3::int * interval '1 millisecond'
+       FROM msg WHERE m.endpoint_id = $1 AND m.event_id = $2 AND m.attempts < 99 AND now() + $3::int * interval '1 millisecond' <= msg.first + $4::int * interval '1 second'
+       RETURNING 1
+     ),
+     dropped AS (
+       DELETE FROM webhook_messages m USING msg
+       WHERE m.endpoint_id = $1 AND m.event_id = $2 AND (m.attempts >= 99 OR now() + $3::int * interval '1 millisecond' > msg.first + $4::int * interval '1 second')
+     )
+     SELECT EXISTS (SELECT 1 FROM kept) AS kept`,
+  ),
+  // After a failure: failing since the first failure in a row; $3 the window in seconds,
+  // $4 its words, $5 the last outcome's: disabled once every attempt failed for the window.
+  failed: statement<{ enabled: boolean }>(
+    'webhook-messages-failed',
+    `UPDATE webhook_endpoints SET
+       failing_since = coalesce(failing_since, $2),
+       enabled = enabled AND coalesce(failing_since, $2) > now() - $3::int * interval '1 second',
+       disabled_at = CASE WHEN enabled AND coalesce(failing_since, $2) <= now() - $3::int * interval '1 second' THEN now() ELSE disabled_at END,
+       disabled_reason = CASE WHEN enabled AND coalesce(failing_since, $2) <= now() - $3::int * interval '1 second'
+         THEN 'every delivery failed for ' || $4 || ' (from ' || json_instant(coalesce(failing_since, $2)) || '); the last: ' || $5
+         ELSE disabled_reason END,
+       lease_token = NULL, lease_until = NULL
+     WHERE id = $1 RETURNING enabled`,
+  ),
+  // $2 why: the endpoint is disabled at once and its pending messages dropped.
+  disable: statement<Record<string, never>>(
+    'webhook-messages-disable',
+    `WITH m AS (DELETE FROM webhook_messages WHERE endpoint_id = $1)
+     UPDATE webhook_endpoints SET enabled = false, disabled_reason = $2, disabled_at = now(), lease_token = NULL, lease_until = NULL WHERE id = $1`,
+  ),
+  dropAll: statement<Record<string, never>>('webhook-messages-drop-all', 'DELETE FROM webhook_messages WHERE endpoint_id = $1'),
+};
+
+export type Result =
+  | { kind: 'delivered'; statusCode: number }
+  | { kind: 'gone' }
+  | { kind: 'failed'; statusCode?: number; error?: string; delayMs: number };
+
+export interface Finished {
+  endpointId: number;
+  eventId: number;
+  attempt: number;
+  attemptedAt: Date;
+  durationMs: number;
+  result: Result;
+}
+
+function inWords(seconds: number): string {
+  if (seconds % 86_400 === 0) return `${seconds / 86_400} day${seconds === 86_400 ? '' : 's'}`;
+  if (seconds % 3600 === 0) return `${seconds / 3600} hour${seconds === 3600 ? '' : 's'}`;
+  return `${seconds} second${seconds === 1 ? '' : 's'}`;
+}
+
+export function createWebhookMessagesRepository(pool: pg.Pool) {
+  return {
+    /** Takes up to `limit` endpoints' leases for `leaseMs`, each with the message to attempt. */
+    async claim(token: string, leaseMs: number, limit: number): Promise<Claimed[]> {
+      return inTransaction(pool, (tx) => query(tx, STATEMENTS.claim, [token, leaseMs, limit]));
+    },
+
+    /** Releases the lease without an attempt, dropping the message (its key may no longer see it, or it is gone). */
+    async drop(token: string, endpointId: number, eventId: number): Promise<void> {
+      await inTransaction(pool, (tx) => execute(tx, STATEMENTS.drop, [endpointId, eventId, token]));
+    },
+
+    /**
+     * Writes the attempt, then (while this instance still holds the lease) what follows from
+     * it, and releases the lease; nothing when the endpoint was removed meanwhile.
+     */
+    async finish(token: string, done: Finished, windowSeconds: number): Promise<void> {
+      const { endpointId, eventId, result } = done;
+      await inTransaction(pool, async (tx) => {
+        const [endpoint] = await query(tx, STATEMENTS.lock, [endpointId, token]);
+        if (!endpoint) return;
+        const statusCode = result.kind === 'delivered' ? result.statusCode : result.kind === 'gone' ? 410 : (result.statusCode ?? null);
+        const error = result.kind === 'failed' ? (result.error ?? null) : null;
+        await execute(tx, STATEMENTS.log, [endpointId, eventId, done.attempt, statusCode, error, done.durationMs, done.attemptedAt]);
+        if (!endpoint.mine) return;
+        if (result.kind === 'delivered') return void (await execute(tx, STATEMENTS.delivered, [endpointId, eventId]));
+        if (result.kind === 'gone') return void (await execute(tx, STATEMENTS.disable, [endpointId, 'the receiver answered 410 Gone']));
+        await query(tx, STATEMENTS.retry, [endpointId, eventId, result.delayMs, windowSeconds, done.attemptedAt]);
+        const last = error ?? String(statusCode);
+        const [after] = await query(tx, STATEMENTS.failed, [endpointId, done.attemptedAt, windowSeconds, inWords(windowSeconds), last]);
+        if (after && !after.enabled) await execute(tx, STATEMENTS.dropAll, [endpointId]);
+      });
+    },
+  };
+}
+
+export type WebhookMessagesRepository = ReturnType<typeof createWebhookMessagesRepository>;

@@ -1,0 +1,107 @@
+// Where a webhook may be delivered: the URL rules checked when an endpoint is saved, and the
+// `lookup` every delivery connects through, so that the address is checked again at
+// connection time (a name that resolved to a public address at save and to a private one
+// later gains nothing: DNS rebinding). Names are resolved only through the injected
+// `Resolver`; special-use names are refused before any lookup.
+import { lookup as dnsLookup } from 'node:dns/promises';
+import type { LookupAddress, LookupOptions } from 'node:dns';
+import { isIP } from 'node:net';
+import { classifyAddress, describeKind } from './address.js';
+
+/** Every address a name resolves to (dns.lookup with `all: true` by default; tests inject a fake). */
+export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
+
+export const systemResolver: Resolver = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
+
+/** Names that never reach a public host (RFC 6761, 6762, 7686, 8375, and `.internal`). */
+const SPECIAL_USE = /(^|\.)(localhost|example|invalid|test|local|internal|home\.arpa|onion)\.?$/i;
+
+export interface UrlRefusal {
+  rule: 'https' | 'userinfo' | 'address' | 'resolve';
+  message: string;
+}
+
+/** The host of a parsed URL as an address literal (brackets removed), or undefined for a name. */
+export function literalOf(url: URL): string | undefined {
+  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  return isIP(host) ? host : undefined;
+}
+
+const refusedAddress = (shownHost: string, address: string, kind: Parameters<typeof describeKind>[0]): UrlRefusal => ({
+  rule: 'address',
+  message:
+    shownHost === address
+      ? `${address} is ${describeKind(kind)}, which deliveries never call: give a URL whose host is a public address`
+      : `${shownHost} resolves to ${address}, ${describeKind(kind)}, which deliveries never call: give a URL whose host resolves only to public addresses`,
+});
+
+/**
+ * Why `text` may not be an endpoint's URL, or undefined when it may. With `allowPrivate`
+ * (WEBHOOK_ALLOW_PRIVATE) only the form is checked: http or https, no user name or password.
+ */
+export async function checkUrl(text: string, options: { allowPrivate: boolean; resolve: Resolver }): Promise<UrlRefusal | undefined> {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return { rule: 'https', message: 'must be an https URL' };
+  }
+  const schemes = options.allowPrivate ? ['https:', 'http:'] : ['https:'];
+  if (!schemes.includes(url.protocol) || url.hostname === '') return { rule: 'https', message: options.allowPrivate ? 'must be an http or https URL' : 'must be an https URL' };
+  if (url.username !== '' || url.password !== '') return { rule: 'userinfo', message: 'must not hold a user name or password: give the URL without them' };
+  if (options.allowPrivate) return undefined;
+  const literal = literalOf(url);
+  if (literal !== undefined) {
+    const judged = classifyAddress(literal);
+    return judged.public ? undefined : refusedAddress(literal, literal, judged.kind);
+  }
+  const host = url.hostname;
+  const shownHost = host.length > 60 ? `${host.slice(0, 60)}...` : host;
+  if (SPECIAL_USE.test(host)) {
+    return { rule: 'address', message: `${shownHost} is a special-use name, which deliveries never call: give a URL whose host is a public name or address` };
+  }
+  let addresses: LookupAddress[];
+  try {
+    addresses = await options.resolve(host);
+  } catch {
+    addresses = [];
+  }
+  if (addresses.length === 0) return { rule: 'resolve', message: `${shownHost} does not resolve: give a URL whose host has a public address` };
+  for (const { address } of addresses) {
+    const judged = classifyAddress(address);
+    if (!judged.public) return refusedAddress(shownHost, address, judged.kind);
+  }
+  return undefined;
+}
+
+/** The error a delivery's connection fails with when the address is one deliveries never call. */
+export class RefusedAddressError extends Error {
+  readonly code = 'EREFUSEDADDRESS';
+  constructor(address: string) {
+    super(`${address} is not a public address`);
+  }
+}
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/**
+ * A `lookup` for http(s).request: resolves with `resolve` and refuses (RefusedAddressError)
+ * when any address is not public, before anything connects. With `allowPrivate`, every
+ * address passes.
+ */
+export function guardedLookup(resolve: Resolver, allowPrivate: boolean) {
+  return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
+    resolve(hostname).then(
+      (found) => {
+        const wanted = options.family === 4 || options.family === 6 ? found.filter((a) => a.family === options.family) : found;
+        if (wanted.length === 0) return callback(Object.assign(new Error(`${hostname} did not resolve`), { code: 'ENOTFOUND' }), []);
+        const refused = allowPrivate ? undefined : wanted.find((a) => !classifyAddress(a.address).public);
+        if (refused) return callback(new RefusedAddressError(refused.address), []);
+        if (options.all) return callback(null, wanted);
+        const [first] = wanted as [LookupAddress];
+        return callback(null, first.address, first.family);
+      },
+      (error: unknown) => callback(Object.assign(new Error(`${hostname} did not resolve`), { code: (error as NodeJS.ErrnoException).code ?? 'ENOTFOUND' }), []),
+    );
+  };
+}

@@ -1,0 +1,194 @@
+// The webhook endpoint operations through t.api: create (the secret shown once), list, get,
+// patch, delete, rotate, deliveries; each key sees only its own; the URL rules with a fake
+// resolver (no name is ever resolved for real, and no endpoint here ever points at a public
+// address: a name answers a public address at its save only, and 127.0.0.1 afterwards).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LookupAddress } from 'node:dns';
+import { buildTestApp, type TestApp } from '../helper.js';
+
+const json = { 'content-type': 'application/json' };
+const mergePatch = { 'content-type': 'application/merge-patch+json' };
+const SECRET = /^whsec_[A-Za-z0-9+/]{32}$/;
+
+// Names the fake resolver knows; `public.animal-store.dev` answers a public address once (its
+// save), then loopback, so that nothing is ever delivered anywhere but to 127.0.0.1 (refused).
+const asked = new Map<string, number>();
+const resolver = async (hostname: string): Promise<LookupAddress[]> => {
+  const times = (asked.get(hostname) ?? 0) + 1;
+  asked.set(hostname, times);
+  if (hostname === 'public.animal-store.dev') return [{ address: times === 1 ? '93.184.215.14' : '127.0.0.1', family: 4 }];
+  if (hostname === 'private.animal-store.dev') return [{ address: '93.184.215.14', family: 4 }, { address: '10.1.2.3', family: 4 }];
+  if (hostname === 'mapped.animal-store.dev') return [{ address: '::ffff:169.254.169.254', family: 6 }];
+  throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' });
+};
+
+let t: TestApp;
+let other: Record<string, string>;
+let readOnly: Record<string, string>;
+
+const create = (body: unknown, headers = t.auth) => t.api({ method: 'POST', url: '/v1/webhook-endpoints', headers: { ...headers, ...json }, payload: JSON.stringify(body) });
+const makeKey = async (scopes: string[]) =>
+  ({ authorization: `Bearer ${(await t.api({ method: 'POST', url: '/v1/api-keys', headers: { ...t.auth, ...json }, payload: JSON.stringify({ name: scopes.join(' ') || 'none', scopes }) })).json().secret}` });
+
+beforeAll(async () => {
+  t = await buildTestApp({ webhookResolver: resolver });
+  other = await makeKey(['pets:read', 'webhooks:manage']);
+  readOnly = await makeKey(['pets:read']);
+});
+afterAll(async () => t?.close());
+
+/** An endpoint that is never delivered to (127.0.0.1 without WEBHOOK_ALLOW_PRIVATE is refused at connection). */
+async function endpoint(headers = t.auth, extra: Record<string, unknown> = {}) {
+  asked.delete('public.animal-store.dev');
+  const created = await create({ url: 'https://public.animal-store.dev/hooks', eventTypes: ['category.deleted'], ...extra }, headers);
+  expect(created.statusCode).toBe(201);
+  return created.json() as { id: number; secret: string };
+}
+
+describe('webhook endpoints', () => {
+  it('creates an endpoint: 201 with Location and the secret, which no other answer shows', async () => {
+    asked.delete('public.animal-store.dev');
+    const created = await create({ url: 'https://public.animal-store.dev/hooks', eventTypes: ['order.completed', 'pet.created'], description: 'ships sold animals' });
+    expect(created.statusCode).toBe(201);
+    const body = created.json();
+    expect(body).toMatchObject({ url: 'https://public.animal-store.dev/hooks', eventTypes: ['order.completed', 'pet.created'], description: 'ships sold animals', enabled: true });
+    expect(body.secret).toMatch(SECRET);
+    expect(created.headers.location).toBe(`/v1/webhook-endpoints/${body.id}`);
+    const got = await t.api({ method: 'GET', url: `/v1/webhook-endpoints/${body.id}`, headers: t.auth });
+    expect(got.statusCode).toBe(200);
+    const { secret, ...shown } = body;
+    expect(got.json()).toEqual(shown);
+    expect(got.body).not.toContain(secret);
+    const listed = await t.api({ method: 'GET', url: '/v1/webhook-endpoints?limit=100', headers: t.auth });
+    expect(listed.json()).toContainEqual(shown);
+    expect(listed.body).not.toContain('whsec_');
+  });
+
+  it('pages the list with rel="next"', async () => {
+    await endpoint();
+    await endpoint();
+    const first = await t.api({ method: 'GET', url: '/v1/webhook-endpoints?limit=1', headers: t.auth });
+    expect(first.json()).toHaveLength(1);
+    const next = /<([^>]+)>; rel="next"/.exec(String(first.headers.link))?.[1] as string;
+    const second = await t.api({ method: 'GET', url: next, headers: t.auth });
+    expect(second.json()).toHaveLength(1);
+    expect(second.json()[0].id).toBeGreaterThan(first.json()[0].id);
+  });
+
+  it('patches url, eventTypes, description and enabled; {} changes nothing', async () => {
+    const { id } = await endpoint(t.auth, { description: 'before' });
+    const patch = (body: unknown) => t.api({ method: 'PATCH', url: `/v1/webhook-endpoints/${id}`, headers: { ...t.auth, ...mergePatch }, payload: JSON.stringify(body) });
+    const unchanged = await patch({});
+    expect(unchanged.statusCode).toBe(200);
+    expect(unchanged.json()).toMatchObject({ id, description: 'before', enabled: true });
+    const disabled = await patch({ enabled: false, eventTypes: ['pet.created', 'pet.deleted'], description: null });
+    expect(disabled.json()).toMatchObject({ id, enabled: false, eventTypes: ['pet.created', 'pet.deleted'] });
+    expect(disabled.json().description).toBeUndefined();
+    expect(disabled.json().disabledAt).toBeDefined();
+    expect(disabled.json().disabledReason).toBeUndefined();
+    const enabled = await patch({ enabled: true });
+    expect(enabled.json()).toMatchObject({ id, enabled: true });
+    expect(enabled.json().disabledAt).toBeUndefined();
+    const refused = await patch({ url: 'https://10.0.0.5/hooks' });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().details[0]).toMatchObject({ field: '/url', rule: 'address' });
+  });
+
+  it('deletes: 204, then 404', async () => {
+    const { id } = await endpoint();
+    expect((await t.api({ method: 'DELETE', url: `/v1/webhook-endpoints/${id}`, headers: t.auth })).statusCode).toBe(204);
+    expect((await t.api({ method: 'GET', url: `/v1/webhook-endpoints/${id}`, headers: t.auth })).statusCode).toBe(404);
+    expect((await t.api({ method: 'DELETE', url: `/v1/webhook-endpoints/${id}`, headers: t.auth })).statusCode).toBe(404);
+  });
+
+  it('rotates the secret: a new one, shown once, and previousSecretExpiresAt about 24 h ahead', async () => {
+    const { id, secret } = await endpoint();
+    const rotated = await t.api({ method: 'POST', url: `/v1/webhook-endpoints/${id}/rotate-secret`, headers: t.auth });
+    expect(rotated.statusCode).toBe(200);
+    expect(rotated.json().secret).toMatch(SECRET);
+    expect(rotated.json().secret).not.toBe(secret);
+    const until = Date.parse(rotated.json().previousSecretExpiresAt);
+    expect(until - Date.now()).toBeGreaterThan(23 * 3600_000);
+    expect(until - Date.now()).toBeLessThanOrEqual(24 * 3600_000);
+    const { rows } = await t.pool.query('SELECT secret, previous_secret FROM webhook_endpoints WHERE id = $1', [id]);
+    expect(rows[0]).toEqual({ secret: rotated.json().secret, previous_secret: secret });
+  });
+
+  it("another key's endpoint is 404 everywhere, and absent from its list", async () => {
+    const { id } = await endpoint();
+    const paths: Array<[string, string, Record<string, string>?, string?]> = [
+      ['GET', `/v1/webhook-endpoints/${id}`],
+      ['PATCH', `/v1/webhook-endpoints/${id}`, mergePatch, '{"enabled":false}'],
+      ['DELETE', `/v1/webhook-endpoints/${id}`],
+      ['POST', `/v1/webhook-endpoints/${id}/rotate-secret`],
+      ['GET', `/v1/webhook-endpoints/${id}/deliveries`],
+    ];
+    for (const [method, url, headers, payload] of paths) {
+      const answer = await t.api({ method, url, headers: { ...other, ...(headers ?? {}) }, ...(payload ? { payload } : {}) });
+      expect(answer.statusCode, `${method} ${url}`).toBe(404);
+      expect(answer.json()).toEqual({ code: 'not_found', message: `Webhook endpoint ${id} does not exist`, status: 404 });
+    }
+    const listed = await t.api({ method: 'GET', url: '/v1/webhook-endpoints?limit=100', headers: other });
+    expect(listed.json().map((e: { id: number }) => e.id)).not.toContain(id);
+    // Still there for its own key, unchanged.
+    expect((await t.api({ method: 'GET', url: `/v1/webhook-endpoints/${id}`, headers: t.auth })).json()).toMatchObject({ id, enabled: true });
+  });
+
+  it('a key without webhooks:manage gets 403 on every webhook operation', async () => {
+    const answers = await Promise.all([
+      t.api({ method: 'GET', url: '/v1/webhook-endpoints', headers: readOnly }),
+      create({ url: 'https://public.animal-store.dev/hooks', eventTypes: ['pet.created'] }, readOnly),
+      t.api({ method: 'GET', url: '/v1/webhook-endpoints/1', headers: readOnly }),
+      t.api({ method: 'GET', url: '/v1/webhook-endpoints/1/deliveries', headers: readOnly }),
+    ]);
+    for (const answer of answers) {
+      expect(answer.statusCode).toBe(403);
+      expect(answer.json().code).toBe('insufficient_scope');
+    }
+  });
+});
+
+describe('the URL rules at save', () => {
+  const cases: Array<[string, { url: string; rule: string; message: string }]> = [
+    ['http', { url: 'http://public.animal-store.dev/hooks', rule: 'https', message: 'must be an https URL' }],
+    ['a private IPv4 literal', { url: 'https://10.0.0.5/hooks', rule: 'address', message: '10.0.0.5 is a private address, which deliveries never call: give a URL whose host is a public address' }],
+    ['loopback', { url: 'https://127.0.0.1:8443/hooks', rule: 'address', message: '127.0.0.1 is a loopback address, which deliveries never call: give a URL whose host is a public address' }],
+    ['loopback written in hex', { url: 'https://0x7f.1/hooks', rule: 'address', message: '127.0.0.1 is a loopback address, which deliveries never call: give a URL whose host is a public address' }],
+    ['the metadata address', { url: 'https://169.254.169.254/latest', rule: 'address', message: '169.254.169.254 is a link-local address, which deliveries never call: give a URL whose host is a public address' }],
+    ['shared', { url: 'https://100.64.1.1/', rule: 'address', message: '100.64.1.1 is a shared address, which deliveries never call: give a URL whose host is a public address' }],
+    ['unspecified', { url: 'https://0.0.0.0/', rule: 'address', message: '0.0.0.0 is an unspecified address, which deliveries never call: give a URL whose host is a public address' }],
+    ['IPv6 loopback', { url: 'https://[::1]/hooks', rule: 'address', message: '::1 is a loopback address, which deliveries never call: give a URL whose host is a public address' }],
+    ['IPv4-mapped IPv6', { url: 'https://[::ffff:10.0.0.1]/hooks', rule: 'address', message: '::ffff:a00:1 is a private address, which deliveries never call: give a URL whose host is a public address' }],
+    ['unique local IPv6', { url: 'https://[fd00::1]/hooks', rule: 'address', message: 'fd00::1 is a private address, which deliveries never call: give a URL whose host is a public address' }],
+    ['localhost', { url: 'https://localhost/hooks', rule: 'address', message: 'localhost is a special-use name, which deliveries never call: give a URL whose host is a public name or address' }],
+    ['*.localhost', { url: 'https://api.localhost/hooks', rule: 'address', message: 'api.localhost is a special-use name, which deliveries never call: give a URL whose host is a public name or address' }],
+    ['.internal', { url: 'https://db.internal/hooks', rule: 'address', message: 'db.internal is a special-use name, which deliveries never call: give a URL whose host is a public name or address' }],
+    ['.example', { url: 'https://warehouse.example/hooks', rule: 'address', message: 'warehouse.example is a special-use name, which deliveries never call: give a URL whose host is a public name or address' }],
+    ['.home.arpa', { url: 'https://nas.home.arpa/', rule: 'address', message: 'nas.home.arpa is a special-use name, which deliveries never call: give a URL whose host is a public name or address' }],
+    ['.onion', { url: 'https://abc.onion/', rule: 'address', message: 'abc.onion is a special-use name, which deliveries never call: give a URL whose host is a public name or address' }],
+    [
+      'a name with a private address among its addresses',
+      { url: 'https://private.animal-store.dev/hooks', rule: 'address', message: 'private.animal-store.dev resolves to 10.1.2.3, a private address, which deliveries never call: give a URL whose host resolves only to public addresses' },
+    ],
+    [
+      'a name that resolves to an IPv4-mapped link-local address',
+      { url: 'https://mapped.animal-store.dev/', rule: 'address', message: 'mapped.animal-store.dev resolves to ::ffff:169.254.169.254, a link-local address, which deliveries never call: give a URL whose host resolves only to public addresses' },
+    ],
+    ['a name that does not resolve', { url: 'https://nowhere.animal-store.dev/', rule: 'resolve', message: 'nowhere.animal-store.dev does not resolve: give a URL whose host has a public address' }],
+    ['a user name and password', { url: 'https://user:secret@public.animal-store.dev/hooks', rule: 'userinfo', message: 'must not hold a user name or password: give the URL without them' }],
+  ];
+  it.each(cases)('refuses %s with 400', async (_title, { url, rule, message }) => {
+    const before = (await t.pool.query('SELECT count(*)::int AS n FROM webhook_endpoints')).rows[0].n;
+    const answer = await create({ url, eventTypes: ['pet.created'] });
+    expect(answer.statusCode).toBe(400);
+    expect(answer.json()).toEqual({ code: 'bad_request', message: `body /url: ${message}`, status: 400, details: [{ location: 'body', field: '/url', rule, message }] });
+    expect((await t.pool.query('SELECT count(*)::int AS n FROM webhook_endpoints')).rows[0].n).toBe(before);
+  });
+
+  it('resolves no special-use name', async () => {
+    asked.clear();
+    await create({ url: 'https://localhost/hooks', eventTypes: ['pet.created'] });
+    await create({ url: 'https://x.test/hooks', eventTypes: ['pet.created'] });
+    expect([...asked.keys()]).toEqual([]);
+  });
+});

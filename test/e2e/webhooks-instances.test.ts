@@ -1,0 +1,70 @@
+// Two service processes on one database share the deliveries, and in normal operation no
+// event is delivered twice: three endpoints, each with its receiver on 127.0.0.1, and pets
+// created through both instances; each receiver counts every webhook-id it gets, and the
+// endpoints' leases, watched while the work goes on, are taken by both instances.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closePool, createPool } from '../../src/db/pool.js';
+import { createApiKey, createTestDatabase } from '../helper.js';
+import { startServer, within, type ServerProcess } from '../process.js';
+import { startReceiver, type Receiver } from '../support/receiver.js';
+
+const ENV = { RATE_LIMIT_MAX: '10000000', MAX_EVENT_LOOP_DELAY_MS: '0', DB_CONNECT_TIMEOUT_MS: '10000', WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '50' };
+const PETS = 40;
+
+let drop: () => Promise<void>;
+let db: ReturnType<typeof createPool>;
+let key: string;
+let servers: ServerProcess[] = [];
+const receivers: Receiver[] = [];
+
+beforeAll(async () => {
+  const database = await createTestDatabase();
+  drop = database.drop;
+  db = createPool({ DATABASE_URL: database.url, DB_POOL_MAX: 2, DB_CONNECT_TIMEOUT_MS: 10_000, DB_STATEMENT_TIMEOUT_MS: 60_000 });
+  key = (await createApiKey(db, 'webhooks')).key;
+  servers = await Promise.all([startServer({ ...ENV, DATABASE_URL: database.url }, 90_000), startServer({ ...ENV, DATABASE_URL: database.url }, 90_000)]);
+  for (let i = 0; i < 3; i++) receivers.push(await startReceiver());
+}, 120_000);
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.stop('SIGKILL')));
+  await Promise.all(receivers.map((r) => r.close()));
+  if (db) await closePool(db);
+  await drop?.();
+});
+
+async function post(server: ServerProcess, path: string, body: unknown): Promise<void> {
+  const response = await fetch(`${server.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  expect(response.status).toBe(201);
+}
+
+describe('two instances delivering', () => {
+  it('deliver each event once to each endpoint, and both take part', async () => {
+    const [a, b] = servers as [ServerProcess, ServerProcess];
+    for (const [i, r] of receivers.entries()) await post(i % 2 ? b : a, '/v1/webhook-endpoints', { url: r.url, eventTypes: ['pet.created'] });
+    await Promise.all(Array.from({ length: PETS }, (_, i) => post(i % 2 ? b : a, '/v1/pets', { name: `Shared ${i}`, categoryId: 1 })));
+    // Which instances hold leases while the work goes on (each logs its lease token).
+    const tokens = new Set<string>();
+    let watching = true;
+    const watcher = (async () => {
+      while (watching) {
+        for (const row of (await db.query<{ lease_token: string }>('SELECT lease_token FROM webhook_endpoints WHERE lease_until > now()')).rows) tokens.add(row.lease_token);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    })();
+    await within(60_000, async () => receivers.every((r) => new Set(r.received.map((got) => got.headers['webhook-id'])).size === PETS), 50);
+    watching = false;
+    await watcher;
+    const tokenOf = (server: ServerProcess) => (/"leaseToken":"([0-9a-f-]+)"/.exec(server.output()) as RegExpExecArray)[1] as string;
+    console.log(`leases seen: ${[...tokens].map((t) => (t === tokenOf(a) ? 'a' : t === tokenOf(b) ? 'b' : t)).join(', ')}`);
+    expect(tokens).toEqual(new Set([tokenOf(a), tokenOf(b)]));
+    // Settle: anything sent twice would arrive by now (every attempt is answered at once).
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    for (const r of receivers) {
+      const ids = r.received.map((got) => String(got.headers['webhook-id']));
+      expect(ids).toHaveLength(PETS);
+      expect(new Set(ids).size).toBe(PETS);
+    }
+    const attempts = (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_deliveries')).rows[0]?.n;
+    expect(attempts).toBe(PETS * receivers.length);
+  }, 180_000);
+});
