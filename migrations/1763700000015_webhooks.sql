@@ -8,7 +8,7 @@
 -- given up; the endpoint row carries the lease that makes deliveries one at a time per
 -- endpoint across instances.
 -- webhook_deliveries: the attempt log, listed per endpoint by id (the append order).
--- webhook_dispatch: how far the dispatcher has walked the events feed.
+-- event_relays row `webhooks`: how far the fan-out has walked the events feed.
 
 CREATE TABLE webhook_endpoints (
   id                          bigint PRIMARY KEY CHECK (id BETWEEN 1 AND 9007199254740991),
@@ -74,14 +74,12 @@ CREATE INDEX webhook_deliveries_attempted_at ON webhook_deliveries (attempted_at
 
 -- The dispatcher's position in the events feed: every event up to it has its messages.
 -- Starts at the newest event now, so that endpoints receive events from here on.
-CREATE TABLE webhook_dispatch (
-  only_row  boolean PRIMARY KEY DEFAULT true CHECK (only_row),
-  position  bigint NOT NULL
-);
-INSERT INTO webhook_dispatch (position) SELECT coalesce(max(id), 0) FROM events;
+-- The fan-out is the events feed's relay `webhooks` (src/db/webhook-dispatch.ts), starting
+-- after the newest event: endpoints receive events written from their creation on.
+INSERT INTO event_relays (name, position) SELECT 'webhooks', coalesce(max(id), 0) FROM events;
 
 -- Down Migration
-DROP TABLE webhook_dispatch;
+DELETE FROM event_relays WHERE name = 'webhooks';
 DROP TABLE webhook_deliveries;
 DROP TABLE webhook_messages;
 DROP TABLE webhook_endpoints;

@@ -197,7 +197,7 @@ export const app = fp(
     const allowPrivate = deps.config.WEBHOOK_ALLOW_PRIVATE;
     const webhookUrls = { check: (url: string) => checkUrl(url, { allowPrivate, resolve }) };
     const webhookEngine = createWebhookEngine({
-      dispatch: createWebhookDispatchRepository(deps.pool),
+      dispatch: createWebhookDispatchRepository(events),
       messages: createWebhookMessagesRepository(deps.pool),
       resolve,
       allowPrivate,

@@ -22,7 +22,7 @@
 // skipping what was deleted.
 import type pg from 'pg';
 import type { components } from '../../generated/v1.js';
-import { isFinal } from './append-order.js';
+import { finalPage, isFinal } from './append-order.js';
 import { query, statement, type Queryable } from './query.js';
 import { Serialized } from './serialized.js';
 import { inTransaction } from './transaction.js';
@@ -30,8 +30,23 @@ import { inTransaction } from './transaction.js';
 export type Event = components['schemas']['Event'];
 export type EventType = components['schemas']['EventType'];
 
-/** The event as the contract writes it, `{"id","type","createdAt","data"}`, in SQL. */
-const EVENT_JSON = `'{"id":' || id || ',"type":"' || type || '","createdAt":"' || json_instant(created_at) || '","data":' || data || '}'`;
+/** SQL: the event (of the table alias `e`, if given) as the contract writes it, `{"id","type","createdAt","data"}`. */
+export function eventJson(e?: string): string {
+  const c = (column: string) => (e ? `${e}.${column}` : column);
+  return `'{"id":' || ${c('id')} || ',"type":"' || ${c('type')} || '","createdAt":"' || json_instant(${c('created_at')}) || '","data":' || ${c('data')} || '}'`;
+}
+const EVENT_JSON = eventJson();
+
+/**
+ * SQL: whether a key may see an event: a catalogue event (`api_key_id` NULL) when it holds
+ * pets:read, an order event when it placed the order and holds orders:read. Each argument is
+ * an SQL expression: the event's table alias, the key's id, and whether it holds each scope.
+ * The one statement of this rule: listEvents' statements are its cases, one per pair of
+ * scopes (below), and webhook deliveries use it whole (src/db/webhook-messages.ts).
+ */
+export function keyMaySee(e: string, key: string, petsRead: string, ordersRead: string): string {
+  return `CASE WHEN ${e}.api_key_id IS NULL THEN ${petsRead} ELSE ${e}.api_key_id = ${key} AND ${ordersRead} END`;
+}
 
 /**
  * Which events a key sees after $1 ($4 is the key's id where the statement names it), and the
@@ -74,11 +89,7 @@ export const EVENT_STATEMENTS = {
   listCatalogue: pageStatement('catalogue'),
   listOrders: pageStatement('orders'),
   // One event ($1) if the key ($2 pets:read, $3 orders:read, $4 its id) may see it.
-  get: statement<{ json: string }>(
-    'events-get',
-    `SELECT ${EVENT_JSON} AS json FROM events
-     WHERE id = $1 AND ((api_key_id IS NULL AND $2::boolean) OR (api_key_id = $4::bigint AND $3::boolean))`,
-  ),
+  get: statement<{ json: string }>('events-get', `SELECT ${EVENT_JSON} AS json FROM events e WHERE id = $1 AND ${keyMaySee('e', '$4::bigint', '$2::boolean', '$3::boolean')}`),
   // At most $2 of the oldest events older than $1 days, in id order, up to the first that is
   // not (or not final). Skipped while another instance purges (the retention row is locked).
   purge: statement<{ deleted: number; locked: boolean }>(
@@ -123,12 +134,6 @@ export interface RelayedEvent {
   json: string;
 }
 
-/** The rows kept from a scan of `limit + 1`: those before the first that is not final, at most `limit`. */
-function finalRows<R extends { final: boolean | null }>(rows: readonly R[], limit: number): R[] {
-  const held = rows.findIndex((row, n) => n < limit && !row.final);
-  return rows.slice(0, held === -1 ? limit : held);
-}
-
 export function createEventsRepository(primary: pg.Pool) {
   return {
     /**
@@ -146,10 +151,11 @@ export function createEventsRepository(primary: pg.Pool) {
       const rows = await query(primary, page, values);
       const purged = rows[0]?.purged ?? 0;
       if (after > 0 && after < purged) return { outcome: 'expired' };
-      const kept = finalRows(
-        rows.filter((row) => row.id !== null),
+      const kept = finalPage(
+        rows.filter((row): row is PageRow & { id: number; json: string; final: boolean } => row.id !== null),
         limit,
-      );
+        after,
+      ).rows;
       return { outcome: 'page', events: new Serialized<Event[]>(`[${kept.map((row) => row.json).join(',')}]`), next: kept.at(-1)?.id ?? after };
     },
 
@@ -176,18 +182,22 @@ export function createEventsRepository(primary: pg.Pool) {
     /**
      * One step of the relay `name`, if no other instance is running it: the next final
      * events after its position (at most `limit`) are given to `publish`, and the position
-     * moves past them when it resolves, in the transaction that holds the relay's row. A
+     * moves past them when it resolves, in the transaction that holds the relay's row (which
+     * `publish` may write in, so that what it writes and the move commit together). A
      * `publish` that throws moves nothing (the same events come again next time). How many
      * were published, or undefined when another instance holds the relay.
      */
-    async relay(name: string, limit: number, publish: (events: RelayedEvent[]) => Promise<void>): Promise<number | undefined> {
+    async relay(name: string, limit: number, publish: (events: RelayedEvent[], tx: Queryable) => Promise<void>): Promise<number | undefined> {
       await query(primary, EVENT_STATEMENTS.relayJoin, [name]);
       return inTransaction(primary, async (tx: Queryable) => {
         const [held] = await query(tx, EVENT_STATEMENTS.relayLock, [name]);
         if (!held) return undefined;
-        const rows = finalRows(await query(tx, EVENT_STATEMENTS.relayPage, [held.position, limit]), limit);
+        const { rows } = finalPage(await query(tx, EVENT_STATEMENTS.relayPage, [held.position, limit]), limit, held.position);
         if (rows.length === 0) return 0;
-        await publish(rows.map(({ id, type, json }) => ({ id, type, json })));
+        await publish(
+          rows.map(({ id, type, json }) => ({ id, type, json })),
+          tx,
+        );
         await query(tx, EVENT_STATEMENTS.relayMove, [name, rows.at(-1)?.id]);
         return rows.length;
       });

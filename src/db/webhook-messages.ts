@@ -5,6 +5,7 @@
 // message, and `finish` writes the attempt to webhook_deliveries and decides what follows,
 // in one transaction. A lease that is not finished (the instance died) expires, and any
 // instance takes the endpoint again.
+import { eventJson, keyMaySee } from './events.js';
 import { inTransaction } from './transaction.js';
 import { execute, query, statement } from './query.js';
 import type pg from 'pg';
@@ -29,7 +30,7 @@ export interface Claimed {
 // catalogue event needs pets:read, an order event the key that placed it and orders:read; a
 // revoked or expired key sees nothing.
 export const KEY_MAY_SEE = `(k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())
-  AND CASE WHEN e.api_key_id IS NULL THEN 'pets:read' = ANY (k.scopes) ELSE e.api_key_id = ep.api_key_id AND 'orders:read' = ANY (k.scopes) END)`;
+  AND ${keyMaySee('e', 'ep.api_key_id', "'pets:read' = ANY (k.scopes)", "'orders:read' = ANY (k.scopes)")})`;
 
 const STATEMENTS = {
   // $1 lease token, $2 lease in ms, $3 at most this many endpoints: the enabled endpoints
@@ -50,7 +51,7 @@ const STATEMENTS = {
        RETURNING ep.id, ep.api_key_id, ep.url, ep.secret, CASE WHEN ep.previous_secret_expires_at > now() THEN ep.previous_secret END AS previous_secret
      )
      SELECT ep.id AS endpoint_id, ep.url, ep.secret, ep.previous_secret, m.event_id, m.attempts,
-       '{"id":' || e.id || ',"type":' || to_json(e.type) || ',"createdAt":"' || json_instant(e.created_at) || '","data":' || e.data || '}' AS payload,
+       ${eventJson('e')} AS payload,
        coalesce(${KEY_MAY_SEE}, false) AS may_see
      FROM leased ep
      CROSS JOIN LATERAL (
