@@ -283,6 +283,8 @@ interface WebhookEndpoint {
   eventTypes: string[];
   description?: string;
   enabled: boolean;
+  disabledAt?: string;
+  disabledReason?: string;
   createdAt: string;
 }
 type WebhookEndpointWithSecret = WebhookEndpoint & { secret: string };
@@ -637,7 +639,10 @@ describe.skipIf(!runs)('the documentation in Chromium', () => {
       const { secret: _shownOnce, ...stored } = hook.body;
       const endpoints = await ui.execute<WebhookEndpoint[]>('listWebhookEndpoints');
       expect(endpoints.status).toBe(200);
-      expect(endpoints.body).toEqual([{ ...stored, enabled: false }]);
+      // Disabled by its key: `disabledAt` says when, and no `disabledReason` (only the service gives one).
+      expect(endpoints.body).toEqual([{ ...stored, enabled: false, disabledAt: disabled.body.disabledAt }]);
+      expect(Date.parse(String(disabled.body.disabledAt))).toBeGreaterThanOrEqual(Date.parse(stored.createdAt));
+      expect(disabled.body).not.toHaveProperty('disabledReason');
       const endpoint = await ui.execute<WebhookEndpoint>('getWebhookEndpoint', { parameters: { endpointId } });
       expect(endpoint.status).toBe(200);
       expect(endpoint.body).toEqual(disabled.body);

@@ -464,7 +464,10 @@ describe('the typed client against the running service', () => {
     for await (const endpoint of store.listAllWebhookEndpoints({ limit: 1 })) listed.push(endpoint);
     expect(listed).toContainEqual(shown);
     const disabled = await store.updateWebhookEndpoint(id, { enabled: false });
-    expect(disabled.data).toEqual({ ...shown, enabled: false });
+    // Disabled by its key: `disabledAt` says when, and no `disabledReason` (only the service gives one).
+    expect(disabled.data).toEqual({ ...shown, enabled: false, disabledAt: disabled.data.disabledAt });
+    expect(Date.parse(String(disabled.data.disabledAt))).toBeGreaterThanOrEqual(Date.parse(shown.createdAt));
+    expect(disabled.data).not.toHaveProperty('disabledReason');
     expect((await store.getWebhookEndpoint(id)).data).toEqual(disabled.data);
     const rotated = await store.rotateWebhookEndpointSecret(id);
     expect(rotated.data.secret).not.toBe(secret);
