@@ -6,20 +6,23 @@
 // Who sees what: a catalogue event (api_key_id NULL) needs pets:read; an order event needs
 // orders:read and is seen by the key that placed the order only. Each combination has a
 // statement of its own, whose plan walks its index: the primary key (both), events_catalogue
-// (catalogue only), events_of_key (own orders only). Events read and write the primary only
+// (catalogue only), events_of_key (own orders only); with a type filter, each type named is a
+// range of events_catalogue_by_type or events_of_key_by_type. Events read and write the primary only
 // (a page's frontier asks which transactions are writing, which only the primary knows).
 //
-// The relays (src/events/): `relay` hands the next final events after a relay's position to
-// a publisher and moves the position in the transaction that holds the relay's row.
+// The relays (src/events/nats-relay.ts, src/db/webhook-dispatch.ts): `relay` hands the next
+// final events after a relay's position to a publisher and moves the position in the
+// transaction that holds the relay's row.
 //
 // An event's JSON is built by PostgreSQL (`data` is stored as the contract's JSON text) and
 // sent as it is (src/db/serialized.ts, docs/decisions/0003-postgresql-built-json.md).
 //
 // Retention: `purge` deletes the oldest events, in id order, up to (not past) the first one
-// that is still kept or not final, and moves `events_retention.purged_through` to the last
+// that is still kept or not final or not yet handled by a relay that ran within the
+// retention period, and moves `events_retention.purged_through` to the last
 // id it deleted, in the same statement. Every event at or below purged_through is gone and
-// every event above it is kept: a cursor before it is refused (410) rather than silently
-// skipping what was deleted.
+// every event above it is kept: a cursor before it (0 included) is refused (410) rather than
+// silently skipping what was deleted.
 import type pg from 'pg';
 import type { components } from '../../generated/v1.js';
 import { keyInForce } from './api-keys.js';
