@@ -165,7 +165,8 @@ export const EVENT_STATEMENTS = {
   ),
   // The relays: their row, made once ($2: starting after the newest event, that is after the
   // last of the newest events before any that is not final; else from the oldest); the row
-  // locked, with whether `ran_at` is a minute old; the next final events after a position
+  // locked, with whether `ran_at` is a minute old (none: another instance holds it, or it is
+  // gone: `present`); the next final events after a position
   // ($1, $2 size); the position moved and `ran_at` set (written at most once a minute while
   // there is nothing to relay).
   relayJoin: statement<Record<string, never>>(
@@ -175,9 +176,10 @@ export const EVENT_STATEMENTS = {
      SELECT $1, coalesce((SELECT min(id) - 1 FROM recent WHERE NOT final), (SELECT max(id) FROM recent), 0)
      ON CONFLICT (name) DO NOTHING`,
   ),
-  relayLock: statement<{ position: number; stale: boolean }>(
+  relayLock: statement<{ position: number | null; stale: boolean | null; present: boolean }>(
     'events-relay-lock',
-    "SELECT position, ran_at < now() - interval '1 minute' AS stale FROM event_relays WHERE name = $1 FOR UPDATE SKIP LOCKED",
+    `WITH held AS (SELECT position, ran_at < now() - interval '1 minute' AS stale FROM event_relays WHERE name = $1 FOR UPDATE SKIP LOCKED)
+     SELECT held.position, held.stale, EXISTS (SELECT 1 FROM event_relays WHERE name = $1) AS present FROM (SELECT) AS one LEFT JOIN held ON true`,
   ),
   relayPage: statement<{ id: number; type: EventType; json: string; final: boolean }>(
     'events-relay-page',
@@ -270,7 +272,8 @@ export function createEventsRepository(primary: pg.Pool) {
      * were published, or undefined when another instance holds the relay.
      *
      * The relay's row is made by its first step on this instance (`from`: the oldest event
-     * kept, or after the newest one, when the row does not exist yet). Each step that holds
+     * kept, or after the newest one, when the row does not exist yet), and again by the step
+     * after one that found it deleted. Each step that holds
      * the row notes when it ran (to the minute): retention waits for a relay that ran within
      * EVENT_RETENTION_DAYS, and no longer for one that did not.
      */
@@ -281,15 +284,20 @@ export function createEventsRepository(primary: pg.Pool) {
       }
       return inTransaction(primary, async (tx: Queryable) => {
         const [held] = await query(tx, EVENT_STATEMENTS.relayLock, [name]);
-        if (!held) return undefined;
-        const { rows } = finalPage(await query(tx, EVENT_STATEMENTS.relayPage, [held.position, limit]), limit, held.position);
+        if (held?.position === null || held?.position === undefined) {
+          // Deleted meanwhile (by hand): made again by the next step.
+          if (held?.present === false) joined.delete(name);
+          return undefined;
+        }
+        const position = held.position;
+        const { rows } = finalPage(await query(tx, EVENT_STATEMENTS.relayPage, [position, limit]), limit, position);
         if (rows.length > 0) {
           await publish(
             rows.map(({ id, type, json }) => ({ id, type, json })),
             tx,
           );
         }
-        if (rows.length > 0 || held.stale) await query(tx, EVENT_STATEMENTS.relayMove, [name, rows.at(-1)?.id ?? held.position]);
+        if (rows.length > 0 || held.stale === true) await query(tx, EVENT_STATEMENTS.relayMove, [name, rows.at(-1)?.id ?? position]);
         return rows.length;
       });
     },
