@@ -53,13 +53,19 @@ export function toApiKey(row: KeyRow, now = Date.now()): ApiKey {
   return key;
 }
 
+/** SQL: whether the key (of the table alias `k`, if given) is in force: not revoked, not expired (by the database's clock). */
+export function keyInForce(k?: string): string {
+  const c = (column: string) => (k ? `${k}.${column}` : column);
+  return `(${c('revoked_at')} IS NULL AND (${c('expires_at')} IS NULL OR ${c('expires_at')} > now()))`;
+}
+
 type ListRow = KeyRow & { final: boolean };
 type StateRow = KeyRow & { expired: boolean };
 
 export const API_KEY_STATEMENTS = {
   // The verifier's cache: every key that still has a secret in force. Expiry is judged
   // again at each request by the instance's clock; this only keeps ended keys out of memory.
-  active: statement<KeySecrets>('api-keys-active', `SELECT ${S} FROM api_keys WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`),
+  active: statement<KeySecrets>('api-keys-active', `SELECT ${S} FROM api_keys WHERE ${keyInForce()}`),
   // The same for one secret, by either hash, while the verifier's listener is down.
   find: statement<KeySecrets>(
     'api-keys-find',

@@ -3,9 +3,8 @@
 // position, in the append order) inserts one webhook_messages row per event and matching
 // endpoint, in the transaction that moves the relay's position: each event fans out exactly
 // once (docs/decisions/0006-webhook-delivery.md).
-import type { EventsRepository } from './events.js';
+import { KEY_MAY_SEE, type EventsRepository } from './events.js';
 import { query, statement, type Queryable } from './query.js';
-import { KEY_MAY_SEE } from './webhook-messages.js';
 
 const STATEMENTS = {
   // Events $1 .. $2 (ids), to every enabled endpoint that lists the type, was enabled by the

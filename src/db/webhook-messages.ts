@@ -5,7 +5,7 @@
 // message, and `finish` writes the attempt to webhook_deliveries and decides what follows,
 // in one transaction. A lease that is not finished (the instance died) expires, and any
 // instance takes the endpoint again.
-import { eventJson, keyMaySee } from './events.js';
+import { eventJson, KEY_MAY_SEE } from './events.js';
 import { inTransaction } from './transaction.js';
 import { execute, query, statement } from './query.js';
 import type pg from 'pg';
@@ -25,12 +25,6 @@ export interface Claimed {
   /** Whether the endpoint's key may see the event now (in force, and holds the scope it needs). */
   may_see: boolean;
 }
-
-// Who may see an event, for the key `k` of endpoint `ep` (as listEvents decides it): a
-// catalogue event needs pets:read, an order event the key that placed it and orders:read; a
-// revoked or expired key sees nothing.
-export const KEY_MAY_SEE = `(k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())
-  AND ${keyMaySee('e', 'ep.api_key_id', "'pets:read' = ANY (k.scopes)", "'orders:read' = ANY (k.scopes)")})`;
 
 const STATEMENTS = {
   // $1 lease token, $2 lease in ms, $3 at most this many endpoints: the enabled endpoints

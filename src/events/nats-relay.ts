@@ -8,12 +8,19 @@
 // append-order page as listEvents: no event is skipped while others are still being written),
 // publishes them, waits for JetStream's acknowledgements and moves the position past them.
 // A crash or a NATS failure between publishing and committing publishes those events again
-// later, with the same Nats-Msg-Id: JetStream drops the duplicates (within the stream's
-// duplicate window, two minutes by default).
+// later, with the same Nats-Msg-Id: JetStream drops the duplicates within the stream's
+// duplicate window, which the relay sets to an hour when it makes the stream (JetStream's
+// default is two minutes; a stream that exists is left as it is).
+//
+// The relay's row is made when it first runs: it starts after the newest event then, so that
+// turning it on does not publish the events kept from before (EVENT_RETENTION_DAYS of them).
+// While it runs, retention keeps the events it has not published; once it has not run for
+// EVENT_RETENTION_DAYS (turned off, or NATS away that long), retention no longer waits for it
+// (src/db/events.ts).
 //
 // It runs on a timer (src/app.ts), never on a request's path: NATS being away only delays
 // publishing, and the job says so once in the log (src/plugins/jobs.ts).
-import { connect, Events, type JetStreamClient, type NatsConnection } from 'nats';
+import { connect, Events, nanos, type JetStreamClient, type NatsConnection } from 'nats';
 import type { EventsRepository, RelayedEvent } from '../db/events.js';
 
 /** The relay's row in event_relays. */
@@ -22,6 +29,8 @@ const RELAY = 'nats';
 const BATCH = 100;
 /** The most batches one run publishes before it lets the timer call again. */
 const BATCHES_PER_RUN = 50;
+/** The duplicate window of the stream the relay makes: a re-publish within it is dropped. */
+export const DUPLICATE_WINDOW_MS = 60 * 60 * 1000;
 /** How long one publish may wait for JetStream's acknowledgement. */
 const PUBLISH_TIMEOUT_MS = 5_000;
 
@@ -54,7 +63,7 @@ export function createNatsRelay({ url, stream, subjectPrefix }: NatsRelaySetting
     const nc = await connect({ servers: url.split(','), ignoreClusterUpdates: true, maxReconnectAttempts: -1, timeout: 5_000, name: 'animal-store events relay' });
     try {
       const jsm = await nc.jetstreamManager();
-      await jsm.streams.info(stream).catch(async () => jsm.streams.add({ name: stream, subjects: [`${subjectPrefix}.>`] }));
+      await jsm.streams.info(stream).catch(async () => jsm.streams.add({ name: stream, subjects: [`${subjectPrefix}.>`], duplicate_window: nanos(DUPLICATE_WINDOW_MS) }));
       up = true;
       void follow(nc).catch(() => {});
       return { nc, js: nc.jetstream() };
@@ -84,7 +93,7 @@ export function createNatsRelay({ url, stream, subjectPrefix }: NatsRelaySetting
       };
       let total = 0;
       for (let n = 0; n < BATCHES_PER_RUN && !closed; n++) {
-        const published = await events.relay(RELAY, BATCH, publish);
+        const published = await events.relay(RELAY, BATCH, publish, 'newest');
         total += published ?? 0;
         if (published === undefined || published < BATCH) break;
       }

@@ -315,6 +315,25 @@ describe('the type filter', () => {
   });
 });
 
+describe('the type filter, with order events', () => {
+  it("keeps a key's own order events of the types named, and catalogue events of those types", async () => {
+    const mine = reader(t.key, '&type=order.placed&type=pet.created');
+    const theirs = reader(keys.ordersOnly, '&type=order.placed&type=pet.created');
+    await mine();
+    await theirs();
+    const pet = await send('POST', '/v1/pets', { name: 'Typed', categoryId: 1, status: 'available' });
+    const order = await send('POST', '/v1/store/orders', { petId: pet.id });
+    const other = await send('POST', '/v1/pets', { name: 'Typed too', categoryId: 1, status: 'available' });
+    const their = await send('POST', '/v1/store/orders', { petId: other.id }, keys.ordersOnly);
+    expect((await mine()).map((e) => [e.type, e.data.id])).toEqual([
+      ['pet.created', pet.id],
+      ['order.placed', order.id],
+      ['pet.created', other.id],
+    ]);
+    expect((await theirs()).map((e) => [e.type, e.data.id])).toEqual([['order.placed', their.id]]);
+  });
+});
+
 describe('the feed has no last page', () => {
   it('every page links to the next, an empty one to where it started; the link later returns what came since', async () => {
     let next = '/v1/events?limit=5';
@@ -356,7 +375,9 @@ describe('retention (EVENT_RETENTION_DAYS)', () => {
     await t.pool.query("UPDATE events SET created_at = now() - interval '40 days' WHERE id <= $1", [a]);
     await t.pool.query("UPDATE events SET created_at = now() - interval '10 days' WHERE id > $1 AND id <= $2", [a, b]);
 
-    // An instance with the default (30 days) purges at its start: every event up to `a`.
+    // An instance with the default (30 days) purges at its start: every event up to `a`
+    // (once the relays have passed them).
+    await relaysPast(c);
     const other = await buildTestApp({ url: t.url, pool: t.pool });
     try {
       await within(20_000, async () => Number((await t.pool.query<{ p: string }>('SELECT purged_through AS p FROM events_retention')).rows[0]?.p) === a, 50);
@@ -391,10 +412,87 @@ describe('retention (EVENT_RETENTION_DAYS)', () => {
   });
 });
 
+describe('retention and a cursor held by a key that sees few events', () => {
+  // A database of its own: its feed starts empty.
+  let u: TestApp;
+  const purgedOf = async () => Number((await u.pool.query<{ p: string }>('SELECT purged_through AS p FROM events_retention')).rows[0]?.p);
+  const newestEvent = async () => Number((await u.pool.query<{ m: string }>('SELECT coalesce(max(id), 0) AS m FROM events')).rows[0]?.m);
+  /** Every event so far made 40 days old (set-up), then an instance's retention (it runs as the instance starts) deletes them all. */
+  const ageAndPurge = async () => {
+    const last = await newestEvent();
+    await within(20_000, async () => Number((await u.pool.query<{ p: string }>('SELECT min(position) AS p FROM event_relays')).rows[0]?.p) >= last, 50);
+    await u.pool.query("UPDATE events SET created_at = now() - interval '40 days' WHERE id <= $1", [last]);
+    const other = await buildTestApp({ url: u.url, pool: u.pool });
+    try {
+      await within(20_000, async () => (await purgedOf()) === last, 50);
+    } finally {
+      await other.app.close();
+    }
+  };
+  const link = (response: { headers: Record<string, unknown> }) => /^<([^>]+)>; rel="next"$/.exec(String(response.headers.link))?.[1] as string;
+  const makeKey = async (scopes: string[], name: string) => {
+    const created = await u.api({ method: 'POST', url: '/v1/api-keys', headers: { ...u.auth, ...json }, payload: JSON.stringify({ name, scopes }) });
+    expect(created.statusCode, created.body).toBe(201);
+    return created.json().secret as string;
+  };
+  const placeOrder = async (key: string) => {
+    const pet = await u.api({ method: 'POST', url: '/v1/pets', headers: { ...u.auth, ...json }, payload: JSON.stringify({ name: 'Ordered', categoryId: 1, status: 'available' }) });
+    const order = await u.api({ method: 'POST', url: '/v1/store/orders', headers: { ...bearer(key), ...json }, payload: JSON.stringify({ petId: pet.json().id }) });
+    expect(order.statusCode, order.body).toBe(201);
+  };
+
+  beforeAll(async () => {
+    u = await buildTestApp({ env: { RATE_LIMIT_MAX: '100000' } });
+  });
+  afterAll(async () => u?.close());
+
+  it('a link saved from an empty page is 410 once events the key would have read are deleted', async () => {
+    const buyer = await makeKey(['orders:read', 'orders:write'], 'buyer');
+    await keysSettled(u.pool, async (key) => (await u.app.inject({ method: 'GET', url: '/v1/events', headers: bearer(key) })).statusCode !== 401);
+    const empty = await u.api({ method: 'GET', url: '/v1/events?limit=10', headers: bearer(buyer) });
+    expect(empty.json()).toEqual([]);
+    const saved = link(empty);
+    // The key places an order; its events are deleted before the client comes back.
+    await placeOrder(buyer);
+    await ageAndPurge();
+    const back = await u.api({ method: 'GET', url: saved, headers: bearer(buyer) });
+    expect(back.statusCode, back.body).toBe(410);
+    expect(back.json().code).toBe('cursor_expired');
+    // A walk started again is served.
+    expect((await u.api({ method: 'GET', url: '/v1/events?limit=10', headers: bearer(buyer) })).statusCode).toBe(200);
+  });
+
+  it('a client that keeps reading is never 410 for events it could not see', async () => {
+    const reader = await makeKey(['pets:read'], 'catalogue reader');
+    const other = await makeKey(['orders:read', 'orders:write'], 'other buyer');
+    await keysSettled(u.pool, async (key) => (await u.app.inject({ method: 'GET', url: '/v1/events', headers: bearer(key) })).statusCode !== 401);
+    // The reader reads a catalogue event; then only another key's orders happen (each order
+    // also changes a pet: those it reads too), and then only those of a key it cannot see.
+    const created = await u.api({ method: 'POST', url: '/v1/pets', headers: { ...u.auth, ...json }, payload: '{"name":"Seen","categoryId":1}' });
+    expect(created.statusCode).toBe(201);
+    let next = '/v1/events?limit=100&type=pet.created';
+    const poll = async () => {
+      const page = await u.api({ method: 'GET', url: next, headers: bearer(reader) });
+      expect(page.statusCode, page.body).toBe(200);
+      next = link(page);
+      return page.json() as Event[];
+    };
+    expect((await poll()).map((e) => e.data.id)).toContain(created.json().id);
+    for (let i = 0; i < 3; i++) await placeOrder(other);
+    await poll();
+    // Every event is deleted now, the ones the reader read and the ones it had no reason to.
+    await ageAndPurge();
+    expect(await poll()).toEqual([]);
+    const pet = await u.api({ method: 'POST', url: '/v1/pets', headers: { ...u.auth, ...json }, payload: '{"name":"Later","categoryId":1}' });
+    expect((await poll()).map((e) => e.data.id)).toEqual([pet.json().id]);
+  });
+});
+
 describe('retention never moves past an event that is not final', () => {
   const purged = async () => Number((await t.pool.query<{ p: string }>('SELECT purged_through AS p FROM events_retention')).rows[0]?.p);
   /** Starts an instance on the database (its retention job runs once as it starts) and waits until purged_through is `want`. */
   const purgeUntil = async (want: number) => {
+    await relaysPast(want);
     const other = await buildTestApp({ url: t.url, pool: t.pool });
     try {
       await within(20_000, async () => (await purged()) === want, 50);
@@ -437,6 +535,11 @@ describe('retention never moves past an event that is not final', () => {
     expect((await t.pool.query('SELECT 1 FROM events')).rowCount).toBe(0);
   });
 });
+
+/** Waits until every relay (here the webhooks fan-out of each instance) has handled the events up to `id`: retention waits for them. */
+async function relaysPast(id: number): Promise<void> {
+  await within(20_000, async () => Number((await t.pool.query<{ p: string }>('SELECT min(position) AS p FROM event_relays')).rows[0]?.p) >= id, 50);
+}
 
 /** The cursor a walk of listEvents (no filter) holds after reading up to event `id`, taken by following pages. */
 async function cursorAfter(id: number): Promise<string> {

@@ -4,7 +4,7 @@
 // and nothing else. Against the machine's NATS (TEST_NATS_URL, default 127.0.0.1:4222), with
 // a stream and subjects of this run's own (EVENTS_NATS_STREAM, EVENTS_NATS_SUBJECT_PREFIX).
 import { randomBytes } from 'node:crypto';
-import { connect, type JetStreamManager, type NatsConnection } from 'nats';
+import { connect, nanos, type JetStreamManager, type NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createApiKey, keysSettled, type TestApp } from '../helper.js';
 import { within } from '../process.js';
@@ -15,6 +15,9 @@ const haveNats = await requires('nats', 'test/e2e/events-nats.test.ts (the NATS 
 const run = randomBytes(4).toString('hex');
 const STREAM = `ANIMAL_STORE_EVENTS_TEST_${run}`;
 const PREFIX = `animal-store-test-${run}.events`;
+// The stream of the relay turned on for a database that already has events.
+const LATE_STREAM = `ANIMAL_STORE_EVENTS_TEST_${run}_LATE`;
+const LATE_PREFIX = `animal-store-test-${run}-late.events`;
 const json = { 'content-type': 'application/json' };
 
 describe.skipIf(!haveNats)('the NATS JetStream relay', () => {
@@ -38,6 +41,7 @@ describe.skipIf(!haveNats)('the NATS JetStream relay', () => {
     await second?.close();
     await first?.close();
     await jsm?.streams.delete(STREAM).catch(() => {});
+    await jsm?.streams.delete(LATE_STREAM).catch(() => {});
     await nc?.close();
   });
 
@@ -64,6 +68,8 @@ describe.skipIf(!haveNats)('the NATS JetStream relay', () => {
     expect(new Set(stored.map((e) => e.type))).toEqual(new Set(['pet.created', 'pet.updated', 'order.placed', 'order.completed', 'order.cancelled', 'order.expired', 'category.updated']));
     const info = await jsm.streams.info(STREAM);
     expect(info.config.subjects).toEqual([`${PREFIX}.>`]);
+    // Re-publishes are dropped for an hour (JetStream's default: two minutes).
+    expect(info.config.duplicate_window).toBe(nanos(60 * 60 * 1000));
     expect(info.state.messages).toBe(stored.length);
     const published = [];
     for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq++) published.push(await jsm.streams.getMessage(STREAM, { seq }));
@@ -101,5 +107,58 @@ describe.skipIf(!haveNats)('the NATS JetStream relay', () => {
     } finally {
       await away.app.close();
     }
+  });
+
+  describe('turned on for a database that has events already', () => {
+    let base: TestApp;
+    beforeAll(async () => {
+      base = await buildTestApp({ env: { RATE_LIMIT_MAX: '100000' } });
+    });
+    afterAll(async () => base?.close());
+    const pet = async (name: string) => {
+      const created = await base.api({ method: 'POST', url: '/v1/pets', headers: { ...base.auth, ...json }, payload: JSON.stringify({ name, categoryId: 1 }) });
+      expect(created.statusCode).toBe(201);
+      return Number((await base.pool.query<{ id: string }>("SELECT id FROM events WHERE type = 'pet.created' AND data::jsonb->>'id' = $1", [String(created.json().id)])).rows[0]?.id);
+    };
+    const position = async (name: string) => Number((await base.pool.query<{ p: string }>('SELECT position AS p FROM event_relays WHERE name = $1', [name])).rows[0]?.p ?? -1);
+    const purged = async () => Number((await base.pool.query<{ p: string }>('SELECT purged_through AS p FROM events_retention')).rows[0]?.p);
+    /** Every event made 40 days old (set-up), then an instance's retention runs (as it starts) until purged_through is `want`. */
+    const purgeUntil = async (want: number) => {
+      await base.pool.query("UPDATE events SET created_at = now() - interval '40 days'");
+      const other = await buildTestApp({ url: base.url, pool: base.pool });
+      try {
+        await within(20_000, async () => (await purged()) === want, 50);
+      } finally {
+        await other.app.close();
+      }
+    };
+
+    it('starts after the newest event: the history kept is not published', async () => {
+      for (const name of ['Before 1', 'Before 2', 'Before 3']) await pet(name);
+      const relaying = await buildTestApp({ url: base.url, pool: base.pool, env: { EVENTS_NATS_URL: NATS_URL, EVENTS_NATS_STREAM: LATE_STREAM, EVENTS_NATS_SUBJECT_PREFIX: LATE_PREFIX } });
+      try {
+        await within(20_000, async () => (await position('nats')) >= 0, 50);
+        const after = await pet('After');
+        await within(20_000, async () => (await position('nats')) === after, 50);
+        const info = await jsm.streams.info(LATE_STREAM);
+        expect(info.state.messages).toBe(1);
+        expect((await jsm.streams.getMessage(LATE_STREAM, { seq: info.state.first_seq })).header.get('Nats-Msg-Id')).toBe(String(after));
+      } finally {
+        await relaying.app.close();
+      }
+    });
+
+    it('retention keeps what the relay has not published while it runs, and not once it has not run for the retention period', async () => {
+      // The relay ran a moment ago and is stopped now: events after its position are kept.
+      const held = await position('nats');
+      const later = await pet('Not published yet');
+      await within(20_000, async () => (await position('webhooks')) >= later, 50);
+      await purgeUntil(held);
+      expect((await base.api({ method: 'GET', url: `/v1/events/${later}`, headers: base.auth })).statusCode).toBe(200);
+      // Its last run 31 days ago (set-up): it holds nothing back.
+      await base.pool.query("UPDATE event_relays SET ran_at = now() - interval '31 days' WHERE name = 'nats'");
+      await purgeUntil(later);
+      expect((await base.api({ method: 'GET', url: `/v1/events/${later}`, headers: base.auth })).statusCode).toBe(404);
+    });
   });
 });
