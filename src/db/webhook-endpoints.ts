@@ -49,6 +49,7 @@ const STATEMENTS = {
      SELECT $1, $2, $3, $4, $5 WHERE (SELECT count(*) FROM webhook_endpoints WHERE api_key_id = $1) < $6::int
      RETURNING ${C}`,
   ),
+  count: statement<{ n: number }>('webhook-endpoints-count', 'SELECT count(*)::int AS n FROM webhook_endpoints WHERE api_key_id = $1'),
   get: statement<EndpointRow>('webhook-endpoints-get', `SELECT ${C} FROM webhook_endpoints WHERE id = $2 AND api_key_id = $1`),
   list: statement<EndpointRow & { final: boolean }>(
     'webhook-endpoints-list',
@@ -115,6 +116,12 @@ export function createWebhookEndpointsRepository(primary: pg.Pool) {
         const [row] = await query(tx, STATEMENTS.insert, [endpoint.apiKeyId, endpoint.url, endpoint.eventTypes, endpoint.description ?? null, endpoint.secret, ENDPOINTS_PER_KEY]);
         return row && toEndpoint(row);
       });
+    },
+
+    /** Whether the key has ENDPOINTS_PER_KEY endpoints already (`create` decides for good). */
+    async full(apiKeyId: number): Promise<boolean> {
+      const [row] = await query(primary, STATEMENTS.count, [apiKeyId]);
+      return (row?.n ?? 0) >= ENDPOINTS_PER_KEY;
     },
 
     async get(apiKeyId: number, id: number): Promise<WebhookEndpoint | undefined> {

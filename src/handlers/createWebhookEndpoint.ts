@@ -6,13 +6,15 @@ import { endpointLimit, eventTypesRefusal, newWebhookSecret, urlRefusal } from '
 
 const collection = operationPath('listWebhookEndpoints');
 
-// Event types the key may not see are refused (403), then the URL is checked before
-// anything is stored (https, no user info, a public address or a name that resolves only to
-// public ones: src/webhooks/target.ts); a key has at most 16 endpoints (409). The secret is
-// in this answer only. Deliveries start with the events written from now on.
+// Event types the key may not see are refused (403), and a key has at most 16 endpoints
+// (409: checked before the URL, and again, for good, as the endpoint is stored). The URL is
+// checked before anything is stored (https, no user info, a public address or a name that
+// resolves only to public ones: src/webhooks/target.ts). The secret is in this answer only.
+// Deliveries start with the events written from now on.
 export const createWebhookEndpoint: Handler<'createWebhookEndpoint', Services> = async ({ body, context }, { webhookEndpoints, webhookUrls }) => {
   const unseen = eventTypesRefusal(body.eventTypes, callerScopesOf(context));
   if (unseen) return unseen;
+  if (await webhookEndpoints.full(callerOf(context))) return endpointLimit();
   const refusal = await webhookUrls.check(body.url);
   if (refusal) return urlRefusal(refusal);
   const secret = newWebhookSecret();
