@@ -97,7 +97,7 @@ describe('the retry window', () => {
     const { id } = await endpoint(r.url, ['pet.created']);
     await pet('Refused');
     await pet('Accepted');
-    await within(15_000, async () => named(r, 'Refused').length === 3 && (await pending(id)) === 0);
+    await within(15_000, async () => named(r, 'Refused').length >= 2 && (await pending(id)) === 0);
     expect(named(r, 'Accepted')).toHaveLength(1);
     expect((await getEndpoint(id)).enabled).toBe(true);
     // Well past the window after the given-up event's failures: one failure now is one failure.
@@ -108,6 +108,8 @@ describe('the retry window', () => {
     const got = await getEndpoint(id);
     expect(got.enabled).toBe(true);
     expect(got.disabledReason).toBeUndefined();
+    // The given-up event had its last attempt at the end of the window.
+    expect(named(r, 'Refused')).toHaveLength(3);
   });
 
   it('a Retry-After longer than the window gets a last attempt at its end rather than none', async () => {
