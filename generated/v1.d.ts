@@ -366,7 +366,9 @@ export interface paths {
          *
          *     Endpoints belong to the API key that created it: each key sees and manages only its
          *     own, and an endpoint delivers only what its key may see, with the scopes the key
-         *     holds at the time of delivery.
+         *     holds at the time of delivery. `eventTypes` the key may not see are refused with
+         *     `403` (`order.*` needs `orders:read`, the others `pets:read`), and a key has at most
+         *     16 endpoints (`409 webhook_endpoint_limit`).
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -1750,8 +1752,9 @@ export interface components {
         };
         /**
          * @description The body is missing, is not valid JSON, lacks `url` or `eventTypes`, has an invalid
-         *     or unknown field, or its `url` is not `https` or names an address deliveries never
-         *     call (loopback, private, link-local, shared, multicast, reserved, unspecified), or
+         *     or unknown field, or its `url` is not `https`, has port 0, names an address
+         *     deliveries never call (loopback, private, link-local, shared, multicast, reserved,
+         *     unspecified), or a name that does not resolve (within 3 seconds), or
          *     (updateWebhookEndpoint) `endpointId` is not an integer.
          */
         BadWebhookEndpoint: {

@@ -119,7 +119,7 @@ describe('the retry window', () => {
     const { id } = await endpoint(r.url, ['pet.created']);
     await pet('Patient');
     await within(15_000, async () => named(r, 'Patient').length === 2);
-    const [first, second] = named(r, 'Patient') as [{ at: number }, { at: number }];
+    const [first, second] = named(r, 'Patient') as unknown as [{ at: number }, { at: number }];
     expect(second.at - first.at).toBeGreaterThanOrEqual(2900);
     await within(5000, async () => (await deliveries(id)).length === 2);
     expect((await deliveries(id)).map((d) => d.statusCode)).toEqual([503, 200]);
