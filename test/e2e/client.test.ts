@@ -464,7 +464,7 @@ describe('the typed client against the running service', () => {
     for await (const endpoint of store.listAllWebhookEndpoints({ limit: 1 })) listed.push(endpoint);
     expect(listed).toContainEqual(shown);
     const disabled = await store.updateWebhookEndpoint(id, { enabled: false });
-    expect(disabled.data).toEqual({ ...shown, enabled: false });
+    expect(disabled.data).toEqual({ ...shown, enabled: false, disabledAt: expect.any(String) });
     expect((await store.getWebhookEndpoint(id)).data).toEqual(disabled.data);
     const rotated = await store.rotateWebhookEndpointSecret(id);
     expect(rotated.data.secret).not.toBe(secret);
