@@ -366,7 +366,9 @@ export interface paths {
          *
          *     Endpoints belong to the API key that created it: each key sees and manages only its
          *     own, and an endpoint delivers only what its key may see, with the scopes the key
-         *     holds at the time of delivery.
+         *     holds at the time of delivery. `eventTypes` the key may not see are refused with
+         *     `403` (`order.*` needs `orders:read`, the others `pets:read`), and a key has at most
+         *     16 endpoints (`409 webhook_endpoint_limit`).
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -1061,7 +1063,7 @@ export interface components {
          *     |---|---|---|
          *     | `bad_request` | 400 | malformed JSON, a parameter or body field that breaks the contract; a malformed HTTP message, an HTTP/1.1 request without `Host`, more than one `Content-Type` header |
          *     | `unauthorized` | 401 | missing, malformed, unknown, revoked or expired API key (or a secret whose rotation grace has ended), or more than one `Authorization` header |
-         *     | `insufficient_scope` | 403 | the API key lacks the scope the operation needs (named in the message and `WWW-Authenticate`), or createApiKey asks to grant (rotateApiKey, to rotate a key that holds) a scope the calling key does not hold |
+         *     | `insufficient_scope` | 403 | the API key lacks the scope the operation needs (named in the message and `WWW-Authenticate`), or createApiKey asks to grant (rotateApiKey, to rotate a key that holds) a scope the calling key does not hold, or a webhook endpoint asks for event types the key may not see |
          *     | `not_found` | 404 | no such animal (or a removed one), order (or an order of another API key), category name, event (or one this key may not see) or webhook endpoint (or another key's), or no such path |
          *     | `method_not_allowed` | 405 | a path of the service with a method it does not take; `Allow` lists those it does |
          *     | `request_timeout` | 408 | the request's headers or body did not arrive in time (the connection is closed) |
@@ -1071,6 +1073,7 @@ export interface components {
          *     | `api_key_inactive` | 409 | rotateApiKey on a revoked or expired key |
          *     | `category_name_taken` | 409 | another category holds this name (names are unique ignoring case) |
          *     | `order_closed` | 409 | the order is not `placed` any more (the message names its status), so it cannot be cancelled or completed |
+         *     | `webhook_endpoint_limit` | 409 | createWebhookEndpoint: the API key has 16 webhook endpoints, the most a key may have |
          *     | `cursor_expired` | 410 | listEvents: the cursor points before the oldest event kept (`EVENT_RETENTION_DAYS`); start again without it |
          *     | `payload_too_large` | 413 | request body over the size limit |
          *     | `precondition_failed` | 412 | `If-Match` names no entity tag the animal has now (updatePet, deletePet); on the /docs static files, `If-Match` or `If-Unmodified-Since` not met |
@@ -1749,8 +1752,9 @@ export interface components {
         };
         /**
          * @description The body is missing, is not valid JSON, lacks `url` or `eventTypes`, has an invalid
-         *     or unknown field, or its `url` is not `https` or names an address deliveries never
-         *     call (loopback, private, link-local, shared, multicast, reserved, unspecified), or
+         *     or unknown field, or its `url` is not `https`, has port 0, names an address
+         *     deliveries never call (loopback, private, link-local, shared, multicast, reserved,
+         *     unspecified), or a name that does not resolve (within 3 seconds), or
          *     (updateWebhookEndpoint) `endpointId` is not an integer.
          */
         BadWebhookEndpoint: {
@@ -2949,7 +2953,36 @@ export interface operations {
             };
             400: components["responses"]["BadWebhookEndpoint"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
+            /**
+             * @description The API key lacks `webhooks:manage`, or lacks the scope needed to see one of the
+             *     `eventTypes` (`orders:read` for `order.*`, `pets:read` for the others): an
+             *     endpoint of it could never receive them. The message and `WWW-Authenticate` name
+             *     the scope.
+             */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate-Scope"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key has 16 webhook endpoints, the most a key may have. */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -3064,7 +3097,24 @@ export interface operations {
             };
             400: components["responses"]["BadWebhookEndpoint"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
+            /**
+             * @description The API key lacks `webhooks:manage`, or lacks the scope needed to see one of the
+             *     `eventTypes` (`orders:read` for `order.*`, `pets:read` for the others): an
+             *     endpoint of it could never receive them. The message and `WWW-Authenticate` name
+             *     the scope.
+             */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate-Scope"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             404: components["responses"]["EndpointNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];

@@ -72,10 +72,9 @@ SELECT append_order_join('webhook_deliveries', 'endpoint_id');
 CREATE INDEX webhook_deliveries_of_endpoint ON webhook_deliveries (endpoint_id, id);
 CREATE INDEX webhook_deliveries_attempted_at ON webhook_deliveries (attempted_at);
 
--- The dispatcher's position in the events feed: every event up to it has its messages.
--- Starts at the newest event now, so that endpoints receive events from here on.
--- The fan-out is the events feed's relay `webhooks` (src/db/webhook-dispatch.ts), starting
--- after the newest event: endpoints receive events written from their creation on.
+-- The fan-out is the events feed's relay `webhooks` (src/db/webhook-dispatch.ts): every event
+-- up to its position has its messages. It starts at the newest event now: endpoints receive
+-- events written from their creation on.
 INSERT INTO event_relays (name, position) SELECT 'webhooks', coalesce(max(id), 0) FROM events;
 
 -- Down Migration

@@ -197,7 +197,7 @@ export const app = fp(
     const allowPrivate = deps.config.WEBHOOK_ALLOW_PRIVATE;
     const webhookUrls = { check: (url: string) => checkUrl(url, { allowPrivate, resolve }) };
     const webhookEngine = createWebhookEngine({
-      dispatch: createWebhookDispatchRepository(events),
+      dispatch: createWebhookDispatchRepository(events, deps.pool),
       messages: createWebhookMessagesRepository(deps.pool),
       resolve,
       allowPrivate,
@@ -251,6 +251,7 @@ export const app = fp(
         { name: 'inventory fold', everyMs: 1000, run: async () => void (await inventory.fold()) },
         { name: 'api keys last used', everyMs: deps.config.API_KEY_USAGE_FLUSH_MS, run: async () => void (await keyUsage.flush()) },
         { name: 'webhook attempts purge', everyMs: 60 * 60 * 1000, run: async () => counted('purged webhook delivery attempts')(await webhookDeliveries.purge(deps.config.EVENT_RETENTION_DAYS)) },
+        { name: 'webhook previous secrets', everyMs: 60 * 60 * 1000, run: async () => counted('forgot expired previous webhook secrets')(await webhookEndpoints.forgetExpiredSecrets()) },
         { name: 'idempotency keys purge', everyMs: 60 * 60 * 1000, run: async () => counted('purged expired idempotency keys')(await idempotencyKeys.purge()) },
         // Events older than EVENT_RETENTION_DAYS, oldest first, in batches (src/db/events.ts).
         { name: 'events retention', everyMs: 60 * 1000, run: async () => counted('deleted events past retention')(await events.purge(deps.config.EVENT_RETENTION_DAYS, EVENT_PURGE_BATCH)) },

@@ -22,6 +22,7 @@ export const ERROR_CATALOGUE = {
   order_closed: { status: 409 },
   category_name_taken: { status: 409 },
   api_key_inactive: { status: 409 },
+  webhook_endpoint_limit: { status: 409 },
   cursor_expired: { status: 410 },
   precondition_failed: { status: 412 },
   payload_too_large: { status: 413 },

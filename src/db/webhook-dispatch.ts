@@ -2,9 +2,11 @@
 // (src/db/events.ts `relay`: one instance at a time, the next final events after its
 // position, in the append order) inserts one webhook_messages row per event and matching
 // endpoint, in the transaction that moves the relay's position: each event fans out exactly
-// once (docs/decisions/0006-webhook-delivery.md).
+// once (docs/decisions/0006-webhook-delivery.md). The endpoints of a key that is revoked or
+// has expired are disabled, saying why (they would never receive anything more).
+import { keyInForce } from './api-keys.js';
 import { KEY_MAY_SEE, type EventsRepository } from './events.js';
-import { query, statement, type Queryable } from './query.js';
+import { execute, query, statement, type Queryable } from './query.js';
 
 const STATEMENTS = {
   // Events $1 .. $2 (ids), to every enabled endpoint that lists the type, was enabled by the
@@ -22,13 +24,30 @@ const STATEMENTS = {
      )
      SELECT count(*)::int AS n FROM added`,
   ),
+  // The enabled endpoints of keys no longer in force: disabled, their pending messages dropped.
+  retire: statement<Record<string, never>>(
+    'webhook-dispatch-retire',
+    `WITH retired AS (
+       UPDATE webhook_endpoints ep SET enabled = false, disabled_at = now(), lease_token = NULL, lease_until = NULL,
+         disabled_reason = CASE WHEN k.revoked_at IS NOT NULL THEN 'its API key was revoked' ELSE 'its API key expired' END
+       FROM api_keys k
+       WHERE k.id = ep.api_key_id AND ep.enabled AND NOT ${keyInForce('k')}
+       RETURNING ep.id
+     )
+     DELETE FROM webhook_messages m USING retired r WHERE m.endpoint_id = r.id`,
+  ),
 };
 
 /** The relay of the events feed that fans events out to webhook endpoints (its row in event_relays). */
 export const WEBHOOK_RELAY = 'webhooks';
 
-export function createWebhookDispatchRepository(events: Pick<EventsRepository, 'relay'>) {
+export function createWebhookDispatchRepository(events: Pick<EventsRepository, 'relay'>, primary: Queryable) {
   return {
+    /** Disables the enabled endpoints of revoked or expired keys, saying why. */
+    async retire(): Promise<void> {
+      await execute(primary, STATEMENTS.retire, []);
+    },
+
     /**
      * Fans out up to `limit` events after the relay's position; resolves with how many events
      * were dispatched (0: none final yet, or another instance is dispatching) and messages made.

@@ -3,12 +3,17 @@
 // and `rotate`, the two answers that show it, and by the engine's claim
 // (src/db/webhook-messages.ts). Endpoints join the append order partitioned by their key
 // (docs/decisions/0001-append-order.md): listWebhookEndpoints pages a key's own by id.
+import type pg from 'pg';
 import type { components } from '../../generated/v1.js';
 import { finalPage, isFinal } from './append-order.js';
-import { columns, query, statement, type Queryable } from './query.js';
+import type { EventType } from './events.js';
+import { columns, execute, query, statement } from './query.js';
+import { inTransaction } from './transaction.js';
 
 export type WebhookEndpoint = components['schemas']['WebhookEndpoint'];
-export type EventType = components['schemas']['EventType'];
+
+/** How many endpoints one API key may have (as Stripe allows). */
+export const ENDPOINTS_PER_KEY = 16;
 
 const { list: C } = columns(['id', 'url', 'event_types', 'description', 'enabled', 'disabled_reason', 'disabled_at', 'created_at', 'previous_secret_expires_at']);
 interface EndpointRow {
@@ -34,10 +39,17 @@ function toEndpoint(row: EndpointRow, now = Date.now()): WebhookEndpoint {
 }
 
 const STATEMENTS = {
+  // The key's row, locked until the insert commits: endpoints of one key are created one at
+  // a time, so that the count below sees every one committed before.
+  lockKey: statement<{ id: number }>('webhook-endpoints-lock-key', 'SELECT id FROM api_keys WHERE id = $1 FOR NO KEY UPDATE'),
+  // $6 the most endpoints a key may have: no row when it has that many already.
   insert: statement<EndpointRow>(
     'webhook-endpoints-insert',
-    `INSERT INTO webhook_endpoints (api_key_id, url, event_types, description, secret) VALUES ($1, $2, $3, $4, $5) RETURNING ${C}`,
+    `INSERT INTO webhook_endpoints (api_key_id, url, event_types, description, secret)
+     SELECT $1, $2, $3, $4, $5 WHERE (SELECT count(*) FROM webhook_endpoints WHERE api_key_id = $1) < $6::int
+     RETURNING ${C}`,
   ),
+  count: statement<{ n: number }>('webhook-endpoints-count', 'SELECT count(*)::int AS n FROM webhook_endpoints WHERE api_key_id = $1'),
   get: statement<EndpointRow>('webhook-endpoints-get', `SELECT ${C} FROM webhook_endpoints WHERE id = $2 AND api_key_id = $1`),
   list: statement<EndpointRow & { final: boolean }>(
     'webhook-endpoints-list',
@@ -73,6 +85,11 @@ const STATEMENTS = {
     `UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_expires_at = now() + $4::int * interval '1 second', secret = $3
      WHERE id = $2 AND api_key_id = $1 RETURNING ${C}`,
   ),
+  // A previous secret whose 24 hours are over is not kept (the engine's claim clears it too).
+  forgetSecrets: statement<Record<string, never>>(
+    'webhook-endpoints-forget-secrets',
+    'UPDATE webhook_endpoints SET previous_secret = NULL, previous_secret_expires_at = NULL WHERE previous_secret_expires_at <= now()',
+  ),
 };
 
 export interface NewEndpoint {
@@ -90,11 +107,21 @@ export interface EndpointPatch {
   enabled?: boolean;
 }
 
-export function createWebhookEndpointsRepository(primary: Queryable) {
+export function createWebhookEndpointsRepository(primary: pg.Pool) {
   return {
-    async create(endpoint: NewEndpoint): Promise<WebhookEndpoint> {
-      const [row] = await query(primary, STATEMENTS.insert, [endpoint.apiKeyId, endpoint.url, endpoint.eventTypes, endpoint.description ?? null, endpoint.secret]);
-      return toEndpoint(row as EndpointRow);
+    /** The new endpoint, or undefined when its key has ENDPOINTS_PER_KEY already. */
+    async create(endpoint: NewEndpoint): Promise<WebhookEndpoint | undefined> {
+      return inTransaction(primary, async (tx) => {
+        await query(tx, STATEMENTS.lockKey, [endpoint.apiKeyId]);
+        const [row] = await query(tx, STATEMENTS.insert, [endpoint.apiKeyId, endpoint.url, endpoint.eventTypes, endpoint.description ?? null, endpoint.secret, ENDPOINTS_PER_KEY]);
+        return row && toEndpoint(row);
+      });
+    },
+
+    /** Whether the key has ENDPOINTS_PER_KEY endpoints already (`create` decides for good). */
+    async full(apiKeyId: number): Promise<boolean> {
+      const [row] = await query(primary, STATEMENTS.count, [apiKeyId]);
+      return (row?.n ?? 0) >= ENDPOINTS_PER_KEY;
     },
 
     async get(apiKeyId: number, id: number): Promise<WebhookEndpoint | undefined> {
@@ -131,6 +158,11 @@ export function createWebhookEndpointsRepository(primary: Queryable) {
     async rotate(apiKeyId: number, id: number, secret: string, graceSeconds: number): Promise<WebhookEndpoint | undefined> {
       const [row] = await query(primary, STATEMENTS.rotate, [apiKeyId, id, secret, graceSeconds]);
       return row && toEndpoint(row);
+    },
+
+    /** Clears the previous secrets whose time is over; how many. */
+    async forgetExpiredSecrets(): Promise<number> {
+      return execute(primary, STATEMENTS.forgetSecrets, []);
     },
   };
 }

@@ -27,22 +27,34 @@ export interface Claimed {
 }
 
 const STATEMENTS = {
-  // $1 lease token, $2 lease in ms, $3 at most this many endpoints: the enabled endpoints
-  // with a due message and no lease in force, least recently claimed first, each with its
-  // oldest due message.
+  // $1 lease token, $2 lease in ms, $3 at most this many endpoints, $4 at most this many
+  // leases in force per API key (across instances): the enabled endpoints with a due message
+  // and no lease in force, least recently claimed first, each with its oldest due message.
+  // An expired previous secret is cleared as the lease is taken.
   claim: statement<Claimed>(
     'webhook-messages-claim',
-    `WITH picked AS (
-       SELECT ep.id FROM webhook_endpoints ep
+    `WITH candidates AS (
+       SELECT ep.id, ep.api_key_id, ep.claimed_at,
+         (SELECT count(*) FROM webhook_endpoints o WHERE o.api_key_id = ep.api_key_id AND o.lease_until >= now()) AS leased
+       FROM webhook_endpoints ep
        WHERE ep.enabled AND (ep.lease_until IS NULL OR ep.lease_until < now())
          AND EXISTS (SELECT 1 FROM webhook_messages m WHERE m.endpoint_id = ep.id AND m.due_at <= now())
        ORDER BY ep.claimed_at NULLS FIRST, ep.id
-       LIMIT $3
+       LIMIT $3::int * $4::int
        FOR UPDATE SKIP LOCKED
+     ), picked AS (
+       SELECT id FROM (
+         SELECT id, claimed_at, leased + row_number() OVER (PARTITION BY api_key_id ORDER BY claimed_at NULLS FIRST, id) AS nth FROM candidates
+       ) c
+       WHERE nth <= $4::int
+       ORDER BY claimed_at NULLS FIRST, id
+       LIMIT $3
      ), leased AS (
-       UPDATE webhook_endpoints ep SET lease_token = $1, lease_until = now() + $2::int * interval '1 millisecond', claimed_at = clock_timestamp()
+       UPDATE webhook_endpoints ep SET lease_token = $1, lease_until = now() + $2::int * interval '1 millisecond', claimed_at = clock_timestamp(),
+         previous_secret = CASE WHEN ep.previous_secret_expires_at > now() THEN ep.previous_secret END,
+         previous_secret_expires_at = CASE WHEN ep.previous_secret_expires_at > now() THEN ep.previous_secret_expires_at END
        FROM picked WHERE ep.id = picked.id
-       RETURNING ep.id, ep.api_key_id, ep.url, ep.secret, CASE WHEN ep.previous_secret_expires_at > now() THEN ep.previous_secret END AS previous_secret
+       RETURNING ep.id, ep.api_key_id, ep.url, ep.secret, ep.previous_secret
      )
      SELECT ep.id AS endpoint_id, ep.url, ep.secret, ep.previous_secret, m.event_id, m.attempts,
        ${eventJson('e')} AS payload,
@@ -75,33 +87,40 @@ const STATEMENTS = {
      UPDATE webhook_endpoints SET failing_since = NULL, lease_token = NULL, lease_until = NULL WHERE id = $1`,
   ),
   // $3 the delay in ms, $4 the window in seconds, $5 when this attempt started: the message
-  // is tried again after the delay, or given up when that falls past the window after its
-  // first attempt, or after its 100th attempt (the log's bound; the default schedule makes
-  // about a dozen in 3 days).
-  retry: statement<{ kept: boolean }>(
+  // is tried again after the delay, cut to the end of the window after its first attempt
+  // (a last attempt is made there, however long the schedule or a Retry-After asks to
+  // wait); it is given up when this attempt was made at the end of the window or later, or
+  // after its 100th attempt (the log's bound; the default schedule makes about a dozen in
+  // 3 days). `expired`: when given up at the end of the window, since when (its first
+  // attempt).
+  retry: statement<{ kept: boolean; expired: Date | null }>(
     'webhook-messages-retry',
-    `WITH msg AS (SELECT coalesce(first_attempted_at, $5) AS first FROM webhook_messages WHERE endpoint_id = $1 AND event_id = $2),
+    `WITH msg AS (
+       SELECT first, attempts < 99 AND now() < first + $4::int * interval '1 second' AS keep, now() >= first + $4::int * interval '1 second' AS expired
+       FROM (SELECT coalesce(first_attempted_at, $5) AS first, attempts FROM webhook_messages WHERE endpoint_id = $1 AND event_id = $2) m
+     ),
      kept AS (
-       UPDATE webhook_messages m SET attempts = attempts + 1, first_attempted_at = msg.first, due_at = now() + $3::int * interval '1 millisecond'
-       FROM msg WHERE m.endpoint_id = $1 AND m.event_id = $2 AND m.attempts < 99 AND now() + $3::int * interval '1 millisecond' <= msg.first + $4::int * interval '1 second'
-       RETURNING 1
+       UPDATE webhook_messages m SET attempts = attempts + 1, first_attempted_at = msg.first,
+         due_at = least(now() + $3::int * interval '1 millisecond', msg.first + $4::int * interval '1 second')
+       FROM msg WHERE m.endpoint_id = $1 AND m.event_id = $2 AND msg.keep
      ),
      dropped AS (
-       DELETE FROM webhook_messages m USING msg
-       WHERE m.endpoint_id = $1 AND m.event_id = $2 AND (m.attempts >= 99 OR now() + $3::int * interval '1 millisecond' > msg.first + $4::int * interval '1 second')
+       DELETE FROM webhook_messages m USING msg WHERE m.endpoint_id = $1 AND m.event_id = $2 AND NOT msg.keep
      )
-     SELECT EXISTS (SELECT 1 FROM kept) AS kept`,
+     SELECT keep AS kept, CASE WHEN NOT keep AND expired THEN first END AS expired FROM msg`,
   ),
-  // After a failure: failing since the first failure in a row; $3 the window in seconds,
-  // $4 its words, $5 the last outcome's: disabled once every attempt failed for the window.
+  // After a failure: failing since the first failure after the last delivery; $3 the window
+  // in words, $4 the last outcome's, $5 when a message given up at the end of the window was
+  // first attempted (else null): the endpoint is disabled when no attempt has succeeded since
+  // then, every attempt having failed for the whole window.
   failed: statement<{ enabled: boolean }>(
     'webhook-messages-failed',
     `UPDATE webhook_endpoints SET
        failing_since = coalesce(failing_since, $2),
-       enabled = enabled AND coalesce(failing_since, $2) > now() - $3::int * interval '1 second',
-       disabled_at = CASE WHEN enabled AND coalesce(failing_since, $2) <= now() - $3::int * interval '1 second' THEN now() ELSE disabled_at END,
-       disabled_reason = CASE WHEN enabled AND coalesce(failing_since, $2) <= now() - $3::int * interval '1 second'
-         THEN 'every delivery failed for ' || $4 || ' (from ' || json_instant(coalesce(failing_since, $2)) || '); the last: ' || $5
+       enabled = enabled AND NOT coalesce(coalesce(failing_since, $2) <= $5::timestamptz, false),
+       disabled_at = CASE WHEN enabled AND coalesce(failing_since, $2) <= $5::timestamptz THEN now() ELSE disabled_at END,
+       disabled_reason = CASE WHEN enabled AND coalesce(failing_since, $2) <= $5::timestamptz
+         THEN 'every delivery failed for ' || $3 || ' (from ' || json_instant(coalesce(failing_since, $2)) || '); the last: ' || $4
          ELSE disabled_reason END,
        lease_token = NULL, lease_until = NULL
      WHERE id = $1 RETURNING enabled`,
@@ -137,9 +156,12 @@ function inWords(seconds: number): string {
 
 export function createWebhookMessagesRepository(pool: pg.Pool) {
   return {
-    /** Takes up to `limit` endpoints' leases for `leaseMs`, each with the message to attempt. */
-    async claim(token: string, leaseMs: number, limit: number): Promise<Claimed[]> {
-      return inTransaction(pool, (tx) => query(tx, STATEMENTS.claim, [token, leaseMs, limit]));
+    /**
+     * Takes up to `limit` endpoints' leases for `leaseMs`, each with the message to attempt,
+     * leaving each API key at most `perKey` leases in force (across instances).
+     */
+    async claim(token: string, leaseMs: number, limit: number, perKey: number): Promise<Claimed[]> {
+      return inTransaction(pool, (tx) => query(tx, STATEMENTS.claim, [token, leaseMs, limit, perKey]));
     },
 
     /** Releases the lease without an attempt, dropping the message (its key may no longer see it, or it is gone). */
@@ -162,9 +184,9 @@ export function createWebhookMessagesRepository(pool: pg.Pool) {
         if (!endpoint.mine) return;
         if (result.kind === 'delivered') return void (await execute(tx, STATEMENTS.delivered, [endpointId, eventId]));
         if (result.kind === 'gone') return void (await execute(tx, STATEMENTS.disable, [endpointId, 'the receiver answered 410 Gone']));
-        await query(tx, STATEMENTS.retry, [endpointId, eventId, result.delayMs, windowSeconds, done.attemptedAt]);
+        const [retried] = await query(tx, STATEMENTS.retry, [endpointId, eventId, result.delayMs, windowSeconds, done.attemptedAt]);
         const last = error ?? String(statusCode);
-        const [after] = await query(tx, STATEMENTS.failed, [endpointId, done.attemptedAt, windowSeconds, inWords(windowSeconds), last]);
+        const [after] = await query(tx, STATEMENTS.failed, [endpointId, done.attemptedAt, inWords(windowSeconds), last, retried?.expired ?? null]);
         if (after && !after.enabled) await execute(tx, STATEMENTS.dropAll, [endpointId]);
       });
     },

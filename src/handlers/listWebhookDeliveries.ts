@@ -14,6 +14,5 @@ export const listWebhookDeliveries: Handler<'listWebhookDeliveries', Services> =
   const started = await paging.start(query, cursors);
   if (refused(started)) return started;
   const page = await webhookDeliveries.list(id, started.after, started.limit);
-  const answer = await paging.answer(query, started, page.deliveries, page.next, cursors);
-  return answer.headers ? { ...answer, headers: { ...answer.headers, Link: answer.headers.Link.replace('{endpointId}', String(id)) } } : answer;
+  return paging.answer(query, started, page.deliveries, page.next, cursors, { endpointId: id });
 };

@@ -1,6 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import type { Scope } from '../auth/scopes.js';
+import type { EventType } from '../db/events.js';
+import { ENDPOINTS_PER_KEY } from '../db/webhook-endpoints.js';
 import { errorAnswer } from '../errors.js';
 import type { UrlRefusal } from '../webhooks/target.js';
+import { scopeRefusal } from './caller.js';
 
 /** A new signing secret as Standard Webhooks writes it: `whsec_` and 24 random bytes in base64 (38 characters). */
 export function newWebhookSecret(): string {
@@ -14,3 +18,21 @@ export function urlRefusal(refusal: UrlRefusal): ReturnType<typeof errorAnswer<'
 
 /** The 404 for an endpoint the caller's key does not have (another key's included). */
 export const endpointNotFound = (id: number) => errorAnswer('not_found', `Webhook endpoint ${id} does not exist`);
+
+/** The scope a key needs to see events of a type (src/db/events.ts keyMaySee): orders:read for order events, pets:read for the others. */
+const scopeToSee = (type: EventType): Scope => (type.startsWith('order.') ? 'orders:read' : 'pets:read');
+
+/**
+ * The 403 for event types the caller's key may not see (an endpoint of it could never
+ * receive them), naming the scope it lacks, as createApiKey names a scope it cannot grant.
+ */
+export function eventTypesRefusal(types: readonly EventType[], held: ReadonlySet<Scope>): ReturnType<typeof scopeRefusal> | undefined {
+  const unseen = types.find((type) => !held.has(scopeToSee(type)));
+  if (unseen === undefined) return undefined;
+  const scope = scopeToSee(unseen);
+  return scopeRefusal(`This API key lacks the scope ${scope}, so its endpoints cannot receive ${unseen}: ask only for event types it may see`, scope);
+}
+
+/** The 409 for a key that has as many endpoints as it may. */
+export const endpointLimit = () =>
+  errorAnswer('webhook_endpoint_limit', `This API key has ${ENDPOINTS_PER_KEY} webhook endpoints, the most it may have: delete one it no longer needs first`);

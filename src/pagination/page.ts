@@ -86,12 +86,14 @@ export function listPaging<K extends OperationId>(operationId: K) {
 
     /**
      * The 200 answer with `body`, and with `Link: rel="next"` when the next page starts
-     * after `next` (undefined: this page is the last).
+     * after `next` (undefined: this page is the last). `params`: the values of the path's
+     * parameters (`{endpointId}`), when it has any.
      */
-    async answer<B>(query: QueryParams<K> & ListQuery, paging: Paging, body: B, next: number | undefined, cursors: LazyCursorCodec) {
+    async answer<B>(query: QueryParams<K> & ListQuery, paging: Paging, body: B, next: number | undefined, cursors: LazyCursorCodec, params: Readonly<Record<string, string | number>> = {}) {
       if (next === undefined) return { status: 200 as const, body };
       const cursor = await cursors.encode({ after: next, operation: operationId, filter: paging.filter });
-      return { status: 200 as const, body, headers: { Link: `<${path}?limit=${paging.limit}${carried(query)}&cursor=${cursor}>; rel="next"` } };
+      const at = path.replace(/\{([^}]+)\}/g, (whole, name: string) => (name in params ? encodeURIComponent(String(params[name])) : whole));
+      return { status: 200 as const, body, headers: { Link: `<${at}?limit=${paging.limit}${carried(query)}&cursor=${cursor}>; rel="next"` } };
     },
   };
 }

@@ -4,7 +4,8 @@
 // - the workers take endpoints' leases (one instance, one attempt at a time per endpoint),
 //   make one attempt each (src/webhooks/send.ts) and write its outcome
 //   (src/db/webhook-messages.ts). At most `concurrency` attempts run at once per instance,
-//   so a slow endpoint holds one slot, never the others'.
+//   so a slow endpoint holds one slot, never the others', and at most ATTEMPTS_PER_KEY at
+//   once for one API key's endpoints, across instances.
 // Nothing here runs in a request: handlers only write rows, and triggers write the events.
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
@@ -35,6 +36,11 @@ export interface EngineOptions {
 /** How long past an attempt's timeout its lease lasts: enough to write its outcome. */
 const LEASE_MARGIN_MS = 15_000;
 const DISPATCH_BATCH = 500;
+/**
+ * Attempts in flight at once for one API key's endpoints, across instances: a key's
+ * endpoints (at most 16) that hang cannot take every instance's slots from other keys.
+ */
+export const ATTEMPTS_PER_KEY = 4;
 
 export function resultOf(outcome: Outcome, attempts: number, schedule: readonly number[]): Result {
   if ('error' in outcome) return { kind: 'failed', error: outcome.error, delayMs: nextDelayMs(attempts, undefined, schedule) };
@@ -95,7 +101,7 @@ export function createWebhookEngine(options: EngineOptions) {
     try {
       const free = options.concurrency - inFlight.size;
       if (free <= 0) return;
-      const claimed = await options.messages.claim(token, leaseMs, free);
+      const claimed = await options.messages.claim(token, leaseMs, free, ATTEMPTS_PER_KEY);
       for (const message of claimed) {
         const running: Promise<void> = attempt(message)
           .catch(warn('a delivery'))
@@ -116,6 +122,8 @@ export function createWebhookEngine(options: EngineOptions) {
 
   async function dispatchOnce(): Promise<void> {
     try {
+      // Endpoints whose key is revoked or expired are disabled first, saying why.
+      await options.dispatch.retire();
       // Catch up in batches; a short batch means the feed is read to its end (or to an
       // event still being committed).
       for (;;) {

@@ -1,6 +1,7 @@
 // When a failed delivery is tried again: the Standard Webhooks schedule (5 s, 5 min, 30 min,
 // 2 h, 5 h, 10 h after the attempt before, then every 10 h), a longer Retry-After from the
-// receiver (at most 24 h), and the window after the first attempt past which it is given up.
+// receiver (at most 24 h), and the window after the first attempt (a delay is cut to its end,
+// where a last attempt is made; then the message is given up).
 // Pure: the caller gives it the clock.
 
 /** The contract's delays, in seconds (WEBHOOK_RETRY_SCHEDULE_SECONDS replaces them for tests). */
@@ -27,8 +28,9 @@ export function scheduledMs(attempts: number, schedule: readonly number[]): numb
 
 /**
  * The delay before the next attempt after the `attempts`-th failed one: the schedule's, or a
- * longer Retry-After. Whether it still falls within the window after the first attempt is
- * the database's to judge (src/db/webhook-messages.ts), by its own clock.
+ * longer Retry-After. The database cuts it to the end of the window after the first attempt
+ * and gives the message up after an attempt there (src/db/webhook-messages.ts), by its own
+ * clock.
  */
 export function nextDelayMs(attempts: number, retryAfter: string | undefined, schedule: readonly number[], now = Date.now()): number {
   const scheduled = scheduledMs(attempts, schedule);

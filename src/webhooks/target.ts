@@ -2,7 +2,9 @@
 // `lookup` every delivery connects through, so that the address is checked again at
 // connection time (a name that resolved to a public address at save and to a private one
 // later gains nothing: DNS rebinding). Names are resolved only through the injected
-// `Resolver`; special-use names are refused before any lookup.
+// `Resolver`; special-use names are refused before any lookup, and a lookup at save that
+// takes longer than 3 seconds is refused (the request answers; the lookup itself, on
+// libuv's threadpool with the system resolver, ends when the system's resolver gives up).
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
@@ -16,8 +18,11 @@ export const systemResolver: Resolver = (hostname) => dnsLookup(hostname, { all:
 /** Names that never reach a public host (RFC 6761, 6762, 7686, 8375, and `.internal`). */
 const SPECIAL_USE = /(^|\.)(localhost|example|invalid|test|local|internal|home\.arpa|onion)\.?$/i;
 
+/** How long the check at save waits for a name to resolve (a lookup that hangs is refused, not waited for). */
+export const SAVE_RESOLVE_TIMEOUT_MS = 3000;
+
 export interface UrlRefusal {
-  rule: 'https' | 'userinfo' | 'address' | 'resolve';
+  rule: 'https' | 'userinfo' | 'port' | 'address' | 'resolve';
   message: string;
 }
 
@@ -39,7 +44,7 @@ const refusedAddress = (shownHost: string, address: string, kind: Parameters<typ
  * Why `text` may not be an endpoint's URL, or undefined when it may. With `allowPrivate`
  * (WEBHOOK_ALLOW_PRIVATE) only the form is checked: http or https, no user name or password.
  */
-export async function checkUrl(text: string, options: { allowPrivate: boolean; resolve: Resolver }): Promise<UrlRefusal | undefined> {
+export async function checkUrl(text: string, options: { allowPrivate: boolean; resolve: Resolver; timeoutMs?: number }): Promise<UrlRefusal | undefined> {
   let url: URL;
   try {
     url = new URL(text);
@@ -49,6 +54,7 @@ export async function checkUrl(text: string, options: { allowPrivate: boolean; r
   const schemes = options.allowPrivate ? ['https:', 'http:'] : ['https:'];
   if (!schemes.includes(url.protocol) || url.hostname === '') return { rule: 'https', message: options.allowPrivate ? 'must be an http or https URL' : 'must be an https URL' };
   if (url.username !== '' || url.password !== '') return { rule: 'userinfo', message: 'must not hold a user name or password: give the URL without them' };
+  if (url.port === '0') return { rule: 'port', message: 'port 0 is no port a receiver listens on: give the port your receiver listens on, or none' };
   if (options.allowPrivate) return undefined;
   const literal = literalOf(url);
   if (literal !== undefined) {
@@ -61,10 +67,21 @@ export async function checkUrl(text: string, options: { allowPrivate: boolean; r
     return { rule: 'address', message: `${shownHost} is a special-use name, which deliveries never call: give a URL whose host is a public name or address` };
   }
   let addresses: LookupAddress[];
+  let timer: NodeJS.Timeout | undefined;
+  const timeoutMs = options.timeoutMs ?? SAVE_RESOLVE_TIMEOUT_MS;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), timeoutMs);
+  });
   try {
-    addresses = await options.resolve(host);
+    const found = await Promise.race([options.resolve(host), late]);
+    if (found === 'late') {
+      return { rule: 'resolve', message: `${shownHost} did not resolve within ${timeoutMs / 1000} seconds: try again later, or give a URL whose host resolves` };
+    }
+    addresses = found;
   } catch {
     addresses = [];
+  } finally {
+    clearTimeout(timer);
   }
   if (addresses.length === 0) return { rule: 'resolve', message: `${shownHost} does not resolve: give a URL whose host has a public address` };
   for (const { address } of addresses) {

@@ -13,12 +13,17 @@ const SECRET = /^whsec_[A-Za-z0-9+/]{32}$/;
 // Names the fake resolver knows; `public.animal-store.dev` answers a public address once (its
 // save), then loopback, so that nothing is ever delivered anywhere but to 127.0.0.1 (refused).
 const asked = new Map<string, number>();
+let capSaving = false;
 const resolver = async (hostname: string): Promise<LookupAddress[]> => {
   const times = (asked.get(hostname) ?? 0) + 1;
   asked.set(hostname, times);
   if (hostname === 'public.animal-store.dev') return [{ address: times === 1 ? '93.184.215.14' : '127.0.0.1', family: 4 }];
   if (hostname === 'private.animal-store.dev') return [{ address: '93.184.215.14', family: 4 }, { address: '10.1.2.3', family: 4 }];
   if (hostname === 'mapped.animal-store.dev') return [{ address: '::ffff:169.254.169.254', family: 6 }];
+  // A lookup that never ends (a resolver that does not answer).
+  if (hostname === 'hung.animal-store.dev') return new Promise<never>(() => {});
+  // Public while `capSaving` (the endpoint-cap test saves its endpoints), loopback otherwise.
+  if (hostname === 'cap.animal-store.dev') return [{ address: capSaving ? '93.184.215.14' : '127.0.0.1', family: 4 }];
   throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' });
 };
 
@@ -175,6 +180,8 @@ describe('the URL rules at save', () => {
       { url: 'https://mapped.animal-store.dev/', rule: 'address', message: 'mapped.animal-store.dev resolves to ::ffff:169.254.169.254, a link-local address, which deliveries never call: give a URL whose host resolves only to public addresses' },
     ],
     ['a name that does not resolve', { url: 'https://nowhere.animal-store.dev/', rule: 'resolve', message: 'nowhere.animal-store.dev does not resolve: give a URL whose host has a public address' }],
+    ['port 0', { url: 'https://public.animal-store.dev:0/hooks', rule: 'port', message: 'port 0 is no port a receiver listens on: give the port your receiver listens on, or none' }],
+    ['a name whose lookup does not end within 3 seconds', { url: 'https://hung.animal-store.dev/', rule: 'resolve', message: 'hung.animal-store.dev did not resolve within 3 seconds: try again later, or give a URL whose host resolves' }],
     ['a user name and password', { url: 'https://user:secret@public.animal-store.dev/hooks', rule: 'userinfo', message: 'must not hold a user name or password: give the URL without them' }],
   ];
   it.each(cases)('refuses %s with 400', async (_title, { url, rule, message }) => {
@@ -185,10 +192,70 @@ describe('the URL rules at save', () => {
     expect((await t.pool.query('SELECT count(*)::int AS n FROM webhook_endpoints')).rows[0].n).toBe(before);
   });
 
+  it('refuses port 0 also where private addresses are allowed', async () => {
+    const open = await buildTestApp({ env: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
+    try {
+      const answer = await open.api({ method: 'POST', url: '/v1/webhook-endpoints', headers: { ...open.auth, ...json }, payload: JSON.stringify({ url: 'http://127.0.0.1:0/hooks', eventTypes: ['pet.created'] }) });
+      expect(answer.statusCode).toBe(400);
+      expect(answer.json().details).toEqual([expect.objectContaining({ field: '/url', rule: 'port' })]);
+    } finally {
+      await open.close();
+    }
+  });
+
   it('resolves no special-use name', async () => {
     asked.clear();
     await create({ url: 'https://localhost/hooks', eventTypes: ['pet.created'] });
     await create({ url: 'https://x.test/hooks', eventTypes: ['pet.created'] });
     expect([...asked.keys()]).toEqual([]);
+  });
+});
+
+describe('what a key may ask for', () => {
+  it('refuses event types the key may not see, naming the scope (403), on create and on patch', async () => {
+    const catalogueOnly = await makeKey(['pets:read', 'webhooks:manage']);
+    const ordersOnly = await makeKey(['orders:read', 'webhooks:manage']);
+    const before = (await t.pool.query('SELECT count(*)::int AS n FROM webhook_endpoints')).rows[0].n;
+    const refused = await create({ url: 'https://public.animal-store.dev/hooks', eventTypes: ['pet.created', 'order.completed'] }, catalogueOnly);
+    expect(refused.statusCode).toBe(403);
+    expect(refused.json()).toEqual({
+      code: 'insufficient_scope',
+      message: 'This API key lacks the scope orders:read, so its endpoints cannot receive order.completed: ask only for event types it may see',
+      status: 403,
+    });
+    expect(refused.headers['www-authenticate']).toContain('scope="orders:read"');
+    const noPets = await create({ url: 'https://public.animal-store.dev/hooks', eventTypes: ['category.updated'] }, ordersOnly);
+    expect(noPets.statusCode).toBe(403);
+    expect(noPets.json().message).toBe('This API key lacks the scope pets:read, so its endpoints cannot receive category.updated: ask only for event types it may see');
+    expect((await t.pool.query('SELECT count(*)::int AS n FROM webhook_endpoints')).rows[0].n).toBe(before);
+    // What it may see is accepted; a patch asking for more is refused, and changes nothing.
+    const { id } = await endpoint(catalogueOnly);
+    const patched = await t.api({ method: 'PATCH', url: `/v1/webhook-endpoints/${id}`, headers: { ...catalogueOnly, ...mergePatch }, payload: '{"eventTypes":["order.placed"],"description":"x"}' });
+    expect(patched.statusCode).toBe(403);
+    expect(patched.json().message).toBe('This API key lacks the scope orders:read, so its endpoints cannot receive order.placed: ask only for event types it may see');
+    expect((await t.api({ method: 'GET', url: `/v1/webhook-endpoints/${id}`, headers: catalogueOnly })).json()).toMatchObject({ eventTypes: ['category.deleted'] });
+    expect((await t.api({ method: 'GET', url: `/v1/webhook-endpoints/${id}`, headers: catalogueOnly })).json().description).toBeUndefined();
+  });
+
+  it('a key has at most 16 endpoints, also when it creates them at once: then 409 webhook_endpoint_limit', async () => {
+    // A key that places no order: its order.placed endpoints never get a message.
+    const key = await makeKey(['orders:read', 'webhooks:manage']);
+    capSaving = true;
+    let answers;
+    try {
+      answers = await Promise.all(Array.from({ length: 20 }, () => create({ url: 'https://cap.animal-store.dev/hooks', eventTypes: ['order.placed'] }, key)));
+    } finally {
+      capSaving = false;
+    }
+    expect(answers.filter((a) => a.statusCode === 201)).toHaveLength(16);
+    const limited = answers.filter((a) => a.statusCode !== 201);
+    expect(limited).toHaveLength(4);
+    for (const answer of limited) {
+      expect(answer.statusCode).toBe(409);
+      expect(answer.json()).toEqual({ code: 'webhook_endpoint_limit', message: 'This API key has 16 webhook endpoints, the most it may have: delete one it no longer needs first', status: 409 });
+    }
+    expect((await t.api({ method: 'GET', url: '/v1/webhook-endpoints?limit=100', headers: key })).json()).toHaveLength(16);
+    // Another key is not limited by this one's.
+    await endpoint(other);
   });
 });

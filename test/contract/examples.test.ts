@@ -62,12 +62,24 @@ beforeAll(async () => {
   readOnly = { authorization: `Bearer ${(await made(['pets:read'])).secret}` };
   keysOnly = { authorization: `Bearer ${(await made(['keys:manage'])).secret}` };
   ordersReadOnly = { authorization: `Bearer ${(await made(['orders:read'])).secret}` };
+  hooksCatalogue = { authorization: `Bearer ${(await made(['pets:read', 'webhooks:manage'])).secret}` };
+  const orderHooks = await made(['orders:read', 'webhooks:manage']);
+  hooksOrders = { authorization: `Bearer ${orderHooks.secret}` };
+  // That key has 16 endpoints (disabled: nothing is ever delivered to them).
+  await t.pool.query(
+    "INSERT INTO webhook_endpoints (api_key_id, url, event_types, secret, enabled, disabled_at) SELECT $1, 'https://warehouse.example/hooks', ARRAY['order.placed'], 'whsec_' || repeat('A', 32), false, now() FROM generate_series(1, 16)",
+    [orderHooks.id],
+  );
   await keysSettled(t.pool, async (key) => (await t.app.inject({ method: 'GET', url: '/v1/pets', headers: { authorization: `Bearer ${key}` } })).statusCode === 200);
 });
 let readOnly: Record<string, string>;
 let keysOnly: Record<string, string>;
 /** Sees only its own order events, and has placed no order: no event 42 for it. */
 let ordersReadOnly: Record<string, string>;
+/** Manages webhooks and holds pets:read, not orders:read. */
+let hooksCatalogue: Record<string, string>;
+/** Manages webhooks and holds orders:read, not pets:read; has 16 endpoints. */
+let hooksOrders: Record<string, string>;
 afterAll(async () => {
   await t.close();
   await limited.close();
@@ -205,6 +217,16 @@ const cases: Record<string, () => Promise<unknown>> = {
     bodyOf({ method: 'POST', url: '/v1/webhook-endpoints', headers: { ...t.auth, ...json }, payload: '{"url":"http://warehouse.example/hooks","eventTypes":["order.completed"]}' }),
   '#/components/responses/BadWebhookEndpoint/content/application~1json/examples/unknownType': () =>
     bodyOf({ method: 'POST', url: '/v1/webhook-endpoints', headers: { ...t.auth, ...json }, payload: '{"url":"https://10.0.0.5/hooks","eventTypes":["order.shipped"]}' }),
+  '#/paths/~1webhook-endpoints/post/responses/403/content/application~1json/examples/insufficientScope': () =>
+    bodyOf({ method: 'POST', url: '/v1/webhook-endpoints', headers: { ...readOnly, ...json }, payload: '{"url":"https://10.0.0.5/hooks","eventTypes":["order.completed"]}' }),
+  '#/paths/~1webhook-endpoints/post/responses/403/content/application~1json/examples/eventTypeNotSeen': () =>
+    bodyOf({ method: 'POST', url: '/v1/webhook-endpoints', headers: { ...hooksCatalogue, ...json }, payload: '{"url":"https://10.0.0.5/hooks","eventTypes":["order.completed"]}' }),
+  '#/paths/~1webhook-endpoints/post/responses/409/content/application~1json/examples/endpointLimit': () =>
+    bodyOf({ method: 'POST', url: '/v1/webhook-endpoints', headers: { ...hooksOrders, ...json }, payload: '{"url":"https://10.0.0.5/hooks","eventTypes":["order.completed"]}' }),
+  '#/paths/~1webhook-endpoints~1{endpointId}/patch/responses/403/content/application~1json/examples/insufficientScope': () =>
+    bodyOf({ method: 'PATCH', url: '/v1/webhook-endpoints/1', headers: { ...readOnly, ...mergePatch }, payload: '{"enabled":true}' }),
+  '#/paths/~1webhook-endpoints~1{endpointId}/patch/responses/403/content/application~1json/examples/eventTypeNotSeen': () =>
+    bodyOf({ method: 'PATCH', url: '/v1/webhook-endpoints/1', headers: { ...hooksOrders, ...mergePatch }, payload: '{"eventTypes":["pet.created"]}' }),
   '#/components/responses/BadEndpointId/content/application~1json/examples/badEndpointId': () => bodyOf({ method: 'GET', url: '/v1/webhook-endpoints/abc', headers: t.auth }),
   '#/components/responses/EndpointNotFound/content/application~1json/examples/notFound': () => bodyOf({ method: 'GET', url: '/v1/webhook-endpoints/42', headers: t.auth }),
   '#/components/responses/KeyInactive/content/application~1json/examples/revoked': () => bodyOf({ method: 'POST', url: '/v1/api-keys/2/rotate', headers: t.auth }),

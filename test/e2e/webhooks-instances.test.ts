@@ -1,7 +1,8 @@
 // Two service processes on one database share the deliveries, and in normal operation no
 // event is delivered twice: three endpoints, each with its receiver on 127.0.0.1, and pets
 // created through both instances; each receiver counts every webhook-id it gets, and the
-// endpoints' leases, watched while the work goes on, are taken by both instances.
+// endpoints' leases, watched while the work goes on, are taken by both instances. And one
+// key's endpoints that hang hold at most 4 attempts at once across both instances.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closePool, createPool } from '../../src/db/pool.js';
 import { createApiKey, createTestDatabase } from '../helper.js';
@@ -32,8 +33,8 @@ afterAll(async () => {
   await drop?.();
 });
 
-async function post(server: ServerProcess, path: string, body: unknown): Promise<void> {
-  const response = await fetch(`${server.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+async function post(server: ServerProcess, path: string, body: unknown, as = key): Promise<void> {
+  const response = await fetch(`${server.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${as}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
   expect(response.status).toBe(201);
 }
 
@@ -67,4 +68,28 @@ describe('two instances delivering', () => {
     const attempts = (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_deliveries')).rows[0]?.n;
     expect(attempts).toBe(PETS * receivers.length);
   }, 180_000);
+
+  it("hold at most 4 attempts in flight for one key's endpoints, across both instances", async () => {
+    const [a, b] = servers as [ServerProcess, ServerProcess];
+    const holding = (await createApiKey(db, 'holding')).key;
+    // Both instances know the new key (their key caches reload on NOTIFY).
+    for (const server of [a, b]) await within(10_000, async () => (await fetch(`${server.url}/v1/webhook-endpoints`, { headers: { authorization: `Bearer ${holding}` } })).status === 200, 50);
+    const holders: Receiver[] = [];
+    for (let i = 0; i < 6; i++) {
+      const r = await startReceiver();
+      receivers.push(r);
+      holders.push(r);
+      r.answer(() => ({ hold: true }));
+      await post(i % 2 ? b : a, '/v1/webhook-endpoints', { url: r.url, eventTypes: ['pet.created'] }, holding);
+    }
+    await post(a, '/v1/pets', { name: 'Held', categoryId: 1 });
+    const reached = () => holders.filter((r) => r.received.some((got) => JSON.parse(got.body).data?.name === 'Held')).length;
+    await within(30_000, async () => reached() >= 4, 20);
+    // Both instances have free slots (16 each) and poll every 50 ms: the two others wait for
+    // one of the key's 4 to end (the 10 s timeout).
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect(reached()).toBe(4);
+    const leased = (await db.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_endpoints ep JOIN api_keys k ON k.id = ep.api_key_id WHERE k.name = 'holding' AND ep.lease_until > now()")).rows[0]?.n;
+    expect(leased).toBe(4);
+  }, 60_000);
 });
