@@ -55,7 +55,6 @@ CREATE SEQUENCE events_id_seq MAXVALUE 9007199254740991 OWNED BY events.id;
 CREATE SEQUENCE events_newest_writer_seq MINVALUE 0 START 0;
 SELECT append_order_join('events');
 CREATE INDEX events_of_key ON events (api_key_id, id) WHERE api_key_id IS NOT NULL;
-CREATE INDEX events_created_at ON events (created_at);
 
 -- Where retention has deleted up to: a cursor before it points at events that are gone (410).
 CREATE TABLE events_retention (

@@ -27,7 +27,7 @@ import type pg from 'pg';
 import type { components } from '../../generated/v1.js';
 import { keyInForce } from './api-keys.js';
 import { finalPage, isFinal } from './append-order.js';
-import { query, statement, type Queryable } from './query.js';
+import { query, statement, type Queryable, type Statement } from './query.js';
 import { Serialized } from './serialized.js';
 import { inTransaction } from './transaction.js';
 
@@ -185,6 +185,11 @@ export const EVENT_STATEMENTS = {
     'events-relay-page',
     `SELECT id, type, ${EVENT_JSON} AS json, ${isFinal('events', '0')} AS final FROM events WHERE id > $1::bigint ORDER BY id LIMIT $2::int + 1`,
   ),
+  // The same page without the events' JSON, for a relay that needs only where it ends.
+  relayRange: statement<{ id: number; final: boolean }>(
+    'events-relay-range',
+    `SELECT id, ${isFinal('events', '0')} AS final FROM events WHERE id > $1::bigint ORDER BY id LIMIT $2::int + 1`,
+  ),
   relayMove: statement<Record<string, never>>('events-relay-move', 'UPDATE event_relays SET position = greatest(position, $2), ran_at = now() WHERE name = $1'),
 };
 
@@ -211,6 +216,34 @@ export interface RelayedEvent {
 export function createEventsRepository(primary: pg.Pool) {
   // The relays whose row this instance has made sure of (relay's first step).
   const joined = new Set<string>();
+
+  /** One step of a relay, reading its page with `page`: see `relay` below. */
+  async function step<R extends { id: number; final: boolean }>(
+    name: string,
+    limit: number,
+    page: Statement<R>,
+    act: (rows: R[], tx: Queryable) => Promise<void>,
+    from: 'oldest' | 'newest',
+  ): Promise<number | undefined> {
+    if (!joined.has(name)) {
+      await query(primary, EVENT_STATEMENTS.relayJoin, [name, from === 'newest']);
+      joined.add(name);
+    }
+    return inTransaction(primary, async (tx: Queryable) => {
+      const [held] = await query(tx, EVENT_STATEMENTS.relayLock, [name]);
+      if (held?.position === null || held?.position === undefined) {
+        // Deleted meanwhile (by hand): made again by the next step.
+        if (held?.present === false) joined.delete(name);
+        return undefined;
+      }
+      const position = held.position;
+      const { rows } = finalPage(await query(tx, page, [position, limit]), limit, position);
+      if (rows.length > 0) await act(rows, tx);
+      if (rows.length > 0 || held.stale === true) await query(tx, EVENT_STATEMENTS.relayMove, [name, rows.at(-1)?.id ?? position]);
+      return rows.length;
+    });
+  }
+
   return {
     /**
      * At most `limit` events after `after` that `viewer` may see (of `types`, when given), in
@@ -278,28 +311,15 @@ export function createEventsRepository(primary: pg.Pool) {
      * EVENT_RETENTION_DAYS, and no longer for one that did not.
      */
     async relay(name: string, limit: number, publish: (events: RelayedEvent[], tx: Queryable) => Promise<void>, from: 'oldest' | 'newest' = 'oldest'): Promise<number | undefined> {
-      if (!joined.has(name)) {
-        await query(primary, EVENT_STATEMENTS.relayJoin, [name, from === 'newest']);
-        joined.add(name);
-      }
-      return inTransaction(primary, async (tx: Queryable) => {
-        const [held] = await query(tx, EVENT_STATEMENTS.relayLock, [name]);
-        if (held?.position === null || held?.position === undefined) {
-          // Deleted meanwhile (by hand): made again by the next step.
-          if (held?.present === false) joined.delete(name);
-          return undefined;
-        }
-        const position = held.position;
-        const { rows } = finalPage(await query(tx, EVENT_STATEMENTS.relayPage, [position, limit]), limit, position);
-        if (rows.length > 0) {
-          await publish(
-            rows.map(({ id, type, json }) => ({ id, type, json })),
-            tx,
-          );
-        }
-        if (rows.length > 0 || held.stale === true) await query(tx, EVENT_STATEMENTS.relayMove, [name, rows.at(-1)?.id ?? position]);
-        return rows.length;
-      });
+      return step(name, limit, EVENT_STATEMENTS.relayPage, (rows, tx) => publish(rows.map(({ id, type, json }) => ({ id, type, json })), tx), from);
+    },
+
+    /**
+     * `relay`, for a relay that acts on a range of events in SQL (the webhook fan-out): `act`
+     * gets the first and last id of the next final events, not the events.
+     */
+    async relayRange(name: string, limit: number, act: (first: number, last: number, tx: Queryable) => Promise<void>, from: 'oldest' | 'newest' = 'oldest'): Promise<number | undefined> {
+      return step(name, limit, EVENT_STATEMENTS.relayRange, (rows, tx) => act((rows[0] as { id: number }).id, (rows.at(-1) as { id: number }).id, tx), from);
     },
   };
 }

@@ -41,7 +41,7 @@ const STATEMENTS = {
 /** The relay of the events feed that fans events out to webhook endpoints (its row in event_relays). */
 export const WEBHOOK_RELAY = 'webhooks';
 
-export function createWebhookDispatchRepository(events: Pick<EventsRepository, 'relay'>, primary: Queryable) {
+export function createWebhookDispatchRepository(events: Pick<EventsRepository, 'relayRange'>, primary: Queryable) {
   return {
     /** Disables the enabled endpoints of revoked or expired keys, saying why. */
     async retire(): Promise<void> {
@@ -54,10 +54,7 @@ export function createWebhookDispatchRepository(events: Pick<EventsRepository, '
      */
     async dispatch(limit: number): Promise<{ events: number; messages: number }> {
       let messages = 0;
-      const dispatched = await events.relay(WEBHOOK_RELAY, limit, async (batch, tx: Queryable) => {
-        const first = batch[0]?.id;
-        const last = batch.at(-1)?.id;
-        if (first === undefined || last === undefined) return;
+      const dispatched = await events.relayRange(WEBHOOK_RELAY, limit, async (first, last, tx) => {
         const [made] = await query(tx, STATEMENTS.fanOut, [first, last]);
         messages = made?.n ?? 0;
       });
