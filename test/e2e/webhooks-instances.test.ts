@@ -16,18 +16,21 @@ let drop: () => Promise<void>;
 let db: ReturnType<typeof createPool>;
 let key: string;
 let servers: ServerProcess[] = [];
+// The pair that makes one attempt at a time (the first test's).
+const single: ServerProcess[] = [];
+let databaseUrl = '';
 const receivers: Receiver[] = [];
 
 beforeAll(async () => {
   const database = await createTestDatabase();
   drop = database.drop;
+  databaseUrl = database.url;
   db = createPool({ DATABASE_URL: database.url, DB_POOL_MAX: 2, DB_CONNECT_TIMEOUT_MS: 10_000, DB_STATEMENT_TIMEOUT_MS: 60_000 });
   key = (await createApiKey(db, 'webhooks')).key;
-  servers = await Promise.all([startServer({ ...ENV, DATABASE_URL: database.url }, 90_000), startServer({ ...ENV, DATABASE_URL: database.url }, 90_000)]);
   for (let i = 0; i < 3; i++) receivers.push(await startReceiver());
 }, 120_000);
 afterAll(async () => {
-  await Promise.all(servers.map((s) => s.stop('SIGKILL')));
+  await Promise.all([...servers, ...single].map((s) => s.stop('SIGKILL')));
   await Promise.all(receivers.map((r) => r.close()));
   if (db) await closePool(db);
   await drop?.();
@@ -40,7 +43,16 @@ async function post(server: ServerProcess, path: string, body: unknown, as = key
 
 describe('two instances delivering', () => {
   it('deliver each event once to each endpoint, and both take part', async () => {
-    const [a, b] = servers as [ServerProcess, ServerProcess];
+    // Each instance makes one attempt at a time here, and every receiver takes 100 ms to
+    // answer: while one instance delivers to one endpoint, the other finds the two others
+    // free, so both take part whatever the scheduler does (with 16 attempts each, one
+    // instance could lease all three endpoints at every poll on a busy machine).
+    const [a, b] = (await Promise.all([startServer({ ...ENV, WEBHOOK_CONCURRENCY: '1', DATABASE_URL: databaseUrl }, 90_000), startServer({ ...ENV, WEBHOOK_CONCURRENCY: '1', DATABASE_URL: databaseUrl }, 90_000)])) as [ServerProcess, ServerProcess];
+    single.push(a, b);
+    for (const r of receivers) r.answer(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      return { status: 200 };
+    });
     for (const [i, r] of receivers.entries()) await post(i % 2 ? b : a, '/v1/webhook-endpoints', { url: r.url, eventTypes: ['pet.created'] });
     await Promise.all(Array.from({ length: PETS }, (_, i) => post(i % 2 ? b : a, '/v1/pets', { name: `Shared ${i}`, categoryId: 1 })));
     // Which instances hold leases while the work goes on (each logs its lease token).
@@ -67,9 +79,12 @@ describe('two instances delivering', () => {
     }
     const attempts = (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_deliveries')).rows[0]?.n;
     expect(attempts).toBe(PETS * receivers.length);
-  }, 180_000);
+    await Promise.all(single.map((s) => s.stop('SIGTERM')));
+  }, 240_000);
 
   it("hold at most 4 attempts in flight for one key's endpoints, across both instances", async () => {
+    // A pair with the default 16 attempts at a time each, so that only the key's limit holds them.
+    servers = await Promise.all([startServer({ ...ENV, DATABASE_URL: databaseUrl }, 90_000), startServer({ ...ENV, DATABASE_URL: databaseUrl }, 90_000)]);
     const [a, b] = servers as [ServerProcess, ServerProcess];
     const holding = (await createApiKey(db, 'holding')).key;
     // Both instances know the new key (their key caches reload on NOTIFY).
@@ -91,5 +106,5 @@ describe('two instances delivering', () => {
     expect(reached()).toBe(4);
     const leased = (await db.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_endpoints ep JOIN api_keys k ON k.id = ep.api_key_id WHERE k.name = 'holding' AND ep.lease_until > now()")).rows[0]?.n;
     expect(leased).toBe(4);
-  }, 60_000);
+  }, 150_000);
 });
