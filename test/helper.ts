@@ -3,6 +3,7 @@
 // is checked against the contract.
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
+import { isIP } from 'node:net';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import pg from 'pg';
 import { pino } from 'pino';
@@ -44,6 +45,20 @@ export function testConfig(url: string, overrides: Record<string, string> = {}):
 const resolvesNothing: Resolver = async (hostname) => {
   throw Object.assign(new Error(`${hostname}: tests resolve no names`), { code: 'ENOTFOUND' });
 };
+
+/**
+ * A test's fake resolver, held to the network rule: a delivery about to connect is given only
+ * loopback addresses. Any other answer fails the test (its log says which) instead of
+ * connecting: tests never reach a private or public address, not even to see it refused.
+ */
+function loopbackAtConnect(resolve: Resolver): Resolver {
+  return async (hostname, purpose) => {
+    const found = await resolve(hostname, purpose);
+    const away = purpose === 'connect' ? found.find((a) => !(isIP(a.address) === 4 ? a.address.startsWith('127.') : /^(::1|::ffff:127\.[0-9.]+)$/i.test(a.address))) : undefined;
+    if (away) throw new Error(`test resolver: ${hostname} answered ${away.address} to a delivery; tests connect to loopback only`);
+    return found;
+  };
+}
 
 export interface ApiRequest {
   method: string;
@@ -123,7 +138,7 @@ export async function buildTestApp(options: { url?: string; pool?: pg.Pool; read
   const logger = pino({ level: 'info', redact: [...LOG_REDACT] }, sink);
   const { key } = options.pool ? { key: '' } : await createApiKey(pool);
   const readPool = options.readUrl ? createPool({ DATABASE_URL: options.readUrl, DB_POOL_MAX: 5, DB_CONNECT_TIMEOUT_MS: 10_000, DB_STATEMENT_TIMEOUT_MS: 10_000 }) : undefined;
-  const app = await buildApp({ config: testConfig(url, options.env), pool, logger, ...(readPool ? { readPool } : {}), webhookResolver: options.webhookResolver ?? resolvesNothing });
+  const app = await buildApp({ config: testConfig(url, options.env), pool, logger, ...(readPool ? { readPool } : {}), webhookResolver: options.webhookResolver ? loopbackAtConnect(options.webhookResolver) : resolvesNothing });
   const auth = { authorization: `Bearer ${key}` };
   return {
     app,

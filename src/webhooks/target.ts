@@ -10,8 +10,13 @@ import type { LookupAddress, LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
 import { classifyAddress, describeKind } from './address.js';
 
-/** Every address a name resolves to (dns.lookup with `all: true` by default; tests inject a fake). */
-export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
+/**
+ * Every address a name resolves to (dns.lookup with `all: true` by default; tests inject a
+ * fake). `purpose` says who asks: the check when an endpoint is saved, or a delivery about to
+ * connect. The system's resolver answers both alike; a test's fake answers a delivery only
+ * with loopback addresses (test/helper.ts refuses any other), so no test connects elsewhere.
+ */
+export type Resolver = (hostname: string, purpose: 'save' | 'connect') => Promise<LookupAddress[]>;
 
 export const systemResolver: Resolver = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
 
@@ -73,7 +78,7 @@ export async function checkUrl(text: string, options: { allowPrivate: boolean; r
     timer = setTimeout(() => resolve('late'), timeoutMs);
   });
   try {
-    const found = await Promise.race([options.resolve(host), late]);
+    const found = await Promise.race([options.resolve(host, 'save'), late]);
     if (found === 'late') {
       return { rule: 'resolve', message: `${shownHost} did not resolve within ${timeoutMs / 1000} seconds: try again later, or give a URL whose host resolves` };
     }
@@ -108,7 +113,7 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Lo
  */
 export function guardedLookup(resolve: Resolver, allowPrivate: boolean) {
   return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
-    resolve(hostname).then(
+    resolve(hostname, 'connect').then(
       (found) => {
         const wanted = options.family === 4 || options.family === 6 ? found.filter((a) => a.family === options.family) : found;
         if (wanted.length === 0) return callback(Object.assign(new Error(`${hostname} did not resolve`), { code: 'ENOTFOUND' }), []);

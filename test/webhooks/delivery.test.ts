@@ -252,11 +252,12 @@ describe('the address check at connection time', () => {
   let strict: TestApp;
   let answerAtDelivery = '127.0.0.1';
   const asked: string[] = [];
-  // The name answers a public address when the endpoint is saved, then a loopback one: DNS
-  // rebinding. Nothing may connect.
-  const resolver = async (hostname: string): Promise<LookupAddress[]> => {
+  // The name answers a public address when the endpoint is saved, then a loopback one to the
+  // delivery: DNS rebinding. Nothing may connect.
+  const resolver = async (hostname: string, purpose: 'save' | 'connect'): Promise<LookupAddress[]> => {
     asked.push(hostname);
-    return [{ address: asked.length === 1 ? '93.184.215.14' : answerAtDelivery, family: answerAtDelivery.includes(':') && asked.length > 1 ? 6 : 4 }];
+    if (purpose === 'save') return [{ address: '93.184.215.14', family: 4 }];
+    return [{ address: answerAtDelivery, family: answerAtDelivery.includes(':') ? 6 : 4 }];
   };
   beforeAll(async () => {
     strict = await buildTestApp({ webhookResolver: resolver, env: { WEBHOOK_RETRY_SCHEDULE_SECONDS: '1', WEBHOOK_POLL_MS: '50', WEBHOOK_TIMEOUT_MS: '2000' } });
