@@ -220,30 +220,7 @@ describe('updatePet on a pending pet (held by a placed order)', () => {
   });
 });
 
-describe('every status transition through updatePet', () => {
-  // From each status a pet can have (pending: held by a placed order) to each status a patch
-  // could name.
-  const to = ['available', 'sold', null, 'pending'] as const;
-  const rows = (['none', 'available', 'pending', 'sold'] as const).flatMap((from) =>
-    to.map((target) => {
-      const want = target === 'pending' ? 400 : from === 'pending' ? 409 : 200;
-      return [`${from} → ${target === null ? 'null' : target}: ${want}`, { from, target, want }] as const;
-    }),
-  );
-  it.each(rows)('%s', async (_title, { from, target, want }) => {
-    const pet = await newPet(from === 'none' ? null : from);
-    const before = await stored(pet.id);
-    const response = await patch(pet.id, { status: target });
-    expect(response.statusCode).toBe(want);
-    if (want === 200) {
-      expect(response.json()).toEqual({ id: pet.id, name: 'Rex', categoryId: 1, ...(target === null ? {} : { status: target }) });
-      expect((await stored(pet.id))?.status).toBe(target);
-    } else {
-      expect(response.json().code).toBe(want === 409 ? 'pet_reserved' : 'bad_request');
-      expect(await stored(pet.id)).toEqual(before);
-    }
-  });
-});
+// Every status transition, by every operation that makes one: test/api/status-transitions.test.ts.
 
 describe('If-Match on updatePet', () => {
   it.each([

@@ -1,0 +1,142 @@
+// Every status transition of a pet, one row each: from a status (none: created without one;
+// pending: held by a placed order; removed: deletePet), an operation that could change it, the
+// answer, and the status stored afterwards. Each row's answer and outcome are written out,
+// not derived. Every answer goes through `t.api`, which checks it against the contract; where
+// the answer is an error, the pet's stored row is unchanged.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, type TestApp } from '../helper.js';
+import { within } from '../process.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await buildTestApp({ env: { RATE_LIMIT_MAX: '1000000' } });
+});
+afterAll(async () => t.close());
+
+type From = 'none' | 'available' | 'pending' | 'sold' | 'removed';
+type Action = 'patch available' | 'patch sold' | 'patch null' | 'patch pending' | 'placeOrder' | 'completeOrder' | 'cancelOrder' | 'the order expires' | 'deletePet';
+/** The stored status afterwards: a status, none (NULL), or removed (deleted_at set). */
+type After = 'none' | 'available' | 'pending' | 'sold' | 'removed';
+
+const json = { 'content-type': 'application/json' };
+
+/** A pet in status `from`, and the order that holds it when it is pending. */
+async function petIn(from: From): Promise<{ id: number; orderId?: number }> {
+  const status = from === 'none' || from === 'removed' ? undefined : from === 'pending' ? 'available' : from;
+  const created = await t.api({ method: 'POST', url: '/v1/pets', headers: { ...t.auth, ...json }, payload: JSON.stringify({ name: 'Rex', categoryId: 1, ...(status ? { status } : {}) }) });
+  expect(created.statusCode).toBe(201);
+  const id = created.json().id as number;
+  if (from === 'removed') expect((await t.api({ method: 'DELETE', url: `/v1/pets/${id}`, headers: t.auth })).statusCode).toBe(204);
+  if (from !== 'pending') return { id };
+  const placed = await t.api({ method: 'POST', url: '/v1/store/orders', headers: { ...t.auth, ...json }, payload: JSON.stringify({ petId: id }) });
+  expect(placed.statusCode).toBe(201);
+  return { id, orderId: placed.json().id as number };
+}
+
+/** The operation, as a client (or the expiry job) makes it; the answer's status and body. */
+async function act(action: Action, pet: { id: number; orderId?: number }): Promise<{ status: number; body: Record<string, unknown> | undefined }> {
+  const answer = async (request: Parameters<TestApp['api']>[0]) => {
+    const response = await t.api(request);
+    return { status: response.statusCode, body: response.body ? (response.json() as Record<string, unknown>) : undefined };
+  };
+  switch (action) {
+    case 'patch available':
+    case 'patch sold':
+    case 'patch null':
+    case 'patch pending': {
+      const to = action.slice('patch '.length);
+      return answer({ method: 'PATCH', url: `/v1/pets/${pet.id}`, headers: { ...t.auth, 'content-type': 'application/merge-patch+json' }, payload: JSON.stringify({ status: to === 'null' ? null : to }) });
+    }
+    case 'placeOrder':
+      return answer({ method: 'POST', url: '/v1/store/orders', headers: { ...t.auth, ...json }, payload: JSON.stringify({ petId: pet.id }) });
+    case 'completeOrder':
+      return answer({ method: 'POST', url: `/v1/store/orders/${pet.orderId}/complete`, headers: t.auth });
+    case 'cancelOrder':
+      return answer({ method: 'POST', url: `/v1/store/orders/${pet.orderId}/cancel`, headers: t.auth });
+    case 'the order expires': {
+      // Its hold made to have ended; the expiry job (every 500 ms) closes it.
+      await t.pool.query("UPDATE orders SET placed_at = now() - interval '2 hours', expires_at = now() - interval '1 hour' WHERE id = $1", [pet.orderId]);
+      await within(20_000, async () => (await t.api({ method: 'GET', url: `/v1/store/orders/${pet.orderId}`, headers: t.auth })).json().status === 'expired', 50);
+      return answer({ method: 'GET', url: `/v1/store/orders/${pet.orderId}`, headers: t.auth });
+    }
+    case 'deletePet':
+      return answer({ method: 'DELETE', url: `/v1/pets/${pet.id}`, headers: t.auth });
+  }
+}
+
+const stored = async (id: number) => (await t.pool.query<{ status: string | null; deleted: boolean }>('SELECT status, deleted_at IS NOT NULL AS deleted FROM pets WHERE id = $1', [id])).rows[0];
+const statusOf = async (id: number): Promise<After> => {
+  const row = await stored(id);
+  return row?.deleted ? 'removed' : ((row?.status ?? 'none') as After);
+};
+
+// [from, action, answer status, error code (or the order's status, for order operations), status after]
+const rows: [From, Action, number, string | undefined, After][] = [
+  ['none', 'patch available', 200, undefined, 'available'],
+  ['none', 'patch sold', 200, undefined, 'sold'],
+  ['none', 'patch null', 200, undefined, 'none'],
+  ['none', 'patch pending', 400, 'bad_request', 'none'],
+  ['none', 'placeOrder', 409, 'pet_not_available', 'none'],
+  ['none', 'deletePet', 204, undefined, 'removed'],
+
+  ['available', 'patch available', 200, undefined, 'available'],
+  ['available', 'patch sold', 200, undefined, 'sold'],
+  ['available', 'patch null', 200, undefined, 'none'],
+  ['available', 'patch pending', 400, 'bad_request', 'available'],
+  ['available', 'placeOrder', 201, 'placed', 'pending'],
+  ['available', 'deletePet', 204, undefined, 'removed'],
+
+  ['pending', 'patch available', 409, 'pet_reserved', 'pending'],
+  ['pending', 'patch sold', 409, 'pet_reserved', 'pending'],
+  ['pending', 'patch null', 409, 'pet_reserved', 'pending'],
+  ['pending', 'patch pending', 400, 'bad_request', 'pending'],
+  ['pending', 'placeOrder', 409, 'pet_not_available', 'pending'],
+  ['pending', 'completeOrder', 200, 'completed', 'sold'],
+  ['pending', 'cancelOrder', 200, 'cancelled', 'available'],
+  ['pending', 'the order expires', 200, 'expired', 'available'],
+  ['pending', 'deletePet', 409, 'pet_reserved', 'pending'],
+
+  ['sold', 'patch available', 200, undefined, 'available'],
+  ['sold', 'patch sold', 200, undefined, 'sold'],
+  ['sold', 'patch null', 200, undefined, 'none'],
+  ['sold', 'patch pending', 400, 'bad_request', 'sold'],
+  ['sold', 'placeOrder', 409, 'pet_not_available', 'sold'],
+  ['sold', 'deletePet', 204, undefined, 'removed'],
+
+  ['removed', 'patch available', 404, 'not_found', 'removed'],
+  ['removed', 'patch sold', 404, 'not_found', 'removed'],
+  ['removed', 'patch null', 404, 'not_found', 'removed'],
+  ['removed', 'patch pending', 400, 'bad_request', 'removed'],
+  ['removed', 'placeOrder', 422, 'pet_not_found', 'removed'],
+  ['removed', 'deletePet', 404, 'not_found', 'removed'],
+];
+
+describe('every status transition of a pet', () => {
+  it('the table has a row for every operation from every status it applies to', () => {
+    const cells = new Set(rows.map(([from, action]) => `${from} ${action}`));
+    expect(cells.size).toBe(rows.length);
+    const patches: Action[] = ['patch available', 'patch sold', 'patch null', 'patch pending', 'placeOrder', 'deletePet'];
+    for (const from of ['none', 'available', 'pending', 'sold', 'removed'] as const) for (const action of patches) expect(cells.has(`${from} ${action}`), `${from} ${action}`).toBe(true);
+    for (const action of ['completeOrder', 'cancelOrder', 'the order expires'] as const) expect(cells.has(`pending ${action}`), action).toBe(true);
+  });
+
+  it.each(rows)('%s, %s: %i %s, then %s', async (from, action, status, code, after) => {
+    const pet = await petIn(from);
+    const before = await stored(pet.id);
+    const answer = await act(action, pet);
+    expect(answer.status, JSON.stringify(answer.body)).toBe(status);
+    if (status >= 400) {
+      expect(answer.body?.code).toBe(code);
+      expect(await stored(pet.id)).toEqual(before);
+    } else if (action.startsWith('patch')) {
+      expect(answer.body?.status ?? 'none').toBe(after);
+    } else if (code !== undefined) {
+      expect(answer.body?.status).toBe(code);
+    }
+    expect(await statusOf(pet.id)).toBe(after);
+    // What getPet and the status filters say agrees with what is stored.
+    const read = await t.api({ method: 'GET', url: `/v1/pets/${pet.id}`, headers: t.auth });
+    expect(read.statusCode).toBe(after === 'removed' ? 404 : 200);
+    if (after !== 'removed') expect(read.json().status ?? 'none').toBe(after);
+  });
+});
