@@ -4,12 +4,14 @@
 // a scenario, CPU and RSS readings and the machine's description.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { WEBHOOK_EVENT_TYPES } from '../generated/webhooks.js';
 import { generateApiKey, hashApiKey } from '../src/auth/apiKeys.js';
 import { openEmbeddedPostgres } from '../src/db/embedded.js';
 import { migrate } from '../src/db/migrate.js';
@@ -533,3 +535,45 @@ export function watchLoad(): { stop: () => string } {
 }
 
 export const stamp = (): string => new Date().toISOString().replace(/[:.]/g, '-');
+
+/**
+ * A webhook receiver on loopback that holds every request `holdMs` before it answers 200: with
+ * the service's 10 s budget per attempt, each delivery to it times out and is retried, so an
+ * endpoint that points at it is always busy (BENCH_WEBHOOKS in bench/run.ts).
+ */
+export async function slowReceiver(holdMs: number): Promise<{ url: string; requests: () => number; close: () => Promise<void> }> {
+  let requests = 0;
+  const held = new Set<NodeJS.Timeout>();
+  const server = createHttpServer((request, response) => {
+    requests += 1;
+    request.resume();
+    const timer = setTimeout(() => {
+      held.delete(timer);
+      response.end();
+    }, holdMs);
+    held.add(timer);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}/hooks`,
+    requests: () => requests,
+    close: async () => {
+      for (const timer of held) clearTimeout(timer);
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/** Registers `count` webhook endpoints on `server` through createWebhookEndpoint, each for every event type, all at `url`. */
+export async function registerWebhookEndpoints(server: Server, url: string, count: number): Promise<void> {
+  for (let n = 0; n < count; n++) {
+    const response = await fetch(`${server.url}/v1/webhook-endpoints`, {
+      method: 'POST',
+      headers: { authorization: server.authorization, 'content-type': 'application/json' },
+      body: JSON.stringify({ url, eventTypes: WEBHOOK_EVENT_TYPES, description: `bench: slow receiver ${n + 1}` }),
+    });
+    if (response.status !== 201) throw new Error(`createWebhookEndpoint on ${server.name}: ${response.status} ${await response.text()}`);
+  }
+}
