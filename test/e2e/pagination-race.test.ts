@@ -183,7 +183,7 @@ it('a transaction left open with uncommitted pets (psql) makes no create wait; w
   await open.connect();
   try {
     await open.query('BEGIN');
-    const inserted = await open.query<{ id: string }>("INSERT INTO pets (name, category_id, status) VALUES ('psql 1', 1, 'available'), ('psql 2', 2, NULL) RETURNING id");
+    const inserted = await open.query<{ id: string }>("INSERT INTO pets (name, category_id, status) VALUES ('psql 1', 1, 'available'), ('psql 2', 2, NULL), ('psql 3', 3, 'available') RETURNING id");
     const held = inserted.rows.map((r) => Number(r.id));
     // Creates on every instance are answered while it is open (with the insert lock they
     // waited for it, then answered 503).
@@ -201,7 +201,9 @@ it('a transaction left open with uncommitted pets (psql) makes no create wait; w
     for (const { id } of answers) expect(id).toBeGreaterThan(Math.max(...held));
     // Walks on every instance stop before the open transaction's pets, saying more follow.
     const walks = await Promise.all(servers.map((_, n) => walk(n, '/v1/pets?limit=50')));
-    for (const w of walks) {
+    // So do walks of one category (the creates beside it are of category 3, as is 'psql 3').
+    const categoryWalks = await Promise.all(servers.map((_, n) => walk(n, '/v1/pets?limit=50&categoryId=3')));
+    for (const w of [...walks, ...categoryWalks]) {
       expect(w.stalled).toBeDefined();
       expect(Math.max(0, ...w.ids)).toBeLessThan(Math.min(...held));
     }
@@ -213,6 +215,13 @@ it('a transaction left open with uncommitted pets (psql) makes no create wait; w
       const rest = await walk((n + 1) % INSTANCES, w.stalled as string);
       expect(rest.stalled).toBeUndefined();
       expect([...w.ids, ...rest.ids]).toEqual(all);
+    }
+    const ofCategory = (await open.query<{ id: string }>('SELECT id FROM pets WHERE category_id = 3 ORDER BY id')).rows.map((r) => Number(r.id));
+    expect(ofCategory).toContain(held[2]);
+    for (const [n, w] of categoryWalks.entries()) {
+      const rest = await walk((n + 1) % INSTANCES, w.stalled as string);
+      expect(rest.stalled).toBeUndefined();
+      expect([...w.ids, ...rest.ids]).toEqual(ofCategory);
     }
   } finally {
     await open.end();
