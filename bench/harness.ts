@@ -537,16 +537,20 @@ export function watchLoad(): { stop: () => string } {
 export const stamp = (): string => new Date().toISOString().replace(/[:.]/g, '-');
 
 /**
- * A webhook receiver on loopback that holds every request `holdMs` before it answers 200: with
- * the service's 10 s budget per attempt, each delivery to it times out and is retried, so an
- * endpoint that points at it is always busy (BENCH_WEBHOOKS in bench/run.ts).
+ * A webhook receiver on loopback that holds every request `holdMs` before it answers 200 (0:
+ * at once). At the service's 10 s budget per attempt, each delivery to it times out and is
+ * retried, so an endpoint that points at it is always busy (BENCH_WEBHOOKS in bench/run.ts).
  */
-export async function slowReceiver(holdMs: number): Promise<{ url: string; requests: () => number; close: () => Promise<void> }> {
+export async function webhookReceiver(holdMs: number): Promise<{ url: string; requests: () => number; close: () => Promise<void> }> {
   let requests = 0;
   const held = new Set<NodeJS.Timeout>();
   const server = createHttpServer((request, response) => {
     requests += 1;
     request.resume();
+    if (holdMs <= 0) {
+      response.end();
+      return;
+    }
     const timer = setTimeout(() => {
       held.delete(timer);
       response.end();

@@ -31,9 +31,9 @@
 // BENCH_BASELINE=<merge>^1 BENCH_HEAD=<merge> isolates what one merge changed),
 // BENCH_WEBHOOKS (a number of webhook endpoints, default 0: ours, and only ours, gets that
 // many, each for every event type, all pointing at a receiver on loopback that holds every
-// request 10 s, so that each delivery times out and is retried; every server runs with
-// WEBHOOK_ALLOW_PRIVATE=true. With BENCH_BASELINE=HEAD, the before/after table is what slow
-// receivers cost the requests).
+// request BENCH_WEBHOOK_HOLD_MS, default 10000: each delivery times out and is retried; 0:
+// it answers at once; every server runs with WEBHOOK_ALLOW_PRIVATE=true. With
+// BENCH_BASELINE=HEAD, the before/after table is what the receivers cost the requests).
 // The default run (4 fixed URLs and 5 walked scenarios x 3 concurrencies) takes about 26
 // minutes by estimate (20 with the 3 walked scenarios before 1.3.0); a quick one: BENCH_DURATION=3 BENCH_REPS=1 BENCH_CONNECTIONS=50.
 import { execFileSync } from 'node:child_process';
@@ -42,7 +42,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { median, pairedRatio, type PairedRatio } from './stats.js';
 import { recordLatest } from './latest.js';
-import { build, buildAt, checkSameAnswers, registerWebhookEndpoints, slowReceiver, machine, measureLoad, watchLoad, mixedScenarios, peakRssMiB, root, SALE_PETS, scenarios, seededDatabase, sells, stamp, start, startOurs, workingTree, type Measured, type Scenario, type Server } from './harness.js';
+import { build, buildAt, checkSameAnswers, registerWebhookEndpoints, webhookReceiver, machine, measureLoad, watchLoad, mixedScenarios, peakRssMiB, root, SALE_PETS, scenarios, seededDatabase, sells, stamp, start, startOurs, workingTree, type Measured, type Scenario, type Server } from './harness.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 6);
 const REPS = Number(process.env.BENCH_REPS ?? 3);
@@ -59,8 +59,8 @@ const PGBENCH_CLIENTS = Number(process.env.BENCH_PGBENCH_CLIENTS ?? 20);
 const BASELINE = process.env.BENCH_BASELINE;
 const HEAD = process.env.BENCH_HEAD;
 const WEBHOOKS = Number(process.env.BENCH_WEBHOOKS ?? 0);
-/** How long the slow receiver holds each delivery: the service's whole budget for an attempt. */
-const RECEIVER_HOLD_MS = 10_000;
+/** How long the receiver holds each delivery: by default the service's whole budget for an attempt; 0 answers at once. */
+const RECEIVER_HOLD_MS = Number(process.env.BENCH_WEBHOOK_HOLD_MS ?? 10_000);
 // The tail promise is checked at this concurrency.
 const TAIL_AT = 50;
 const TAIL_RATIO = 3;
@@ -120,7 +120,7 @@ async function main(): Promise<void> {
   const database = await seededDatabase(ROWS, head, baseline);
   if (WEBHOOKS > 0) process.env.WEBHOOK_ALLOW_PRIVATE = 'true';
   const ours = await startOurs(database.url, database.key, 'ours', head.dir);
-  const receiver = WEBHOOKS > 0 ? await slowReceiver(RECEIVER_HOLD_MS) : undefined;
+  const receiver = WEBHOOKS > 0 ? await webhookReceiver(RECEIVER_HOLD_MS) : undefined;
   if (receiver) await registerWebhookEndpoints(ours, receiver.url, WEBHOOKS);
   const before = baseline && database.baselineUrl ? await startOurs(database.baselineUrl, database.key, 'baseline', baseline.dir) : undefined;
   const reference = await start('reference', ['--import', 'tsx', 'bench/reference.ts'], { DATABASE_URL: database.referenceUrl, REFERENCE_TOKEN: 'reference' }, 'Bearer reference');
@@ -223,7 +223,7 @@ async function main(): Promise<void> {
       `autocannon at ${CONNECTIONS.join(', ')} connections, ${DURATION} s per run, ${REPS} runs per server alternating (A B, B A, ...), medians; ${ROWS} seeded pets, and ${SALE_PETS} more for sale (ordered only by the scenarios that buy, made available again after each run).`,
       'Ours: full contract in force (validation, auth, error handling, request ids, deprecation headers, rate limiting on, security headers, wire-level checks, pages with every row once in id order (the append order), logging at info, to /dev/null).',
       ...(receiver
-        ? [`Webhooks (BENCH_WEBHOOKS=${WEBHOOKS}): ours has ${WEBHOOKS} webhook endpoints, each for every event type, at a receiver on loopback that holds each request ${RECEIVER_HOLD_MS / 1000} s (every delivery times out and is retried); it received ${receiver.requests()} requests in the run. The baseline and the reference have none.`]
+        ? [`Webhooks (BENCH_WEBHOOKS=${WEBHOOKS}): ours has ${WEBHOOKS} webhook endpoints, each for every event type, at a receiver on loopback that ${RECEIVER_HOLD_MS > 0 ? `holds each request ${RECEIVER_HOLD_MS / 1000} s (at 10 s or more every delivery times out and is retried)` : 'answers each request at once (200)'}; it received ${receiver.requests()} requests in the run. The baseline and the reference have none.`]
         : []),
       'Reference: bare Fastify 5 + pg, pg defaults (pool of 10), plain parameterised queries, keyset pages (`after` the last id, one row more than asked, `Link: <...>; rel="next"`), orders placed and closed by a conditional UPDATE and an INSERT (or two UPDATEs) in one transaction, no validation, a constant-string auth check, on its own copy of the catalogue without the append order, the inventory triggers or the orders table\'s constraints.',
       '',
