@@ -58,9 +58,16 @@ const ONLY = new RegExp(process.env.BENCH_ONLY ?? '');
 const PGBENCH_CLIENTS = Number(process.env.BENCH_PGBENCH_CLIENTS ?? 20);
 const BASELINE = process.env.BENCH_BASELINE;
 const HEAD = process.env.BENCH_HEAD;
-const WEBHOOKS = Number(process.env.BENCH_WEBHOOKS ?? 0);
+/** Reads a whole-number setting in `min .. max`, or stops the bench naming it. */
+function wholeSetting(name: string, fallback: number, min: number, max: number): number {
+  const value = Number(process.env[name] ?? fallback);
+  if (!Number.isInteger(value) || value < min || value > max) throw new Error(`${name} must be a whole number from ${min} to ${max}`);
+  return value;
+}
+/** Webhook endpoints for ours: at most 16, the limit per API key. */
+const WEBHOOKS = wholeSetting('BENCH_WEBHOOKS', 0, 0, 16);
 /** How long the receiver holds each delivery: by default the service's whole budget for an attempt; 0 answers at once. */
-const RECEIVER_HOLD_MS = Number(process.env.BENCH_WEBHOOK_HOLD_MS ?? 10_000);
+const RECEIVER_HOLD_MS = wholeSetting('BENCH_WEBHOOK_HOLD_MS', 10_000, 0, 60_000);
 // The tail promise is checked at this concurrency.
 const TAIL_AT = 50;
 const TAIL_RATIO = 3;
@@ -121,7 +128,13 @@ async function main(): Promise<void> {
   if (WEBHOOKS > 0) process.env.WEBHOOK_ALLOW_PRIVATE = 'true';
   const ours = await startOurs(database.url, database.key, 'ours', head.dir);
   const receiver = WEBHOOKS > 0 ? await webhookReceiver(RECEIVER_HOLD_MS) : undefined;
-  if (receiver) await registerWebhookEndpoints(ours, receiver.url, WEBHOOKS);
+  if (receiver) {
+    await registerWebhookEndpoints(ours, receiver.url, WEBHOOKS).catch(async (error: unknown) => {
+      ours.child.kill('SIGTERM');
+      await receiver.close();
+      throw error;
+    });
+  }
   const before = baseline && database.baselineUrl ? await startOurs(database.baselineUrl, database.key, 'baseline', baseline.dir) : undefined;
   const reference = await start('reference', ['--import', 'tsx', 'bench/reference.ts'], { DATABASE_URL: database.referenceUrl, REFERENCE_TOKEN: 'reference' }, 'Bearer reference');
   const hello = await start('hello', ['--import', 'tsx', 'bench/hello.ts'], {}, 'Bearer none');

@@ -1,5 +1,6 @@
 // Every status transition of a pet, one row each: from a status (none: created without one;
-// pending: held by a placed order; removed: deletePet), an operation that could change it, the
+// pending: held by a placed order; pending, no order: created as pending, which createPet
+// accepts; removed: deletePet), an operation that could change it, the
 // answer, and the status stored afterwards. Each row's answer and outcome are written out,
 // not derived. Every answer goes through `t.api`, which checks it against the contract; where
 // the answer is an error, the pet's stored row is unchanged.
@@ -13,7 +14,7 @@ beforeAll(async () => {
 });
 afterAll(async () => t.close());
 
-type From = 'none' | 'available' | 'pending' | 'sold' | 'removed';
+type From = 'none' | 'available' | 'pending' | 'pending, no order' | 'sold' | 'removed';
 type Action = 'patch available' | 'patch sold' | 'patch null' | 'patch pending' | 'placeOrder' | 'completeOrder' | 'cancelOrder' | 'the order expires' | 'deletePet';
 /** The stored status afterwards: a status, none (NULL), or removed (deleted_at set). */
 type After = 'none' | 'available' | 'pending' | 'sold' | 'removed';
@@ -22,7 +23,7 @@ const json = { 'content-type': 'application/json' };
 
 /** A pet in status `from`, and the order that holds it when it is pending. */
 async function petIn(from: From): Promise<{ id: number; orderId?: number }> {
-  const status = from === 'none' || from === 'removed' ? undefined : from === 'pending' ? 'available' : from;
+  const status = from === 'none' || from === 'removed' ? undefined : from === 'pending' ? 'available' : from === 'pending, no order' ? 'pending' : from;
   const created = await t.api({ method: 'POST', url: '/v1/pets', headers: { ...t.auth, ...json }, payload: JSON.stringify({ name: 'Rex', categoryId: 1, ...(status ? { status } : {}) }) });
   expect(created.statusCode).toBe(201);
   const id = created.json().id as number;
@@ -64,10 +65,12 @@ async function act(action: Action, pet: { id: number; orderId?: number }): Promi
   }
 }
 
-const stored = async (id: number) => (await t.pool.query<{ status: string | null; deleted: boolean }>('SELECT status, deleted_at IS NOT NULL AS deleted FROM pets WHERE id = $1', [id])).rows[0];
+/** Everything stored of a pet. */
+const stored = async (id: number) =>
+  (await t.pool.query<{ status: string | null; deleted_at: Date | null }>('SELECT id, name, category_id, status, as_json, deleted_at FROM pets WHERE id = $1', [id])).rows[0];
 const statusOf = async (id: number): Promise<After> => {
   const row = await stored(id);
-  return row?.deleted ? 'removed' : ((row?.status ?? 'none') as After);
+  return row?.deleted_at ? 'removed' : ((row?.status ?? 'none') as After);
 };
 
 // [from, action, answer status, error code (or the order's status, for order operations), status after]
@@ -96,6 +99,13 @@ const rows: [From, Action, number, string | undefined, After][] = [
   ['pending', 'the order expires', 200, 'expired', 'available'],
   ['pending', 'deletePet', 409, 'pet_reserved', 'pending'],
 
+  ['pending, no order', 'patch available', 409, 'pet_reserved', 'pending'],
+  ['pending, no order', 'patch sold', 409, 'pet_reserved', 'pending'],
+  ['pending, no order', 'patch null', 409, 'pet_reserved', 'pending'],
+  ['pending, no order', 'patch pending', 400, 'bad_request', 'pending'],
+  ['pending, no order', 'placeOrder', 409, 'pet_not_available', 'pending'],
+  ['pending, no order', 'deletePet', 409, 'pet_reserved', 'pending'],
+
   ['sold', 'patch available', 200, undefined, 'available'],
   ['sold', 'patch sold', 200, undefined, 'sold'],
   ['sold', 'patch null', 200, undefined, 'none'],
@@ -116,7 +126,7 @@ describe('every status transition of a pet', () => {
     const cells = new Set(rows.map(([from, action]) => `${from} ${action}`));
     expect(cells.size).toBe(rows.length);
     const patches: Action[] = ['patch available', 'patch sold', 'patch null', 'patch pending', 'placeOrder', 'deletePet'];
-    for (const from of ['none', 'available', 'pending', 'sold', 'removed'] as const) for (const action of patches) expect(cells.has(`${from} ${action}`), `${from} ${action}`).toBe(true);
+    for (const from of ['none', 'available', 'pending', 'pending, no order', 'sold', 'removed'] as const) for (const action of patches) expect(cells.has(`${from} ${action}`), `${from} ${action}`).toBe(true);
     for (const action of ['completeOrder', 'cancelOrder', 'the order expires'] as const) expect(cells.has(`pending ${action}`), action).toBe(true);
   });
 
@@ -134,9 +144,14 @@ describe('every status transition of a pet', () => {
       expect(answer.body?.status).toBe(code);
     }
     expect(await statusOf(pet.id)).toBe(after);
-    // What getPet and the status filters say agrees with what is stored.
+    // What getPet and listPets say agrees with what is stored: the pet, listed under its
+    // status filter (with none, under no filter and with no status property); a removed one
+    // neither read nor listed.
     const read = await t.api({ method: 'GET', url: `/v1/pets/${pet.id}`, headers: t.auth });
     expect(read.statusCode).toBe(after === 'removed' ? 404 : 200);
     if (after !== 'removed') expect(read.json().status ?? 'none').toBe(after);
+    const filter = after === 'none' || after === 'removed' ? '' : `&status=${after}`;
+    const listed = await t.api({ method: 'GET', url: `/v1/pets?id=${pet.id}${filter}`, headers: t.auth });
+    expect((listed.json() as { id: number; status?: string }[]).map((p) => [p.id, p.status ?? 'none'])).toEqual(after === 'removed' ? [] : [[pet.id, after]]);
   });
 });

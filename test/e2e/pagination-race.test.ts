@@ -182,6 +182,8 @@ it('a transaction left open with uncommitted pets (psql) makes no create wait; w
   const open = new pg.Client({ connectionString: database.url });
   await open.connect();
   try {
+    // Two pets of category 3 committed first: a walk of that category returns them, then stops.
+    const before = (await open.query<{ id: string }>("INSERT INTO pets (name, category_id) VALUES ('before psql 1', 3), ('before psql 2', 3) RETURNING id")).rows.map((r) => Number(r.id));
     await open.query('BEGIN');
     const inserted = await open.query<{ id: string }>("INSERT INTO pets (name, category_id, status) VALUES ('psql 1', 1, 'available'), ('psql 2', 2, NULL), ('psql 3', 3, 'available') RETURNING id");
     const held = inserted.rows.map((r) => Number(r.id));
@@ -207,6 +209,7 @@ it('a transaction left open with uncommitted pets (psql) makes no create wait; w
       expect(w.stalled).toBeDefined();
       expect(Math.max(0, ...w.ids)).toBeLessThan(Math.min(...held));
     }
+    for (const w of categoryWalks) expect(w.ids).toEqual(before);
     await open.query('COMMIT');
     // Resumed on another instance, each walk returns the rest once: the psql pets and the
     // creates made beside them included.
