@@ -867,7 +867,13 @@ describe.skipIf(!runs)('the documentation in Chromium', () => {
           // The heading holds the summary, plus a "Deprecated" badge exactly on the deprecated
           // (empty lines dropped: in this run's sequence the webhook endpoints' headings can
           // read with a leading line break, which the same page opened alone does not show).
-          const lines = (await heading.innerText()).split('\n').map((line) => line.trim()).filter((line) => line !== '');
+          // Read until it holds text: under load Redoc can re-render the section just after
+          // the heading shows, and the text read in between is empty.
+          let lines: string[] = [];
+          for (const started = Date.now(); lines.length === 0 && Date.now() - started < 10_000; ) {
+            lines = (await heading.innerText()).split('\n').map((line) => line.trim()).filter((line) => line !== '');
+            if (lines.length === 0) await page.waitForTimeout(50);
+          }
           expect(lines[0]).toBe(summary);
           if (deprecated) expect(lines, summary).toContain('Deprecated');
           else expect(lines, summary).not.toContain('Deprecated');
