@@ -576,7 +576,7 @@ export async function registerWebhookEndpoints(server: Server, url: string, coun
     const response = await fetch(`${server.url}/v1/webhook-endpoints`, {
       method: 'POST',
       headers: { authorization: server.authorization, 'content-type': 'application/json' },
-      body: JSON.stringify({ url, eventTypes: WEBHOOK_EVENT_TYPES, description: `bench: slow receiver ${n + 1}` }),
+      body: JSON.stringify({ url, eventTypes: WEBHOOK_EVENT_TYPES, description: `bench: receiver ${n + 1}` }),
     });
     if (response.status !== 201) throw new Error(`createWebhookEndpoint on ${server.name}: ${response.status} ${await response.text()}`);
   }

@@ -2,7 +2,7 @@
 // getInventory, and what they do to pets. Every answer goes through `t.api`, which checks
 // it against the contract. Races between instances are in test/e2e/orders.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, countPetsByStatus, createApiKey, keysSettled, recordQueries, type TestApp } from '../helper.js';
+import { buildTestApp, countPetsByStatus, createApiKey, keysSettled, recordQueries, lapseOrder, type TestApp } from '../helper.js';
 
 let t: TestApp;
 let other: Record<string, string>;
@@ -150,7 +150,7 @@ describe('getOrder, cancelOrder and completeOrder', () => {
       const petId = await newPet();
       const order = (await place(petId)).json();
       // Past its expiresAt, before the expiry job has run.
-      await t.pool.query("UPDATE orders SET placed_at = now() - interval '2 hours', expires_at = now() - interval '1 hour' WHERE id = $1", [order.id]);
+      await lapseOrder(t.pool, order.id);
       const refused = await action(order.id, what);
       expect(refused.statusCode).toBe(409);
       expect(refused.json()).toEqual({ code: 'order_closed', message: `Order ${order.id} is expired, not placed`, status: 409 });
@@ -263,7 +263,7 @@ describe('orders that arrive together', () => {
     const order = async () => (await place(await newPet())).json() as { id: number; petId: number };
     const [completing, cancelling, closed, lapsed, theirs] = [await order(), await order(), await order(), await order(), await order()];
     expect((await action(closed.id, 'complete')).statusCode).toBe(200);
-    await t.pool.query("UPDATE orders SET placed_at = now() - interval '2 hours', expires_at = now() - interval '1 hour' WHERE id = $1", [lapsed.id]);
+    await lapseOrder(t.pool, lapsed.id);
     const { answers, statements } = await together([
       () => action(completing.id, 'complete'),
       () => action(closed.id, 'cancel'),

@@ -5,7 +5,7 @@
 // not derived. Every answer goes through `t.api`, which checks it against the contract; where
 // the answer is an error, the pet's stored row is unchanged.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../helper.js';
+import { buildTestApp, lapseOrder, type TestApp } from '../helper.js';
 import { within } from '../process.js';
 
 let t: TestApp;
@@ -56,7 +56,7 @@ async function act(action: Action, pet: { id: number; orderId?: number }): Promi
       return answer({ method: 'POST', url: `/v1/store/orders/${pet.orderId}/cancel`, headers: t.auth });
     case 'the order expires': {
       // Its hold made to have ended; the expiry job (every 500 ms) closes it.
-      await t.pool.query("UPDATE orders SET placed_at = now() - interval '2 hours', expires_at = now() - interval '1 hour' WHERE id = $1", [pet.orderId]);
+      await lapseOrder(t.pool, pet.orderId as number);
       await within(20_000, async () => (await t.api({ method: 'GET', url: `/v1/store/orders/${pet.orderId}`, headers: t.auth })).json().status === 'expired', 50);
       return answer({ method: 'GET', url: `/v1/store/orders/${pet.orderId}`, headers: t.auth });
     }

@@ -4,7 +4,7 @@
 // which checks it against the contract. Races on two instances: test/e2e/catalogue-races.test.ts.
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, countPetsByStatus, type TestApp } from '../helper.js';
+import { buildTestApp, countPetsByStatus, lapseOrder, type TestApp } from '../helper.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -334,7 +334,7 @@ describe('ETag', () => {
     expect(pending).not.toBe(expiring.etag);
     expect((await patch(expiring.id, { name: 'Max' }, { 'if-match': expiring.etag })).statusCode).toBe(412);
     // Expired by the job (within 2 s of its expiresAt): the pet is available again, and so is its tag.
-    await t.pool.query("UPDATE orders SET placed_at = now() - interval '2 hours', expires_at = now() - interval '1 hour' WHERE id = $1", [order.json().id]);
+    await lapseOrder(t.pool, order.json().id);
     const deadline = Date.now() + 10_000;
     while ((await getPet(expiring.id)).json().status !== 'available' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
     expect(await etagOf(expiring.id)).not.toBe(pending);

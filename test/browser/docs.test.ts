@@ -691,8 +691,7 @@ describe.skipIf(!runs)('the documentation in Chromium', () => {
       ]);
     });
     // Ample: each of the 51 Executes waits for a render and an answer on a shared 2-core
-    // machine; with the rest of the suite beside it and part of the CPU stolen, this case
-    // took 739 s of the 900 s it had, so it has twice that.
+    // machine, beside the rest of the suite; a timeout here says nothing about the page.
   }, 1_800_000);
 
   // OpenAPI 3.1's top-level webhooks, as Swagger UI 5 shows them: a "Webhooks" section after

@@ -7,7 +7,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool } from '../../src/db/pool.js';
 import { specDocument } from '../contract.js';
-import { buildTestApp, keysSettled, type ApiRequest, type TestApp } from '../helper.js';
+import { buildTestApp, keysSettled, lapseOrder, type ApiRequest, type TestApp } from '../helper.js';
 
 type Json = Record<string, any>;
 
@@ -44,7 +44,7 @@ beforeAll(async () => {
   const first = await place(1);
   await t.api({ method: 'POST', url: `/v1/store/orders/${first}/complete`, headers: t.auth });
   const second = await place(3);
-  await t.pool.query("UPDATE orders SET placed_at = now() - interval '2 hours', expires_at = now() - interval '1 hour' WHERE id = $1", [second]);
+  await lapseOrder(t.pool, second);
   await t.api({ method: 'POST', url: `/v1/store/orders/${second}/complete`, headers: t.auth });
   // Pet 1 was sold with order 1; the 409 example shows a pending one.
   await t.pool.query("UPDATE pets SET status = 'pending' WHERE id = 1");
