@@ -106,6 +106,14 @@ interface PageRow {
 /** At most this many events (of any key and type) are read after a short page to move its cursor to where the feed is final. */
 const HEAD_SCAN = 1000;
 
+/**
+ * SQL, a scalar: a relay position after the newest events, before any that is not final
+ * (the last of the newest HEAD_SCAN events before the first of them that is not; 0 when
+ * there are none). An event written by a transaction that starts later comes after it.
+ */
+export const NEWEST_POSITION = `(WITH recent AS (SELECT id, ${isFinal('events', '0')} AS final FROM events ORDER BY id DESC LIMIT ${HEAD_SCAN})
+  SELECT coalesce((SELECT min(id) - 1 FROM recent WHERE NOT final), (SELECT max(id) FROM recent), 0))`;
+
 // A page ($1 after, $2 size, then the statement's own) and one more event, each with whether
 // it is final, with where retention has deleted up to, read in the same snapshot. When the
 // page holds every event the key may see after $1 (at most $2, all final), `head` is where
@@ -171,9 +179,8 @@ export const EVENT_STATEMENTS = {
   // there is nothing to relay).
   relayJoin: statement<Record<string, never>>(
     'events-relay-join',
-    `WITH recent AS (SELECT id, ${isFinal('events', '0')} AS final FROM events WHERE $2::boolean ORDER BY id DESC LIMIT ${HEAD_SCAN})
-     INSERT INTO event_relays (name, position)
-     SELECT $1, coalesce((SELECT min(id) - 1 FROM recent WHERE NOT final), (SELECT max(id) FROM recent), 0)
+    `INSERT INTO event_relays (name, position)
+     SELECT $1, CASE WHEN $2::boolean THEN ${NEWEST_POSITION} ELSE 0 END
      ON CONFLICT (name) DO NOTHING`,
   ),
   relayLock: statement<{ position: number | null; stale: boolean | null; present: boolean }>(
@@ -206,6 +213,13 @@ export type EventsPage =
   /** The page would start before events retention has deleted. */
   | { outcome: 'expired' };
 
+/**
+ * Where a relay's row starts when its first step finds none: after the oldest event kept, or
+ * after the newest events (NEWEST_POSITION); `made`: the row is made and deleted by its owner
+ * (a webhook endpoint's, src/db/webhook-endpoints.ts), and a step that finds none does nothing.
+ */
+export type RelayStart = 'oldest' | 'newest' | 'made';
+
 /** An event as a relay publishes it. */
 export interface RelayedEvent {
   id: number;
@@ -223,9 +237,9 @@ export function createEventsRepository(primary: pg.Pool) {
     limit: number,
     page: Statement<R>,
     act: (rows: R[], tx: Queryable) => Promise<void>,
-    from: 'oldest' | 'newest',
+    from: RelayStart,
   ): Promise<number | undefined> {
-    if (!joined.has(name)) {
+    if (from !== 'made' && !joined.has(name)) {
       await query(primary, EVENT_STATEMENTS.relayJoin, [name, from === 'newest']);
       joined.add(name);
     }
@@ -304,13 +318,13 @@ export function createEventsRepository(primary: pg.Pool) {
      * `publish` that throws moves nothing (the same events come again next time). How many
      * were published, or undefined when another instance holds the relay.
      *
-     * The relay's row is made by its first step on this instance (`from`: the oldest event
-     * kept, or after the newest one, when the row does not exist yet), and again by the step
-     * after one that found it deleted. Each step that holds
+     * The relay's row is made by its first step on this instance (`from`, RelayStart, when the
+     * row does not exist yet), and again by the step after one that found it deleted (unless
+     * `from` is `made`). Each step that holds
      * the row notes when it ran (to the minute): retention waits for a relay that ran within
      * EVENT_RETENTION_DAYS, and no longer for one that did not.
      */
-    async relay(name: string, limit: number, publish: (events: RelayedEvent[], tx: Queryable) => Promise<void>, from: 'oldest' | 'newest' = 'oldest'): Promise<number | undefined> {
+    async relay(name: string, limit: number, publish: (events: RelayedEvent[], tx: Queryable) => Promise<void>, from: RelayStart = 'oldest'): Promise<number | undefined> {
       return step(name, limit, EVENT_STATEMENTS.relayPage, (rows, tx) => publish(rows.map(({ id, type, json }) => ({ id, type, json })), tx), from);
     },
 
@@ -318,7 +332,7 @@ export function createEventsRepository(primary: pg.Pool) {
      * `relay`, for a relay that acts on a range of events in SQL (the webhook fan-out): `act`
      * gets the first and last id of the next final events, not the events.
      */
-    async relayRange(name: string, limit: number, act: (first: number, last: number, tx: Queryable) => Promise<void>, from: 'oldest' | 'newest' = 'oldest'): Promise<number | undefined> {
+    async relayRange(name: string, limit: number, act: (first: number, last: number, tx: Queryable) => Promise<void>, from: RelayStart = 'oldest'): Promise<number | undefined> {
       return step(name, limit, EVENT_STATEMENTS.relayRange, (rows, tx) => act((rows[0] as { id: number }).id, (rows.at(-1) as { id: number }).id, tx), from);
     },
   };

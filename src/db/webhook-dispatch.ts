@@ -1,22 +1,52 @@
-// The fan-out of events to webhook endpoints: the relay `webhooks` of the events feed
-// (src/db/events.ts `relay`: one instance at a time, the next final events after its
-// position, in the append order) inserts one webhook_messages row per event and matching
-// endpoint, in the transaction that moves the relay's position: each event fans out exactly
-// once (docs/decisions/0006-webhook-delivery.md). The endpoints of a key that is revoked or
-// has expired are disabled, saying why (they would never receive anything more).
+// The fan-out of events to webhook endpoints (docs/decisions/0006-webhook-delivery.md). Each
+// endpoint has its own relay of the events feed, `webhook-<id>` in event_relays (made,
+// moved on enabling, and deleted with the endpoint: src/db/webhook-endpoints.ts; `retire`
+// below tends the relays of endpoints written around the service). A relay
+// step (src/db/events.ts `relayRange`: one instance at a time, the next final events after
+// its position, in the append order) inserts one webhook_messages row per event the endpoint
+// takes, in the transaction that moves its position: each event fans out to an endpoint
+// exactly once.
+//
+// Invariant: an endpoint has at most about WINDOW messages waiting (more only when several
+// instances refill it at once). Its relay is stepped only while at most WINDOW / 2 wait, so
+// what an endpoint that is slow or failing costs the database follows its attempts, not the
+// rate of events: the events it has not taken yet wait in the feed, where they are already.
+// The endpoints of a key that is revoked or has expired are disabled, saying why (they would
+// never receive anything more).
 import { keyInForce } from './api-keys.js';
-import { KEY_MAY_SEE, type EventsRepository } from './events.js';
+import { KEY_MAY_SEE, NEWEST_POSITION, type EventsRepository } from './events.js';
 import { execute, query, statement, type Queryable } from './query.js';
 
+/** The most messages an endpoint has waiting, about (see the invariant above). */
+export const WINDOW = 1000;
+
+/** An endpoint's relay: its row in event_relays. */
+export const endpointRelay = (id: number): string => `webhook-${id}`;
+/** SQL: `endpointRelay` of an endpoint id column. */
+export const endpointRelaySql = (id: string): string => `'webhook-' || ${id}`;
+
 const STATEMENTS = {
-  // Events $1 .. $2 (ids), to every enabled endpoint that lists the type, was enabled by the
-  // time the event was written, and whose key may see it.
+  // The enabled endpoints whose relay is behind the newest event and that have at most
+  // $1 / 2 messages waiting, with room for $1 less those.
+  due: statement<{ id: number; room: number }>(
+    'webhook-dispatch-due',
+    `SELECT id, $1::int - waiting AS room FROM (
+       SELECT ep.id, (SELECT count(*)::int FROM (SELECT FROM webhook_messages m WHERE m.endpoint_id = ep.id LIMIT $1::int) w) AS waiting
+       FROM webhook_endpoints ep
+       JOIN event_relays r ON r.name = ${endpointRelaySql('ep.id')}
+       WHERE ep.enabled AND r.position < (SELECT coalesce(max(id), 0) FROM events)
+     ) d
+     WHERE waiting <= $1::int / 2
+     ORDER BY id`,
+  ),
+  // Events $1 .. $2 (ids) to endpoint $3, if it is enabled, lists the type, was enabled by
+  // the time the event was written, and its key may see the event.
   fanOut: statement<{ n: number }>(
     'webhook-dispatch-fan-out',
     `WITH added AS (
        INSERT INTO webhook_messages (endpoint_id, event_id)
        SELECT ep.id, e.id FROM events e
-       JOIN webhook_endpoints ep ON ep.enabled AND e.type = ANY (ep.event_types) AND e.created_at >= ep.enabled_at
+       JOIN webhook_endpoints ep ON ep.id = $3 AND ep.enabled AND e.type = ANY (ep.event_types) AND e.created_at >= ep.enabled_at
        JOIN api_keys k ON k.id = ep.api_key_id
        WHERE e.id >= $1 AND e.id <= $2 AND ${KEY_MAY_SEE}
        ON CONFLICT DO NOTHING
@@ -36,29 +66,71 @@ const STATEMENTS = {
      )
      DELETE FROM webhook_messages m USING retired r WHERE m.endpoint_id = r.id`,
   ),
+  // Endpoints written around the service (SQL) get their relay here, and the relays of
+  // endpoints deleted so lose theirs (the service makes and deletes both together).
+  adopt: statement<Record<string, never>>(
+    'webhook-dispatch-adopt',
+    `INSERT INTO event_relays (name, position)
+     SELECT ${endpointRelaySql('ep.id')}, ${NEWEST_POSITION} FROM webhook_endpoints ep
+     WHERE NOT EXISTS (SELECT FROM event_relays r WHERE r.name = ${endpointRelaySql('ep.id')})
+     ON CONFLICT (name) DO NOTHING`,
+  ),
+  orphans: statement<Record<string, never>>(
+    'webhook-dispatch-orphans',
+    `DELETE FROM event_relays WHERE name IN (
+       SELECT name FROM event_relays r
+       WHERE r.name ~ '^webhook-[0-9]+$' AND NOT EXISTS (SELECT FROM webhook_endpoints ep WHERE r.name = ${endpointRelaySql('ep.id')})
+       FOR UPDATE SKIP LOCKED
+     )`,
+  ),
 };
 
-/** The relay of the events feed that fans events out to webhook endpoints (its row in event_relays). */
-export const WEBHOOK_RELAY = 'webhooks';
-
 export function createWebhookDispatchRepository(events: Pick<EventsRepository, 'relayRange'>, primary: Queryable) {
+  /** One step of endpoint `id`'s relay, over at most `limit` events; undefined when another instance holds it (or the endpoint is gone). */
+  async function step(id: number, limit: number): Promise<{ events: number; messages: number } | undefined> {
+    let messages = 0;
+    const walked = await events.relayRange(
+      endpointRelay(id),
+      limit,
+      async (first, last, tx) => {
+        const [made] = await query(tx, STATEMENTS.fanOut, [first, last, id]);
+        messages = made?.n ?? 0;
+      },
+      'made',
+    );
+    return walked === undefined ? undefined : { events: walked, messages };
+  }
+
   return {
-    /** Disables the enabled endpoints of revoked or expired keys, saying why. */
+    /**
+     * Disables the enabled endpoints of revoked or expired keys, saying why; gives endpoints
+     * written around the service their relay, and drops the relays of endpoints deleted so.
+     */
     async retire(): Promise<void> {
       await execute(primary, STATEMENTS.retire, []);
+      await execute(primary, STATEMENTS.adopt, []);
+      await execute(primary, STATEMENTS.orphans, []);
     },
 
     /**
-     * Fans out up to `limit` events after the relay's position; resolves with how many events
-     * were dispatched (0: none final yet, or another instance is dispatching) and messages made.
+     * Fills every due endpoint's waiting messages up to WINDOW from its relay; resolves with
+     * how many messages were made.
      */
-    async dispatch(limit: number): Promise<{ events: number; messages: number }> {
+    async dispatch(): Promise<{ messages: number }> {
       let messages = 0;
-      const dispatched = await events.relayRange(WEBHOOK_RELAY, limit, async (first, last, tx) => {
-        const [made] = await query(tx, STATEMENTS.fanOut, [first, last]);
-        messages = made?.n ?? 0;
-      });
-      return { events: dispatched ?? 0, messages };
+      for (const { id, room } of await query(primary, STATEMENTS.due, [WINDOW])) {
+        // Walk while whole steps come back (the relay is behind) and the room left is at
+        // least half the window: a step covers at most `left` events, so at most `left`
+        // messages.
+        for (let left = room; left >= WINDOW / 2; ) {
+          const done = await step(id, left);
+          if (done === undefined) break;
+          messages += done.messages;
+          if (done.events < left) break;
+          left -= done.messages;
+        }
+      }
+      return { messages };
     },
   };
 }

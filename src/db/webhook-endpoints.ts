@@ -6,7 +6,8 @@
 import type pg from 'pg';
 import type { components } from '../../generated/v1.js';
 import { finalPage, isFinal } from './append-order.js';
-import type { EventType } from './events.js';
+import { NEWEST_POSITION, type EventType } from './events.js';
+import { endpointRelaySql } from './webhook-dispatch.js';
 import { columns, execute, query, statement } from './query.js';
 import { inTransaction } from './transaction.js';
 
@@ -49,6 +50,23 @@ const STATEMENTS = {
      SELECT $1, $2, $3, $4, $5 WHERE (SELECT count(*) FROM webhook_endpoints WHERE api_key_id = $1) < $6::int
      RETURNING ${C}`,
   ),
+  // The endpoint's relay (src/db/webhook-dispatch.ts), made with it: it starts after the
+  // newest events, so the endpoint takes the events written from its creation on.
+  startRelay: statement<Record<string, never>>('webhook-endpoints-start-relay', `INSERT INTO event_relays (name, position) VALUES (${endpointRelaySql('$1::bigint')}, ${NEWEST_POSITION})`),
+  // On enabling again: the relay skips what was written while the endpoint was disabled.
+  restartRelay: statement<Record<string, never>>(
+    'webhook-endpoints-restart-relay',
+    `UPDATE event_relays SET position = greatest(position, ${NEWEST_POSITION}), ran_at = now() WHERE name = ${endpointRelaySql('$1::bigint')}`,
+  ),
+  // Deleted before the endpoint, so that a relay step under way (it holds the relay's row,
+  // and its messages' foreign key then waits on the endpoint's row) finishes first.
+  dropRelay: statement<{ id: number }>(
+    'webhook-endpoints-drop-relay',
+    `WITH endpoint AS (SELECT id FROM webhook_endpoints WHERE id = $2 AND api_key_id = $1),
+     dropped AS (DELETE FROM event_relays WHERE name = (SELECT ${endpointRelaySql('id')} FROM endpoint))
+     SELECT id FROM endpoint`,
+  ),
+  enabled: statement<{ enabled: boolean }>('webhook-endpoints-enabled', 'SELECT enabled FROM webhook_endpoints WHERE id = $2 AND api_key_id = $1 FOR NO KEY UPDATE'),
   count: statement<{ n: number }>('webhook-endpoints-count', 'SELECT count(*)::int AS n FROM webhook_endpoints WHERE api_key_id = $1'),
   get: statement<EndpointRow>('webhook-endpoints-get', `SELECT ${C} FROM webhook_endpoints WHERE id = $2 AND api_key_id = $1`),
   list: statement<EndpointRow & { final: boolean }>(
@@ -114,6 +132,7 @@ export function createWebhookEndpointsRepository(primary: pg.Pool) {
       return inTransaction(primary, async (tx) => {
         await query(tx, STATEMENTS.lockKey, [endpoint.apiKeyId]);
         const [row] = await query(tx, STATEMENTS.insert, [endpoint.apiKeyId, endpoint.url, endpoint.eventTypes, endpoint.description ?? null, endpoint.secret, ENDPOINTS_PER_KEY]);
+        if (row) await execute(tx, STATEMENTS.startRelay, [row.id]);
         return row && toEndpoint(row);
       });
     },
@@ -137,21 +156,29 @@ export function createWebhookEndpointsRepository(primary: pg.Pool) {
     },
 
     async update(apiKeyId: number, id: number, patch: EndpointPatch): Promise<WebhookEndpoint | undefined> {
-      const [row] = await query(primary, STATEMENTS.update, [
-        apiKeyId,
-        id,
-        patch.url ?? null,
-        patch.eventTypes ?? null,
-        patch.description !== undefined,
-        patch.description ?? null,
-        patch.enabled ?? null,
-      ]);
-      return row && toEndpoint(row);
+      return inTransaction(primary, async (tx) => {
+        const [before] = await query(tx, STATEMENTS.enabled, [apiKeyId, id]);
+        if (!before) return undefined;
+        const [row] = await query(tx, STATEMENTS.update, [
+          apiKeyId,
+          id,
+          patch.url ?? null,
+          patch.eventTypes ?? null,
+          patch.description !== undefined,
+          patch.description ?? null,
+          patch.enabled ?? null,
+        ]);
+        if (row && row.enabled && !before.enabled) await execute(tx, STATEMENTS.restartRelay, [id]);
+        return row && toEndpoint(row);
+      });
     },
 
     /** Removes the endpoint; false when the key has none with this id. */
     async delete(apiKeyId: number, id: number): Promise<boolean> {
-      return (await query(primary, STATEMENTS.delete, [apiKeyId, id])).length > 0;
+      return inTransaction(primary, async (tx) => {
+        if ((await query(tx, STATEMENTS.dropRelay, [apiKeyId, id])).length === 0) return false;
+        return (await query(tx, STATEMENTS.delete, [apiKeyId, id])).length > 0;
+      });
     },
 
     /** Gives the endpoint `secret`; the one it replaces signs too for `graceSeconds`. */

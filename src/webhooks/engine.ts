@@ -1,6 +1,7 @@
 // The delivery engine each instance runs (docs/decisions/0006-webhook-delivery.md):
-// - the dispatcher walks the events feed and makes one message per event and matching
-//   endpoint (src/db/webhook-dispatch.ts), one instance at a time;
+// - the dispatcher walks the events feed with each endpoint's relay and makes one message
+//   per event it takes, keeping at most about a window of them waiting per endpoint
+//   (src/db/webhook-dispatch.ts), one instance at a time per endpoint;
 // - the workers take endpoints' leases (one instance, one attempt at a time per endpoint),
 //   make one attempt each (src/webhooks/send.ts) and write its outcome
 //   (src/db/webhook-messages.ts). At most `concurrency` attempts run at once per instance,
@@ -35,7 +36,6 @@ export interface EngineOptions {
 
 /** How long past an attempt's timeout its lease lasts: enough to write its outcome. */
 const LEASE_MARGIN_MS = 15_000;
-const DISPATCH_BATCH = 500;
 /**
  * Attempts in flight at once for one API key's endpoints, across instances: a key's
  * endpoints (at most 16) that hang cannot take every instance's slots from other keys.
@@ -124,13 +124,8 @@ export function createWebhookEngine(options: EngineOptions) {
     try {
       // Endpoints whose key is revoked or expired are disabled first, saying why.
       await options.dispatch.retire();
-      // Catch up in batches; a short batch means the feed is read to its end (or to an
-      // event still being committed).
-      for (;;) {
-        const done = await options.dispatch.dispatch(DISPATCH_BATCH);
-        if (done.messages > 0) void claim();
-        if (done.events < DISPATCH_BATCH || stopped) break;
-      }
+      const done = await options.dispatch.dispatch();
+      if (done.messages > 0) void claim();
       works('dispatching events');
     } catch (error) {
       failed('dispatching events', error);

@@ -152,7 +152,6 @@ describe.skipIf(!haveNats)('the NATS JetStream relay', () => {
       // The relay ran a moment ago and is stopped now: events after its position are kept.
       const held = await position('nats');
       const later = await pet('Not published yet');
-      await within(20_000, async () => (await position('webhooks')) >= later, 50);
       await purgeUntil(held);
       expect((await base.api({ method: 'GET', url: `/v1/events/${later}`, headers: base.auth })).statusCode).toBe(200);
       // Its last run 31 days ago (set-up): it holds nothing back.

@@ -200,6 +200,49 @@ describe('deliveries', () => {
     slow.release();
   });
 
+  it('a receiver that keeps failing has at most 1,000 messages waiting however many events are written; once it answers, it gets each event once', async () => {
+    const r = await receiver();
+    r.answer(() => ({ status: 503 }));
+    const { id } = await endpoint(r.url, ['pet.created']);
+    const waiting = async () => (await t.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_messages WHERE endpoint_id = $1', [id])).rows[0]?.n;
+    const relayed = async () => Number((await t.pool.query<{ p: string }>("SELECT position AS p FROM event_relays WHERE name = 'webhook-' || $1", [id])).rows[0]?.p);
+    // 1,500 events in one statement written around the service (each pet's trigger writes its event).
+    await t.pool.query("INSERT INTO pets (name, category_id) SELECT 'Backlog ' || i, 1 FROM generate_series(1, 1500) AS i");
+    const newest = Number((await t.pool.query<{ id: string }>('SELECT max(id) AS id FROM events')).rows[0]?.id);
+    await within(10_000, async () => (await waiting()) === 1000);
+    // It stays so: the rest wait in the feed, behind the endpoint's relay, over many polls (50 ms).
+    for (let poll = 0; poll < 10; poll++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(await waiting()).toBe(1000);
+      expect(await relayed()).toBeLessThan(newest);
+    }
+    expect(r.received.length).toBeGreaterThan(0);
+    const answeredAt = r.received.length;
+    r.answer(() => ({ status: 200 }));
+    const backlog = (from: number) => r.received.slice(from).map((got) => JSON.parse(got.body).data?.name as string).filter((name) => name?.startsWith('Backlog '));
+    await within(120_000, async () => new Set(backlog(answeredAt)).size === 1500, 100);
+    await within(10_000, async () => (await waiting()) === 0);
+    // Every request from the switch on was answered 200: none came twice.
+    expect(backlog(answeredAt)).toHaveLength(1500);
+    expect(await relayed()).toBe(newest);
+  });
+
+  it('an endpoint written around the service gets its relay, and one deleted so leaves none behind', async () => {
+    const r = await receiver();
+    const key = Number((await t.pool.query<{ id: string }>('SELECT min(id) AS id FROM api_keys')).rows[0]?.id);
+    const secret = `whsec_${Buffer.alloc(24, 7).toString('base64')}`;
+    const id = Number(
+      (await t.pool.query<{ id: string }>("INSERT INTO webhook_endpoints (api_key_id, url, event_types, secret) VALUES ($1, $2, '{pet.created}', $3) RETURNING id", [key, r.url, secret])).rows[0]?.id,
+    );
+    const relay = async () => (await t.pool.query("SELECT 1 FROM event_relays WHERE name = 'webhook-' || $1", [id])).rowCount;
+    await within(10_000, async () => (await relay()) === 1);
+    await pet('Around');
+    await within(10_000, async () => petNamed(r, 'Around').length === 1);
+    verify(secret, petNamed(r, 'Around')[0] as { headers: Record<string, unknown>; body: string });
+    await t.pool.query('DELETE FROM webhook_endpoints WHERE id = $1', [id]);
+    await within(10_000, async () => (await relay()) === 0);
+  });
+
   it('delivers order events only to the key that placed the order (another key with orders:read gets none); catalogue events to keys with pets:read', async () => {
     const made = (await t.api({ method: 'POST', url: '/v1/api-keys', headers: { ...t.auth, ...json }, payload: JSON.stringify({ name: 'another key', scopes: ['pets:read', 'orders:read', 'webhooks:manage'] }) })).json();
     const theirs = { authorization: `Bearer ${made.secret}` };

@@ -1,0 +1,18 @@
+-- Up Migration
+-- One relay of the events feed per webhook endpoint, `webhook-<id>` in event_relays, in
+-- place of the one relay `webhooks` that fanned every event out to every endpoint
+-- (src/db/webhook-dispatch.ts, docs/decisions/0006-webhook-delivery.md): an endpoint takes
+-- events only while it has room for them, so one that is slow or failing costs what its
+-- attempts cost, not a row for every event. Each endpoint's relay starts where `webhooks`
+-- was; events already fanned out stay in webhook_messages.
+INSERT INTO event_relays (name, position)
+SELECT 'webhook-' || ep.id, coalesce((SELECT position FROM event_relays WHERE name = 'webhooks'), (SELECT coalesce(max(id), 0) FROM events))
+FROM webhook_endpoints ep
+ON CONFLICT (name) DO NOTHING;
+DELETE FROM event_relays WHERE name = 'webhooks';
+
+-- Down Migration
+INSERT INTO event_relays (name, position)
+SELECT 'webhooks', coalesce(min(position), (SELECT coalesce(max(id), 0) FROM events)) FROM event_relays WHERE name ~ '^webhook-[0-9]+$'
+ON CONFLICT (name) DO NOTHING;
+DELETE FROM event_relays WHERE name ~ '^webhook-[0-9]+$';
