@@ -20,6 +20,9 @@ import { execute, query, statement, type Queryable } from './query.js';
 /** The most messages an endpoint has waiting, about (see the invariant above). */
 export const WINDOW = 1000;
 
+/** The most relay steps one endpoint gets per poll (each of at most WINDOW events). */
+const STEPS_PER_POLL = 10;
+
 /** An endpoint's relay: its row in event_relays. */
 export const endpointRelay = (id: number): string => `webhook-${id}`;
 /** SQL: `endpointRelay` of an endpoint id column. */
@@ -31,7 +34,7 @@ const STATEMENTS = {
   due: statement<{ id: number; room: number }>(
     'webhook-dispatch-due',
     `SELECT id, $1::int - waiting AS room FROM (
-       SELECT ep.id, (SELECT count(*)::int FROM (SELECT FROM webhook_messages m WHERE m.endpoint_id = ep.id LIMIT $1::int) w) AS waiting
+       SELECT ep.id, (SELECT count(*)::int FROM (SELECT FROM webhook_messages m WHERE m.endpoint_id = ep.id LIMIT $1::int / 2 + 1) w) AS waiting
        FROM webhook_endpoints ep
        JOIN event_relays r ON r.name = ${endpointRelaySql('ep.id')}
        WHERE ep.enabled AND r.position < (SELECT coalesce(max(id), 0) FROM events)
@@ -118,18 +121,27 @@ export function createWebhookDispatchRepository(events: Pick<EventsRepository, '
      */
     async dispatch(): Promise<{ messages: number }> {
       let messages = 0;
+      let failure: unknown;
       for (const { id, room } of await query(primary, STATEMENTS.due, [WINDOW])) {
-        // Walk while whole steps come back (the relay is behind) and the room left is at
-        // least half the window: a step covers at most `left` events, so at most `left`
-        // messages.
-        for (let left = room; left >= WINDOW / 2; ) {
-          const done = await step(id, left);
-          if (done === undefined) break;
-          messages += done.messages;
-          if (done.events < left) break;
-          left -= done.messages;
+        try {
+          // Walk while whole steps come back (the relay is behind) and the room left is at
+          // least half the window, for at most STEPS_PER_POLL steps (an endpoint that takes
+          // few of the events walked does not hold up the others' refills): a step covers at
+          // most `left` events, so at most `left` messages.
+          for (let left = room, steps = 0; left >= WINDOW / 2 && steps < STEPS_PER_POLL; steps++) {
+            const done = await step(id, left);
+            if (done === undefined) break;
+            messages += done.messages;
+            if (done.events < left) break;
+            left -= done.messages;
+          }
+        } catch (error) {
+          // One endpoint's step failing (its row deleted by SQL meanwhile, say) leaves the
+          // others' to do; the first failure is reported once all were tried.
+          failure ??= error;
         }
       }
+      if (failure !== undefined) throw failure;
       return { messages };
     },
   };

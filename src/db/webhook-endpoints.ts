@@ -66,6 +66,9 @@ const STATEMENTS = {
      dropped AS (DELETE FROM event_relays WHERE name = (SELECT ${endpointRelaySql('id')} FROM endpoint))
      SELECT id FROM endpoint`,
   ),
+  // Locks taken in the order every writer takes them: the relay's row, then the endpoint's
+  // (a relay step holds its row and its messages' foreign key then waits on the endpoint's).
+  lockRelay: statement<Record<string, never>>('webhook-endpoints-lock-relay', `SELECT FROM event_relays WHERE name = ${endpointRelaySql('$1::bigint')} FOR UPDATE`),
   enabled: statement<{ enabled: boolean }>('webhook-endpoints-enabled', 'SELECT enabled FROM webhook_endpoints WHERE id = $2 AND api_key_id = $1 FOR NO KEY UPDATE'),
   count: statement<{ n: number }>('webhook-endpoints-count', 'SELECT count(*)::int AS n FROM webhook_endpoints WHERE api_key_id = $1'),
   get: statement<EndpointRow>('webhook-endpoints-get', `SELECT ${C} FROM webhook_endpoints WHERE id = $2 AND api_key_id = $1`),
@@ -157,6 +160,8 @@ export function createWebhookEndpointsRepository(primary: pg.Pool) {
 
     async update(apiKeyId: number, id: number, patch: EndpointPatch): Promise<WebhookEndpoint | undefined> {
       return inTransaction(primary, async (tx) => {
+        // Enabling may move the relay (below): its row is locked first.
+        if (patch.enabled === true) await execute(tx, STATEMENTS.lockRelay, [id]);
         const [before] = await query(tx, STATEMENTS.enabled, [apiKeyId, id]);
         if (!before) return undefined;
         const [row] = await query(tx, STATEMENTS.update, [
