@@ -18,8 +18,8 @@
 // sent as it is (src/db/serialized.ts, docs/decisions/0003-postgresql-built-json.md).
 //
 // Retention: `purge` deletes the oldest events, in id order, up to (not past) the first one
-// that is still kept or not final or not yet handled by a relay that ran within the
-// retention period, and moves `events_retention.purged_through` to the last
+// that is still kept or not final or not yet handled by a relay that holds retention (NATS;
+// not a webhook endpoint's) and ran within the retention period, and moves `events_retention.purged_through` to the last
 // id it deleted, in the same statement. Every event at or below purged_through is gone and
 // every event above it is kept: a cursor before it (0 included) is refused (410) rather than
 // silently skipping what was deleted.
@@ -160,7 +160,7 @@ export const EVENT_STATEMENTS = {
   purge: statement<{ deleted: number; locked: boolean }>(
     'events-purge',
     `WITH kept AS (SELECT purged_through FROM events_retention FOR UPDATE SKIP LOCKED),
-     held AS (SELECT min(position) AS position FROM event_relays WHERE ran_at > now() - $1::int * interval '1 day'),
+     held AS (SELECT min(position) AS position FROM event_relays WHERE holds_retention AND ran_at > now() - $1::int * interval '1 day'),
      batch AS (
        SELECT id, created_at < now() - $1::int * interval '1 day' AND ${isFinal('events', '0')}
          AND id <= coalesce((SELECT position FROM held), 9007199254740991) AS old
@@ -220,6 +220,12 @@ export type EventsPage =
  */
 export type RelayStart = 'oldest' | 'newest' | 'made';
 
+/**
+ * The most events a relay step takes: a number, or one decided in the step's transaction
+ * once it holds the relay's row (0: none this time).
+ */
+export type RelayLimit = number | ((tx: Queryable) => Promise<number>);
+
 /** An event as a relay publishes it. */
 export interface RelayedEvent {
   id: number;
@@ -234,7 +240,7 @@ export function createEventsRepository(primary: pg.Pool) {
   /** One step of a relay, reading its page with `page`: see `relay` below. */
   async function step<R extends { id: number; final: boolean }>(
     name: string,
-    limit: number,
+    limit: RelayLimit,
     page: Statement<R>,
     act: (rows: R[], tx: Queryable) => Promise<void>,
     from: RelayStart,
@@ -251,7 +257,9 @@ export function createEventsRepository(primary: pg.Pool) {
         return undefined;
       }
       const position = held.position;
-      const { rows } = finalPage(await query(tx, page, [position, limit]), limit, position);
+      const most = typeof limit === 'number' ? limit : await limit(tx);
+      if (most <= 0) return 0;
+      const { rows } = finalPage(await query(tx, page, [position, most]), most, position);
       if (rows.length > 0) await act(rows, tx);
       if (rows.length > 0 || held.stale === true) await query(tx, EVENT_STATEMENTS.relayMove, [name, rows.at(-1)?.id ?? position]);
       return rows.length;
@@ -332,7 +340,7 @@ export function createEventsRepository(primary: pg.Pool) {
      * `relay`, for a relay that acts on a range of events in SQL (the webhook fan-out): `act`
      * gets the first and last id of the next final events, not the events.
      */
-    async relayRange(name: string, limit: number, act: (first: number, last: number, tx: Queryable) => Promise<void>, from: RelayStart = 'oldest'): Promise<number | undefined> {
+    async relayRange(name: string, limit: RelayLimit, act: (first: number, last: number, tx: Queryable) => Promise<void>, from: RelayStart = 'oldest'): Promise<number | undefined> {
       return step(name, limit, EVENT_STATEMENTS.relayRange, (rows, tx) => act((rows[0] as { id: number }).id, (rows.at(-1) as { id: number }).id, tx), from);
     },
   };

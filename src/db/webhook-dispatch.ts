@@ -7,17 +7,21 @@
 // takes, in the transaction that moves its position: each event fans out to an endpoint
 // exactly once.
 //
-// Invariant: an endpoint has at most about WINDOW messages waiting (more only when several
-// instances refill it at once). Its relay is stepped only while at most WINDOW / 2 wait, so
-// what an endpoint that is slow or failing costs the database follows its attempts, not the
-// rate of events: the events it has not taken yet wait in the feed, where they are already.
+// Invariant: an endpoint has at most WINDOW messages waiting. A step counts them in its own
+// transaction, under the relay's row lock (only the relay's holder makes the endpoint's
+// messages), and walks at most WINDOW less those events, and none unless at most
+// WINDOW / 2 wait. So what an endpoint that is slow or failing costs the database follows
+// its attempts, not the rate of events: the events it has not taken yet wait in the feed,
+// where they are already. An endpoint's relay does not hold events back from retention
+// (`holds_retention` false): an event an endpoint has not taken by EVENT_RETENTION_DAYS is
+// skipped, so that a lagging endpoint cannot keep the feed growing.
 // The endpoints of a key that is revoked or has expired are disabled, saying why (they would
 // never receive anything more).
 import { keyInForce } from './api-keys.js';
 import { KEY_MAY_SEE, NEWEST_POSITION, type EventsRepository } from './events.js';
 import { execute, query, statement, type Queryable } from './query.js';
 
-/** The most messages an endpoint has waiting, about (see the invariant above). */
+/** The most messages an endpoint has waiting (see the invariant above). */
 export const WINDOW = 1000;
 
 /** The most relay steps one endpoint gets per poll (each of at most WINDOW events). */
@@ -30,10 +34,10 @@ export const endpointRelaySql = (id: string): string => `'webhook-' || ${id}`;
 
 const STATEMENTS = {
   // The enabled endpoints whose relay is behind the newest event and that have at most
-  // $1 / 2 messages waiting, with room for $1 less those.
-  due: statement<{ id: number; room: number }>(
+  // $1 / 2 messages waiting (a step counts them again under the relay's lock).
+  due: statement<{ id: number }>(
     'webhook-dispatch-due',
-    `SELECT id, $1::int - waiting AS room FROM (
+    `SELECT id FROM (
        SELECT ep.id, (SELECT count(*)::int FROM (SELECT FROM webhook_messages m WHERE m.endpoint_id = ep.id LIMIT $1::int / 2 + 1) w) AS waiting
        FROM webhook_endpoints ep
        JOIN event_relays r ON r.name = ${endpointRelaySql('ep.id')}
@@ -41,6 +45,11 @@ const STATEMENTS = {
      ) d
      WHERE waiting <= $1::int / 2
      ORDER BY id`,
+  ),
+  // How many messages endpoint $1 has waiting, counted up to $2.
+  waiting: statement<{ n: number }>(
+    'webhook-dispatch-waiting',
+    'SELECT count(*)::int AS n FROM (SELECT FROM webhook_messages WHERE endpoint_id = $1 LIMIT $2::int) w',
   ),
   // Events $1 .. $2 (ids) to endpoint $3, if it is enabled, lists the type, was enabled by
   // the time the event was written, and its key may see the event.
@@ -73,8 +82,8 @@ const STATEMENTS = {
   // endpoints deleted so lose theirs (the service makes and deletes both together).
   adopt: statement<Record<string, never>>(
     'webhook-dispatch-adopt',
-    `INSERT INTO event_relays (name, position)
-     SELECT ${endpointRelaySql('ep.id')}, ${NEWEST_POSITION} FROM webhook_endpoints ep
+    `INSERT INTO event_relays (name, position, holds_retention)
+     SELECT ${endpointRelaySql('ep.id')}, ${NEWEST_POSITION}, false FROM webhook_endpoints ep
      WHERE NOT EXISTS (SELECT FROM event_relays r WHERE r.name = ${endpointRelaySql('ep.id')})
      ON CONFLICT (name) DO NOTHING`,
   ),
@@ -89,19 +98,28 @@ const STATEMENTS = {
 };
 
 export function createWebhookDispatchRepository(events: Pick<EventsRepository, 'relayRange'>, primary: Queryable) {
-  /** One step of endpoint `id`'s relay, over at most `limit` events; undefined when another instance holds it (or the endpoint is gone). */
-  async function step(id: number, limit: number): Promise<{ events: number; messages: number } | undefined> {
+  /**
+   * One step of endpoint `id`'s relay: over the room it has (see the invariant above), or
+   * none. How many events it walked, of how many it could, and the messages it made;
+   * undefined when another instance holds the relay (or the endpoint is gone).
+   */
+  async function step(id: number): Promise<{ events: number; room: number; messages: number } | undefined> {
     let messages = 0;
+    let room = 0;
     const walked = await events.relayRange(
       endpointRelay(id),
-      limit,
+      async (tx) => {
+        const [waiting] = await query(tx, STATEMENTS.waiting, [id, WINDOW]);
+        room = WINDOW - (waiting?.n ?? 0);
+        return room >= WINDOW / 2 ? room : 0;
+      },
       async (first, last, tx) => {
         const [made] = await query(tx, STATEMENTS.fanOut, [first, last, id]);
         messages = made?.n ?? 0;
       },
       'made',
     );
-    return walked === undefined ? undefined : { events: walked, messages };
+    return walked === undefined ? undefined : { events: walked, room, messages };
   }
 
   return {
@@ -122,18 +140,16 @@ export function createWebhookDispatchRepository(events: Pick<EventsRepository, '
     async dispatch(): Promise<{ messages: number }> {
       let messages = 0;
       let failure: unknown;
-      for (const { id, room } of await query(primary, STATEMENTS.due, [WINDOW])) {
+      for (const { id } of await query(primary, STATEMENTS.due, [WINDOW])) {
         try {
-          // Walk while whole steps come back (the relay is behind) and the room left is at
-          // least half the window, for at most STEPS_PER_POLL steps (an endpoint that takes
-          // few of the events walked does not hold up the others' refills): a step covers at
-          // most `left` events, so at most `left` messages.
-          for (let left = room, steps = 0; left >= WINDOW / 2 && steps < STEPS_PER_POLL; steps++) {
-            const done = await step(id, left);
+          // Step while whole steps come back (the relay is behind and the endpoint has room),
+          // at most STEPS_PER_POLL times (an endpoint that takes few of the events walked does
+          // not hold up the others' refills).
+          for (let steps = 0; steps < STEPS_PER_POLL; steps++) {
+            const done = await step(id);
             if (done === undefined) break;
             messages += done.messages;
-            if (done.events < left) break;
-            left -= done.messages;
+            if (done.events === 0 || done.events < done.room) break;
           }
         } catch (error) {
           // One endpoint's step failing (its row deleted by SQL meanwhile, say) leaves the

@@ -52,7 +52,7 @@ const STATEMENTS = {
   ),
   // The endpoint's relay (src/db/webhook-dispatch.ts), made with it: it starts after the
   // newest events, so the endpoint takes the events written from its creation on.
-  startRelay: statement<Record<string, never>>('webhook-endpoints-start-relay', `INSERT INTO event_relays (name, position) VALUES (${endpointRelaySql('$1::bigint')}, ${NEWEST_POSITION})`),
+  startRelay: statement<Record<string, never>>('webhook-endpoints-start-relay', `INSERT INTO event_relays (name, position, holds_retention) VALUES (${endpointRelaySql('$1::bigint')}, ${NEWEST_POSITION}, false)`),
   // On enabling again: the relay skips what was written while the endpoint was disabled.
   restartRelay: statement<Record<string, never>>(
     'webhook-endpoints-restart-relay',

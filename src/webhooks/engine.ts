@@ -1,6 +1,6 @@
 // The delivery engine each instance runs (docs/decisions/0006-webhook-delivery.md):
 // - the dispatcher walks the events feed with each endpoint's relay and makes one message
-//   per event it takes, keeping at most about a window of them waiting per endpoint
+//   per event it takes, keeping at most a window of them waiting per endpoint
 //   (src/db/webhook-dispatch.ts), one instance at a time per endpoint;
 // - the workers take endpoints' leases (one instance, one attempt at a time per endpoint),
 //   make one attempt each (src/webhooks/send.ts) and write its outcome

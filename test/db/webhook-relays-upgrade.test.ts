@@ -57,8 +57,8 @@ it('gives each endpoint a relay at the position of the single one, which is gone
   const db = new pg.Client({ connectionString: database.url });
   await db.connect();
   try {
-    const relays = (await db.query<{ name: string; position: string }>('SELECT name, position FROM event_relays ORDER BY name')).rows;
-    expect(relays.map(({ name, position: p }) => [name, Number(p)]).sort()).toEqual(endpoints.map((id) => [`webhook-${id}`, position]).sort());
+    const relays = (await db.query<{ name: string; position: string; holds_retention: boolean }>('SELECT name, position, holds_retention FROM event_relays ORDER BY name')).rows;
+    expect(relays.map(({ name, position: p, holds_retention }) => [name, Number(p), holds_retention]).sort()).toEqual(endpoints.map((id) => [`webhook-${id}`, position, false]).sort());
     // What the earlier service's first step does when it finds its row gone.
     await expect(db.query("INSERT INTO event_relays (name, position) SELECT 'webhooks', 0 ON CONFLICT (name) DO NOTHING")).rejects.toMatchObject({ code: '23514' });
   } finally {
