@@ -102,15 +102,20 @@ export async function keysSettled(pool: pg.Pool, accepts: (key: string) => Promi
  * What the app sends through `pool` until `restore()`: the first argument of each
  * `pool.query` call (its text, or its config with `name` for our named statements).
  */
-export function recordQueries(pool: pg.Pool): { sent: unknown[]; restore: () => void } {
+export function recordQueries(pool: pg.Pool): { sent: unknown[]; requests: () => string[]; restore: () => void } {
   const sent: unknown[] = [];
   const query = pool.query.bind(pool);
   pool.query = ((...args: Parameters<typeof query>) => {
     sent.push(args[0]);
     return query(...args);
   }) as typeof pool.query;
-  return { sent, restore: () => void (pool.query = query) };
+  // The names of the statements sent, but for those of the instance's own work on a schedule
+  // (src/app.ts `jobs`, the webhook dispatcher), which may run at any moment.
+  const requests = () => sent.map((q) => (q as { name?: string }).name ?? 'unnamed').filter((name) => !BACKGROUND.test(name));
+  return { sent, requests, restore: () => void (pool.query = query) };
 }
+
+const BACKGROUND = /^(orders-expire|inventory-fold|api-keys-record-use|events-purge|idempotency-purge|webhook-deliveries-purge|webhook-endpoints-forget-secrets|webhook-dispatch-.*)$/;
 
 /** Makes a placed order's hold have ended an hour ago (placed two hours ago, as the table's CHECK wants): the expiry job closes it at its next run. */
 export async function lapseOrder(pool: pg.Pool, orderId: number): Promise<void> {

@@ -213,8 +213,7 @@ describe('orders that arrive together', () => {
     const queries = recordQueries(t.pool);
     try {
       const answers = await Promise.all(requests.map((request) => request()));
-      const names = queries.sent.map((q) => (q as { name?: string }).name ?? 'unnamed');
-      return { answers, statements: names.filter((name) => name !== 'orders-expire') };
+      return { answers, statements: queries.requests() };
     } finally {
       queries.restore();
     }
