@@ -22,15 +22,18 @@ import { KEY_MAY_SEE, NEWEST_POSITION, type EventsRepository } from './events.js
 import { execute, query, statement, type Queryable } from './query.js';
 
 /** The most messages an endpoint has waiting (see the invariant above). */
-export const WINDOW = 1000;
+const WINDOW = 1000;
 
 /** The most relay steps one endpoint gets per poll (each of at most WINDOW events). */
 const STEPS_PER_POLL = 10;
 
 /** An endpoint's relay: its row in event_relays. */
-export const endpointRelay = (id: number): string => `webhook-${id}`;
+const endpointRelay = (id: number): string => `webhook-${id}`;
 /** SQL: `endpointRelay` of an endpoint id column. */
 export const endpointRelaySql = (id: string): string => `'webhook-' || ${id}`;
+
+/** SQL, a scalar: how many messages endpoint `id` has waiting, counted up to `most` (no further). */
+const waitingSql = (id: string, most: string): string => `(SELECT count(*)::int FROM (SELECT FROM webhook_messages WHERE endpoint_id = ${id} LIMIT ${most}) w)`;
 
 const STATEMENTS = {
   // The enabled endpoints whose relay is behind the newest event and that have at most
@@ -38,7 +41,7 @@ const STATEMENTS = {
   due: statement<{ id: number }>(
     'webhook-dispatch-due',
     `SELECT id FROM (
-       SELECT ep.id, (SELECT count(*)::int FROM (SELECT FROM webhook_messages m WHERE m.endpoint_id = ep.id LIMIT $1::int / 2 + 1) w) AS waiting
+       SELECT ep.id, ${waitingSql('ep.id', '$1::int / 2 + 1')} AS waiting
        FROM webhook_endpoints ep
        JOIN event_relays r ON r.name = ${endpointRelaySql('ep.id')}
        WHERE ep.enabled AND r.position < (SELECT coalesce(max(id), 0) FROM events)
@@ -49,7 +52,7 @@ const STATEMENTS = {
   // How many messages endpoint $1 has waiting, counted up to $2.
   waiting: statement<{ n: number }>(
     'webhook-dispatch-waiting',
-    'SELECT count(*)::int AS n FROM (SELECT FROM webhook_messages WHERE endpoint_id = $1 LIMIT $2::int) w',
+    `SELECT ${waitingSql('$1', '$2::int')} AS n`,
   ),
   // Events $1 .. $2 (ids) to endpoint $3, if it is enabled, lists the type, was enabled by
   // the time the event was written, and its key may see the event.
