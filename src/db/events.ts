@@ -20,9 +20,9 @@
 // Retention: `purge` deletes the oldest events, in id order, up to (not past) the first one
 // that is still kept or not final or not yet handled by a relay that holds retention (NATS;
 // not a webhook endpoint's) and ran within the retention period, and moves
-// `events_retention.purged_through` to the last id it deleted, in the same statement. Every event at or below purged_through is gone and
-// every event above it is kept: a cursor before it (0 included) is refused (410) rather than
-// silently skipping what was deleted.
+// `events_retention.purged_through` to the last id it deleted, in the same statement. Every
+// event at or below purged_through is gone and every event above it is kept: a cursor before
+// it (0 included) is refused (410) rather than silently skipping what was deleted.
 import type pg from 'pg';
 import type { components } from '../../generated/v1.js';
 import { keyInForce } from './api-keys.js';
