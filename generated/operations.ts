@@ -72,7 +72,7 @@ export interface OperationEntry {
 }
 
 /** The version of the contract this table was generated from (info.version). */
-export const contractVersion = "1.4.0";
+export const contractVersion = "1.5.0";
 
 /** The path of the first server URL, with its variables at their defaults. */
 export const basePath = "/v1";
@@ -2654,6 +2654,29 @@ export const operationTable = {
         ],
         json: { $ref: "#/components/schemas/Error" },
       },
+      "409": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
       "413": {
         headers: [
           {
@@ -3161,7 +3184,7 @@ export const operationTable = {
     method: "POST",
     path: "/api-keys/{keyId}/rotate",
     parameters: [{ name: "keyId", in: "path", required: true, list: false, type: "integer" }],
-    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: ["keys:manage"] } }],
+    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: [] } }],
     idempotencyKey: false,
     requestBody: { required: false },
     deprecated: false,
@@ -3243,16 +3266,6 @@ export const operationTable = {
       },
       "403": {
         headers: [
-          {
-            name: "WWW-Authenticate",
-            required: true,
-            type: "string",
-            schema: {
-              type: "string",
-              maxLength: 256,
-              pattern: "^Bearer realm=\"[^\"]*\", error=\"insufficient_scope\", scope=\"[a-z:]+( [a-z:]+)*\"$",
-            },
-          },
           {
             name: "RateLimit-Limit",
             required: true,

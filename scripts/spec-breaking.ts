@@ -10,11 +10,19 @@ import { parse } from 'yaml';
 import { isNode, type Node } from './breaking/document.js';
 import { lineIndex } from './breaking/lines.js';
 import { compareDocuments } from './breaking/operations.js';
-import { asAnnotations, asJson, asText, type Outcome } from './breaking/report.js';
+import { existsSync } from 'node:fs';
+import { asAnnotations, asJson, asText, fails, type Acceptance, type Outcome } from './breaking/report.js';
 
 export const EXIT = { clean: 0, breaking: 1, error: 2 } as const;
 
-const USAGE = `Usage: tsx scripts/spec-breaking.ts [--base FILE] [--head FILE] [--today YYYY-MM-DD] [--format text|json]
+/** The comment that heads openapi/accepted-breaks.yaml (spec:release writes it anew, with an empty list). */
+export const ACCEPTED_HEADER = `# Breaking changes accepted on purpose since the released contract, each with its rule and
+# JSON pointer as \`npm run spec:breaking\` reports them, and why (docs/governance.md). Only a
+# fix that closes a hole may break a client; CHANGELOG.md says what changed for clients.
+# spec:release empties this list: once released, nothing is left to accept.
+`;
+
+const USAGE = `Usage: tsx scripts/spec-breaking.ts [--base FILE] [--head FILE] [--accepted FILE] [--today YYYY-MM-DD] [--format text|json]
 
 Compares the head contract (default openapi/v1.yaml) with the released one (default
 openapi/released/v1.yaml) and lists every change that breaks a client of the released one:
@@ -26,6 +34,10 @@ released contract.
   --format json   {base, head, breaking, findings: [{rule, pointer, side, file, line, message, breaks,
                   and for something removed: near, baseFile, baseLine}]}
   --today DATE    the date the sunset policy is judged on (default: today, UTC)
+  --accepted FILE breaking changes accepted on purpose, each {rule, pointer, reason}
+                  (default: accepted-breaks.yaml beside the head; none when absent). An
+                  accepted change is shown with its reason and does not fail; an entry
+                  that matches no finding fails until it is removed.
 With GITHUB_ACTIONS set, each finding is also printed as an ::error annotation
 (on standard output with text, on standard error with json).
 
@@ -46,23 +58,48 @@ function readContract(file: string): { doc: Node; text: string } {
  * given; for something removed, the line is that of `near`, and `baseFile`/`baseLine` say
  * where it was in the released contract (its pointer is into that one).
  */
-export function checkFiles(baseFile: string, headFile: string, today: string): Outcome {
+export function checkFiles(baseFile: string, headFile: string, today: string, acceptedFile?: string): Outcome {
   const base = readContract(baseFile);
   const head = readContract(headFile);
   const [headLine, baseLine] = [lineIndex(head.text), lineIndex(base.text)];
-  const findings = compareDocuments(base.doc, head.doc, today).map((f) =>
+  const placed = compareDocuments(base.doc, head.doc, today).map((f) =>
     f.side === 'head' ? { ...f, file: headFile, line: headLine(f.pointer) } : { ...f, file: headFile, line: headLine(f.near ?? ''), baseFile, baseLine: baseLine(f.pointer) },
   );
-  return { base: baseFile, head: headFile, findings };
+  const acceptances = acceptedFile ? readAcceptances(acceptedFile) : [];
+  const reasonOf = (f: { rule: string; pointer: string }) => acceptances.find((a) => a.rule === f.rule && a.pointer === f.pointer)?.reason;
+  const findings = placed.filter((f) => reasonOf(f) === undefined);
+  const accepted = placed.flatMap((f) => {
+    const reason = reasonOf(f);
+    return reason === undefined ? [] : [{ ...f, reason }];
+  });
+  const stale = acceptances.filter((a) => !placed.some((f) => f.rule === a.rule && f.pointer === a.pointer));
+  return { base: baseFile, head: headFile, findings, accepted, stale, ...(acceptedFile ? { acceptedFile } : {}) };
+}
+
+/**
+ * The breaking changes accepted on purpose, each with its reason (openapi/accepted-breaks.yaml:
+ * a list of `{rule, pointer, reason}`), or none when the file is absent.
+ */
+function readAcceptances(file: string): Acceptance[] {
+  if (!existsSync(file)) return [];
+  const list: unknown = parse(readFileSync(file, 'utf8')) ?? [];
+  if (!Array.isArray(list)) throw new UsageError(`${file} must be a list of {rule, pointer, reason}`);
+  return list.map((entry: unknown, i) => {
+    const e = entry as Partial<Acceptance> | null;
+    if (!e || typeof e.rule !== 'string' || typeof e.pointer !== 'string' || typeof e.reason !== 'string' || e.reason.trim() === '') {
+      throw new UsageError(`${file}: entry ${i + 1} needs a rule, a pointer and a reason`);
+    }
+    return { rule: e.rule, pointer: e.pointer, reason: e.reason.trim() };
+  });
 }
 
 /** For spec:release: whether the change is safe to release, and the report if it is not. */
-export async function checkBreaking(baseFile: string, headFile: string, today: string): Promise<{ ok: boolean; report: string }> {
-  const outcome = checkFiles(baseFile, headFile, today);
-  return { ok: outcome.findings.length === 0, report: asText(outcome) };
+export async function checkBreaking(baseFile: string, headFile: string, today: string, acceptedFile?: string): Promise<{ ok: boolean; report: string }> {
+  const outcome = checkFiles(baseFile, headFile, today, acceptedFile);
+  return { ok: !fails(outcome), report: asText(outcome) };
 }
 
-function parseArguments(argv: string[]): { base: string; head: string; today: string; format: 'text' | 'json' } | 'help' {
+function parseArguments(argv: string[]): { base: string; head: string; accepted: string; today: string; format: 'text' | 'json' } | 'help' {
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
   const rel = (p: string) => path.relative(process.cwd(), path.join(root, p)) || p;
   const options: Record<string, string> = { base: rel('openapi/released/v1.yaml'), head: rel('openapi/v1.yaml'), today: new Date().toISOString().slice(0, 10), format: 'text' };
@@ -71,13 +108,15 @@ function parseArguments(argv: string[]): { base: string; head: string; today: st
     if (arg === '--help' || arg === '-h') return 'help';
     const name = arg.startsWith('--') ? arg.slice(2) : '';
     const value = argv[i + 1];
-    if (!(name in options) || value === undefined) throw new UsageError(`unknown or incomplete option ${arg}`);
+    if (!(name in options || name === 'accepted') || value === undefined) throw new UsageError(`unknown or incomplete option ${arg}`);
     options[name] = value;
     i++;
   }
   if (options.format !== 'text' && options.format !== 'json') throw new UsageError(`--format must be text or json, not ${options.format}`);
   if (!/^\d{4}-\d{2}-\d{2}$/.test(options.today ?? '')) throw new UsageError(`--today must be YYYY-MM-DD, not ${options.today}`);
-  return { base: options.base as string, head: options.head as string, today: options.today as string, format: options.format };
+  // The acceptances beside the head contract, unless named.
+  const accepted = options.accepted ?? path.join(path.dirname(options.head as string), 'accepted-breaks.yaml');
+  return { base: options.base as string, head: options.head as string, accepted, today: options.today as string, format: options.format };
 }
 
 function main(): number {
@@ -88,16 +127,16 @@ function main(): number {
       console.log(USAGE);
       return EXIT.clean;
     }
-    const outcome = checkFiles(args.base, args.head, args.today);
+    const outcome = checkFiles(args.base, args.head, args.today, args.accepted);
     const annotations = process.env.GITHUB_ACTIONS && outcome.findings.length > 0 ? asAnnotations(outcome) : '';
     if (args.format === 'json') {
       if (annotations) console.error(annotations);
       console.log(asJson(outcome));
     } else {
       if (annotations) console.log(annotations);
-      (outcome.findings.length > 0 ? console.error : console.log)(asText(outcome));
+      (fails(outcome) ? console.error : console.log)(asText(outcome));
     }
-    return outcome.findings.length > 0 ? EXIT.breaking : EXIT.clean;
+    return fails(outcome) ? EXIT.breaking : EXIT.clean;
   } catch (error) {
     // Only the reason: a stack trace would bury it in a CI log.
     console.error(`spec:breaking: cannot check: ${error instanceof Error ? error.message : String(error)}`);

@@ -3,11 +3,11 @@
 // - info.version is higher than the released one (semantic versioning),
 // - CHANGELOG.md has a "## <version>" entry,
 // - the change from the released contract is not breaking.
-import { copyFileSync, readFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { checkBreaking } from './spec-breaking.js';
+import { ACCEPTED_HEADER, checkBreaking } from './spec-breaking.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const head = path.join(root, 'openapi/v1.yaml');
@@ -30,7 +30,10 @@ if (!higher) fail(`info.version ${next} must be higher than the released ${previ
 if (!new RegExp(`^## ${next.replace(/\./g, '\\.')}\\b`, 'm').test(readFileSync(path.join(root, 'CHANGELOG.md'), 'utf8'))) {
   fail(`CHANGELOG.md has no "## ${next}" entry`);
 }
-const { ok, report } = await checkBreaking(released, head, new Date().toISOString().slice(0, 10));
+const accepted = path.join(root, 'openapi/accepted-breaks.yaml');
+const { ok, report } = await checkBreaking(released, head, new Date().toISOString().slice(0, 10), accepted);
 if (!ok) fail(`the change from ${previous} is breaking:\n${report}`);
 copyFileSync(head, released);
+// What was accepted is in the released contract now: nothing is left to accept.
+writeFileSync(accepted, ACCEPTED_HEADER + '[]\n');
 console.log(`spec:release: openapi/released/v1.yaml is now ${next}. Commit it with CHANGELOG.md.`);

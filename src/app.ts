@@ -183,10 +183,11 @@ export const app = fp(
     // A key this instance creates, rotates or revokes is in its cache before the answer
     // leaves, so the client's next request here sees it (a new secret works at once).
     const thenRefresh =
-      <A extends unknown[], R>(write: (...args: A) => Promise<R>) =>
+      <A extends unknown[], R>(write: (...args: A) => Promise<R>, idOf: (result: R, ...args: A) => number | undefined) =>
       async (...args: A): Promise<R> => {
         const result = await write(...args);
-        await apiKeys.refresh();
+        const id = idOf(result, ...args);
+        if (id !== undefined) await apiKeys.refresh(id);
         return result;
       };
     // Webhooks: endpoints (handlers) and the delivery engine (every instance runs it; it
@@ -210,7 +211,12 @@ export const app = fp(
     });
     fastify.addHook('onReady', async () => webhookEngine.start());
     fastify.addHook('onClose', async () => webhookEngine.stop());
-    const keysSeenAtOnce = { ...keys, create: thenRefresh(keys.create), rotate: thenRefresh(keys.rotate), revoke: thenRefresh(keys.revoke) };
+    const keysSeenAtOnce = {
+      ...keys,
+      createCapped: thenRefresh(keys.createCapped, (key) => key?.id),
+      rotate: thenRefresh(keys.rotate, (_, id) => id),
+      revoke: thenRefresh(keys.revoke, (_, id) => id),
+    };
     fastify.addHook('onClose', async () => {
       await apiKeys.close();
       await keyUsage.flush().catch((error: unknown) => fastify.log.warn({ err: { message: error instanceof Error ? error.message : String(error) } }, 'api keys last used: not written at close'));
@@ -261,7 +267,7 @@ export const app = fp(
     // Every operation of the contract, its handler wrapped in its middleware, outermost
     // first: each middleware applies to the operations the contract says it does.
     await fastify.register(contract, {
-      handlers: bindHandlers({ pets, orders, inventory, categories, apiKeys: keysSeenAtOnce, events, eventRetentionDays: deps.config.EVENT_RETENTION_DAYS, cursors: lazyCursorCodec(() => secrets.get('cursor')), orderHoldSeconds: deps.config.ORDER_HOLD_SECONDS, webhookEndpoints, webhookDeliveries, webhookUrls }),
+      handlers: bindHandlers({ pets, orders, inventory, categories, apiKeys: keysSeenAtOnce, events, eventRetentionDays: deps.config.EVENT_RETENTION_DAYS, cursors: lazyCursorCodec(() => secrets.get('cursor')), orderHoldSeconds: deps.config.ORDER_HOLD_SECONDS, apiKeyLimit: deps.config.API_KEY_LIMIT, webhookEndpoints, webhookDeliveries, webhookUrls }),
       middleware: [
         deprecation({ onCall: metrics.recorder.deprecatedCall }),
         rateLimit(fastify.rateLimit()),

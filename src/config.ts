@@ -58,6 +58,8 @@ export interface Config {
   ORDER_HOLD_SECONDS: number;
   /** How often each instance writes the API keys' last use (lastUsedAt is at most this stale). */
   API_KEY_USAGE_FLUSH_MS: number;
+  /** The most API keys in force (neither revoked nor expired) createApiKey allows. */
+  API_KEY_LIMIT: number;
   /** How long events are kept, in days (listEvents, getEvent; older ones are deleted). */
   EVENT_RETENTION_DAYS: number;
   /** NATS with JetStream (`nats://host:port`) to publish every event to; unset: no relay. */
@@ -113,6 +115,7 @@ export const configSchema = {
     ORDER_HOLD_SECONDS: integer(900, 1, 86_400),
     // At most a minute: the contract promises lastUsedAt at most a minute stale.
     API_KEY_USAGE_FLUSH_MS: integer(30_000, 50, 60_000),
+    API_KEY_LIMIT: integer(1000, 1, 100_000),
     EVENT_RETENTION_DAYS: integer(30, 1, 3650),
     EVENTS_NATS_STREAM: { type: 'string', default: 'ANIMAL_STORE_EVENTS', pattern: '^[A-Za-z0-9_-]{1,64}$' },
     EVENTS_NATS_SUBJECT_PREFIX: { type: 'string', default: 'animal-store.events', pattern: '^[A-Za-z0-9_-]{1,64}(\\.[A-Za-z0-9_-]{1,64}){0,7}$' },

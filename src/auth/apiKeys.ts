@@ -1,8 +1,10 @@
 // API keys: generated here, stored as SHA-256 hashes, checked against an in-process cache
 // so the hot path costs no database round trip. The cache follows the table through
-// LISTEN/NOTIFY (a trigger notifies on any change a check depends on), so a revocation or a
-// rotation reaches every instance within milliseconds. While the listener is down the cache
-// cannot be trusted, and each check asks the database instead, by the same rules.
+// LISTEN/NOTIFY: a trigger notifies the id of each key whose cached columns change, and
+// each instance reads that key alone again (an empty payload, a TRUNCATE, reads them all),
+// so a revocation or a rotation reaches every instance within milliseconds, at a cost that
+// does not grow with the number of keys. While the listener is down the cache cannot be
+// trusted, and each check asks the database instead, by the same rules.
 //
 // Invariants of a check (the cache's and the database's alike):
 // - a secret is accepted only for a key that is not revoked, and only while the clock of
@@ -11,11 +13,13 @@
 //   rotation replaced. Ends are judged at every request, not by a reload, so an expiry or
 //   the end of a grace takes effect on every instance at that moment (up to clock skew);
 // - the identity a check returns carries the key's scopes as a Set: the per-operation
-//   check (src/auth/bearer.ts) is one lookup.
+//   check (src/auth/bearer.ts) is one lookup. A previous secret's identity says so, and
+//   lacks the scopes the contract keeps from previous secrets (NOT_HELD_BY_PREVIOUS_SECRETS);
+// - the identity carries the key's own expiry, so that no key creates one that outlives it.
 import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { ApiKeysRepository, KeySecrets } from '../db/api-keys.js';
-import type { Scope } from './scopes.js';
+import { NOT_HELD_BY_PREVIOUS_SECRETS, type Scope } from './scopes.js';
 
 const KEY_PREFIX = 'ask_';
 const CHANNEL = 'api_keys_changed';
@@ -27,7 +31,14 @@ export const SHOWN_PREFIX_LENGTH = 8;
 export interface ApiKeyIdentity {
   readonly id: number;
   readonly name: string;
+  /** What this secret may do: the key's scopes, less those a previous secret never holds. */
   readonly scopes: ReadonlySet<Scope>;
+  /** The key's own scopes (a previous secret holds fewer). */
+  readonly keyScopes: ReadonlySet<Scope>;
+  /** When the key expires (ms since the epoch), Infinity when never. */
+  readonly expiresAt: number;
+  /** Whether the secret is the one a rotation replaced, in its grace. */
+  readonly previousSecret: boolean;
 }
 
 export function generateApiKey(): string {
@@ -54,10 +65,14 @@ const endOf = (date: Date | null): number => (date === null ? Infinity : date.ge
 
 /** The secrets of a key that is not revoked, by their hashes in hex, each with when it stops working. */
 function acceptedSecrets(row: KeySecrets): [string, Accepted][] {
-  const identity: ApiKeyIdentity = { id: row.id, name: row.name, scopes: new Set(row.scopes) };
-  const until = endOf(row.expires_at);
-  const secrets: [string, Accepted][] = [[row.key_hash.toString('hex'), { identity, until }]];
-  if (row.previous_key_hash !== null) secrets.push([row.previous_key_hash.toString('hex'), { identity, until: Math.min(until, endOf(row.previous_expires_at)) }]);
+  const expiresAt = endOf(row.expires_at);
+  const keyScopes: ReadonlySet<Scope> = new Set(row.scopes);
+  const identity: ApiKeyIdentity = { id: row.id, name: row.name, scopes: keyScopes, keyScopes, expiresAt, previousSecret: false };
+  const secrets: [string, Accepted][] = [[row.key_hash.toString('hex'), { identity, until: expiresAt }]];
+  if (row.previous_key_hash !== null) {
+    const previous: ApiKeyIdentity = { ...identity, scopes: new Set(row.scopes.filter((scope) => !NOT_HELD_BY_PREVIOUS_SECRETS.has(scope))), previousSecret: true };
+    secrets.push([row.previous_key_hash.toString('hex'), { identity: previous, until: Math.min(expiresAt, endOf(row.previous_expires_at)) }]);
+  }
   return secrets;
 }
 
@@ -70,10 +85,10 @@ export interface ApiKeyVerifier {
   /** The key's identity, or undefined when it is unknown, revoked, expired or a secret whose grace has ended (at `now`). */
   verify(key: string, now?: number): Promise<ApiKeyIdentity | undefined>;
   /**
-   * Reloads the cache now: after a write to api_keys made by this instance, so that its next
-   * request sees it (other instances follow by NOTIFY, within milliseconds).
+   * Reads the key `id` again now: after a write to it made by this instance, so that its
+   * next request sees it (other instances follow by NOTIFY, within milliseconds).
    */
-  refresh(): Promise<void>;
+  refresh(id: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -89,38 +104,81 @@ export async function createApiKeyVerifier(options: {
   const { apiKeys, databaseUrl, log } = options;
   const reconnectDelayMs = options.reconnectDelayMs ?? 500;
   const probeEveryMs = options.probeEveryMs ?? 1000;
-  let cache = new Map<string, Accepted>();
-  // Tokens already accepted against the current cache, so the hot path skips the hash (the
-  // rate limiter and authentication both ask). Only accepted ones: each is an issued key
-  // (47 bytes), so this holds at most CHECKED_MAX of them however large or numerous the
-  // tokens clients send. Refused tokens are hashed again each time rather than kept:
-  // keeping them let 7,000 distinct 15 KB bogus tokens pin 90 MiB. Cleared with every
-  // reload; an entry whose end has passed is refused by the clock like the cache's.
-  let checked = new Map<string, Accepted>();
+  // The accepted secrets by their hashes in hex, and each key's hashes, so that one key's
+  // change replaces its entries alone.
+  const cache = new Map<string, Accepted>();
+  const hashesOf = new Map<number, string[]>();
+  // Tokens already accepted, with their hashes, so the hot path skips the hash (the rate
+  // limiter and authentication both ask); what a token is worth is read from the cache each
+  // time, so a change to its key needs nothing here. Only accepted ones: each is an issued
+  // key (47 bytes), so this holds at most CHECKED_MAX of them however large or numerous
+  // the tokens clients send; refused tokens are hashed again each time rather than kept.
+  let checked = new Map<string, string>();
   const CHECKED_MAX = 10_000;
   let listener: pg.Client | undefined;
   let live = false;
   let closed = false;
-  let reloading: Promise<void> | undefined;
-  let reloadAgain = false;
 
-  async function reload(): Promise<void> {
-    // Coalesce bursts of notifications into at most one reload in flight plus one queued.
-    if (reloading) {
-      reloadAgain = true;
-      return reloading;
+  function forget(id: number): void {
+    for (const hex of hashesOf.get(id) ?? []) cache.delete(hex);
+    hashesOf.delete(id);
+  }
+  function remember(row: KeySecrets): void {
+    const secrets = acceptedSecrets(row);
+    for (const [hex, accepted] of secrets) cache.set(hex, accepted);
+    hashesOf.set(row.id, secrets.map(([hex]) => hex));
+  }
+
+  // What the next reload reads: every key, or the keys named since the last one. At most one
+  // reload is in flight, and the changes notified meanwhile wait for the next: a key's row is
+  // always read after the notification of its change arrived, so after the change committed.
+  let wantAll = false;
+  const wanted = new Set<number>();
+  let reloading: Promise<void> | undefined;
+  /** Beyond this many keys named at once, one read of them all is cheaper. */
+  const READ_ALL_FROM = 500;
+
+  async function readWanted(): Promise<void> {
+    try {
+      await readWantedOnce();
+    } catch (error) {
+      // What was taken and not read is read with everything by the next reload.
+      wantAll = true;
+      throw error;
     }
-    reloading = (async () => {
-      do {
-        reloadAgain = false;
+  }
+  async function readWantedOnce(): Promise<void> {
+    while (wantAll || wanted.size > 0) {
+      if (wantAll || wanted.size > READ_ALL_FROM) {
+        wantAll = false;
+        wanted.clear();
         const rows = await apiKeys.active();
-        cache = new Map(rows.flatMap(acceptedSecrets));
-        checked = new Map();
-      } while (reloadAgain);
-    })().finally(() => {
-      reloading = undefined;
-    });
-    return reloading;
+        cache.clear();
+        hashesOf.clear();
+        for (const row of rows) remember(row);
+        continue;
+      }
+      const ids = [...wanted];
+      wanted.clear();
+      const rows = await apiKeys.activeByIds(ids);
+      for (const id of ids) forget(id);
+      for (const row of rows) remember(row);
+    }
+  }
+
+  /** Reads again every key (`all`) or the keys named; resolves once they are read. */
+  function reload(change: { all: true } | { ids: readonly number[] }): Promise<void> {
+    if ('all' in change) wantAll = true;
+    else for (const id of change.ids) wanted.add(id);
+    // One in flight reads, in its loop, what was asked for while it ran; a caller that asks
+    // meanwhile waits for that one, then for one more pass if its ids were taken too late.
+    const run = (): Promise<void> => {
+      reloading ??= readWanted().finally(() => {
+        reloading = undefined;
+      });
+      return reloading;
+    };
+    return run().then(() => (wantAll || wanted.size > 0 ? run() : undefined));
   }
 
   // One reconnection at a time. A failed connect is reported twice by pg (the rejected
@@ -181,8 +239,10 @@ export async function createApiKeyVerifier(options: {
     };
     client.on('error', drop);
     client.on('end', drop);
-    client.on('notification', () => {
-      reload().catch((error: unknown) => {
+    client.on('notification', (message: pg.Notification) => {
+      const id = Number(message.payload);
+      const change = message.payload && Number.isSafeInteger(id) ? { ids: [id] } : { all: true as const };
+      reload(change).catch((error: unknown) => {
         // Without a fresh copy the cache cannot be trusted: fall back to the database.
         log.warn({ err: error }, 'api key cache: reload failed');
         drop();
@@ -198,7 +258,7 @@ export async function createApiKeyVerifier(options: {
       // LISTEN before loading, so no change can fall between the load and the subscription.
       await client.query(`LISTEN ${CHANNEL}`);
       listener = client;
-      await reload();
+      await reload({ all: true });
       if (dropped) return false;
       live = true;
       probe(client, drop);
@@ -223,21 +283,23 @@ export async function createApiKeyVerifier(options: {
   await connect();
 
   return {
-    async refresh() {
+    async refresh(id: number) {
       // Not live: every check asks the database, which already has the change.
       if (!live) return;
-      await reload().catch((error: unknown) => log.warn({ err: error }, 'api key cache: reload after a change failed; the listener will reload it'));
+      await reload({ ids: [id] }).catch((error: unknown) => log.warn({ err: error }, 'api key cache: reading a changed key failed; the listener will read it'));
     },
     async verify(key: string, now = Date.now()) {
       // Far longer than any key we issue: refused without hashing up to 16 KiB of it.
       if (key.length > MAX_KEY_LENGTH) return undefined;
       if (!live) return fromDatabase(key, now);
-      let accepted = checked.get(key);
+      let hex = checked.get(key);
+      let accepted = hex === undefined ? undefined : cache.get(hex);
       if (accepted === undefined) {
-        accepted = cache.get(hashApiKey(key).toString('hex'));
+        hex = hashApiKey(key).toString('hex');
+        accepted = cache.get(hex);
         if (accepted === undefined) return undefined;
         if (checked.size >= CHECKED_MAX) checked = new Map();
-        checked.set(key, accepted);
+        checked.set(key, hex);
       }
       return now < accepted.until ? accepted.identity : undefined;
     },

@@ -70,6 +70,10 @@ export function insufficientScope(message: string, needed: readonly Scope[]): Ap
   return new ApiError('insufficient_scope', message, { headers: { 'www-authenticate': scopeChallenge(needed) } });
 }
 
+/** Why a previous secret, in its rotation's grace, may not do what the key itself may. */
+const previousLacks = (id: number, scope: Scope, operationId: string): string =>
+  `This is the previous secret of API key ${id}, in its rotation's grace, and a previous secret does not hold ${scope}, which ${operationId} needs: use the current secret`;
+
 /**
  * The `bearerAuth` scheme's handler. Given an operation and the scopes of each alternative of
  * its requirement (once, at start-up), an onRequest hook that sets `request.apiKey`, records
@@ -99,7 +103,11 @@ export function bearerAuth(verifier: ApiKeyVerifier, usage: Pick<KeyUsage, 'reco
       request.apiKey = identity;
       usage.record(identity.id, now);
       if (holdsOne?.(identity.scopes)) return;
-      for (const scope of first) if (!identity.scopes.has(scope)) throw insufficientScope(lacking.get(scope) as string, named);
+      for (const scope of first) {
+        if (identity.scopes.has(scope)) continue;
+        if (identity.previousSecret && identity.keyScopes.has(scope)) throw insufficientScope(previousLacks(identity.id, scope, operationId), named);
+        throw insufficientScope(lacking.get(scope) as string, named);
+      }
     };
   };
 }

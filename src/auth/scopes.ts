@@ -25,3 +25,13 @@ export function canonicalScopes(scopes: Iterable<Scope>): Scope[] {
 export function firstMissing(wanted: Iterable<Scope>, held: ReadonlySet<Scope>): Scope | undefined {
   return canonicalScopes(wanted).find((scope) => !held.has(scope));
 }
+
+/**
+ * The scopes a previous secret, in its rotation's grace, does not hold: the contract's
+ * `x-scopes-not-held-by-previous-secrets` of the bearer scheme. A leaked previous secret
+ * serves the key's ordinary operations until its grace ends, and cannot make keys or
+ * endpoints that outlive it (docs/security.md, "What each key can do").
+ */
+export const NOT_HELD_BY_PREVIOUS_SECRETS: ReadonlySet<Scope> = new Set(
+  (spec.components.securitySchemes.bearerAuth['x-scopes-not-held-by-previous-secrets'] as readonly string[]).filter(isScope),
+);

@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { newSecret } from '../auth/apiKeys.js';
 import { SCOPES, isScope, type Scope } from '../auth/scopes.js';
 import { ConfigError } from '../config.js';
+import { spec } from '../contract/spec.js';
 import { createApiKeysRepository } from '../db/api-keys.js';
 import { openDatabase } from './database.js';
 
@@ -42,7 +43,10 @@ function expiryOf(value: string, now = Date.now()): Date {
   return new Date(at);
 }
 
-const NAME = /^[^\u0000-\u001F\u007F]{1,200}$/u;
+/** A key's name as the contract's NewApiKey takes it: its pattern and length. */
+const name = spec.components.schemas.NewApiKey.properties.name;
+const NAME = new RegExp(name.pattern, 'u');
+const validName = (text: string | undefined): boolean => text !== undefined && NAME.test(text) && [...text].length >= name.minLength && [...text].length <= name.maxLength;
 
 function table(rows: string[][]): string {
   const widths = (rows[0] ?? []).map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
@@ -54,7 +58,7 @@ async function run(args: string[]): Promise<number> {
   const [command, argument, ...rest] = positionals;
   if (rest.length > 0 || !command || !['create', 'list', 'revoke'].includes(command)) throw new UsageError(usage);
   if (command !== 'create' && (values.scopes !== undefined || values.expires !== undefined)) throw new UsageError(`apikey ${command}: --scopes and --expires are for create\n${usage}`);
-  if (command === 'create' && !NAME.test(argument ?? '')) throw new UsageError('apikey create: give a name of 1 to 200 characters, without control characters');
+  if (command === 'create' && !validName(argument)) throw new UsageError(`apikey create: give a name of ${name.minLength} to ${name.maxLength} characters, ${name['x-pattern-description']}`);
   if (command === 'revoke' && !/^[1-9][0-9]{0,15}$/.test(argument ?? '')) throw new UsageError('apikey revoke: give the numeric id shown by `apikey list`');
   if (command === 'list' && argument !== undefined) throw new UsageError(usage);
   const scopes = values.scopes === undefined ? undefined : scopesOf(values.scopes);

@@ -65,8 +65,12 @@ export type HandlerResult<K extends OperationId> = {
 export interface RequestContext {
   /** The API key the request was authenticated with (every operation requires one). */
   apiKeyId?: number;
-  /** The scopes that key holds (set with `apiKeyId`). */
+  /** The scopes the secret sent holds (set with `apiKeyId`). */
   apiKeyScopes?: ReadonlySet<Scope>;
+  /** When that key expires, in ms since the epoch (Infinity: never); set with `apiKeyId`. */
+  apiKeyExpiresAt?: number;
+  /** Whether the secret sent is the key's previous one, in its rotation's grace; set with `apiKeyId`. */
+  apiKeyPreviousSecret?: boolean;
   /** The request's logger (its lines carry the request id). */
   log: FastifyBaseLogger;
   /**

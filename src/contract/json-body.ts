@@ -8,6 +8,7 @@
 // - One Content-Type header: Node keeps the first of several, which may not be the one the
 //   client meant (RFC 9110 §5.3: Content-Type is a singleton field), so several are 400.
 // - The charset is UTF-8 or absent; anything else is 415 (it would be misread as UTF-8).
+// - A Content-Encoding (gzip, say) is 415: bodies are taken as they are, uncompressed.
 // - Bytes that are not UTF-8 are 400, never decoded to U+FFFD and stored.
 // - A `\u` escape that leaves a lone surrogate is 400 (JSON.parse keeps it; PostgreSQL
 //   would store U+FFFD).
@@ -127,7 +128,8 @@ function syntaxError(error: Error, text: string): Error {
   // lossless-json quotes what it read (`Invalid number '123...'`, `Duplicate key 'k'`): as
   // long as the body, at worst, so repeated in its first 60 characters.
   const said = (at?.[1] ?? reason).replace(/'([^']{61,})'/, (_, quoted: string) => `'${shown(quoted)}'`);
-  const what = `${said.replace(/^./, (c) => c.toLowerCase())}${where}`;
+  // "Object value expected" reads on as "object value expected"; "JSON value expected" keeps its case.
+  const what = `${said.replace(/^[A-Z](?![A-Z])/, (c) => c.toLowerCase())}${where}`;
   return new ApiError('bad_request', `Body is not valid JSON: ${what}`, { details: [{ location: 'body', field: '', rule: 'json', message: what }] });
 }
 
@@ -163,6 +165,12 @@ export function registerJsonBody(fastify: FastifyInstance): void {
     // another JSON media type only where the operation declares it.
     if (request.mediaType !== 'application/json' && !declaredMediaTypes(request).includes(request.mediaType ?? '')) {
       done(unsupportedMediaType(request), undefined);
+      return;
+    }
+    // A compressed body would be read as JSON text and fail there, with words about JSON.
+    const encoding = request.headers['content-encoding']?.trim();
+    if (encoding !== undefined && encoding !== '' && encoding.toLowerCase() !== 'identity') {
+      done(new ApiError('unsupported_media_type', `Content-Encoding ${shown(encoding)} is not accepted: send the body uncompressed, without Content-Encoding`), undefined);
       return;
     }
     const charset = CHARSET.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase();

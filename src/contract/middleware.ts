@@ -104,6 +104,8 @@ function adapt(handler: OperationHandler, headerNames: readonly string[]) {
     if (request.apiKey) {
       context.apiKeyId = request.apiKey.id;
       context.apiKeyScopes = request.apiKey.scopes;
+      context.apiKeyExpiresAt = request.apiKey.expiresAt;
+      context.apiKeyPreviousSecret = request.apiKey.previousSecret;
     }
     const input: OperationInput = { params: request.params as Record<string, unknown>, query: request.query as Record<string, unknown>, headers, body: request.body, context };
     const answer = await handler(input);

@@ -9,7 +9,9 @@
 import type { components } from '../../generated/v1.js';
 import { SCOPES, canonicalScopes, type Scope } from '../auth/scopes.js';
 import { finalPage, isFinal } from './append-order.js';
-import { columns, execute, query, statement, type Queryable } from './query.js';
+import type pg from 'pg';
+import { columns, execute, query, statement } from './query.js';
+import { inTransaction } from './transaction.js';
 
 export type ApiKey = components['schemas']['ApiKey'];
 
@@ -60,12 +62,17 @@ export function keyInForce(k?: string): string {
 }
 
 type ListRow = KeyRow & { final: boolean };
+
+/** The advisory lock under which keys are created through the API (the cap's count): a fixed key of this table's own. */
+const CREATION_LOCK = "hashtext('api_keys creation')";
 type StateRow = KeyRow & { expired: boolean };
 
 export const API_KEY_STATEMENTS = {
   // The verifier's cache: every key that still has a secret in force. Expiry is judged
   // again at each request by the instance's clock; this only keeps ended keys out of memory.
   active: statement<KeySecrets>('api-keys-active', `SELECT ${S} FROM api_keys WHERE ${keyInForce()}`),
+  // The same for the keys named ($1): the verifier reads again the keys NOTIFY names.
+  activeByIds: statement<KeySecrets>('api-keys-active-by-ids', `SELECT ${S} FROM api_keys WHERE id = ANY ($1::bigint[]) AND ${keyInForce()}`),
   // The same for one secret, by either hash, while the verifier's listener is down.
   find: statement<KeySecrets>(
     'api-keys-find',
@@ -73,6 +80,16 @@ export const API_KEY_STATEMENTS = {
      UNION ALL SELECT ${S} FROM api_keys WHERE previous_key_hash = $1 AND revoked_at IS NULL`,
   ),
   insert: statement<KeyRow>('api-keys-insert', `INSERT INTO api_keys (name, key_hash, prefix, scopes, expires_at) VALUES ($1, $2, $3, $4, $5) RETURNING ${K}`),
+  // Keys are created one at a time where the cap applies, so that the count below sees every
+  // key committed before (a transaction-level advisory lock, released at COMMIT).
+  lockCreation: statement<Record<string, never>>('api-keys-lock-creation', `SELECT FROM pg_advisory_xact_lock(${CREATION_LOCK})`),
+  // The same insert, when fewer than $6 keys are in force: no row when the cap is reached.
+  insertCapped: statement<KeyRow>(
+    'api-keys-insert-capped',
+    `INSERT INTO api_keys (name, key_hash, prefix, scopes, expires_at)
+     SELECT $1, $2, $3, $4, $5 WHERE (SELECT count(*) FROM api_keys WHERE ${keyInForce()}) < $6::int
+     RETURNING ${K}`,
+  ),
   get: statement<KeyRow>('api-keys-get', `SELECT ${K} FROM api_keys WHERE id = $1`),
   // Why a rotation changed nothing, by the database's clock (the one the rotation judged by).
   state: statement<StateRow>('api-keys-state', `SELECT ${K}, coalesce(expires_at <= now(), false) AS expired FROM api_keys WHERE id = $1`),
@@ -84,16 +101,16 @@ export const API_KEY_STATEMENTS = {
     'api-keys-revoke',
     `UPDATE api_keys SET revoked_at = now(), previous_key_hash = NULL, previous_expires_at = NULL WHERE id = $1 AND revoked_at IS NULL RETURNING ${K}`,
   ),
-  // $1 id, $2 the new hash, $3 its prefix, $4 grace seconds, $5 the scopes the caller holds.
-  // The replaced hash is accepted for the grace (never past the key's own expiry); a grace
-  // of 0 keeps no previous secret, and a rotation replaces any earlier one. The SET list
-  // reads the row as it was before this update.
+  // $1 id, $2 the new hash, $3 its prefix, $4 grace seconds. The replaced hash is accepted
+  // for the grace (never past the key's own expiry); a grace of 0 keeps no previous secret,
+  // and a rotation replaces any earlier one. The SET list reads the row as it was before
+  // this update. Who may rotate is the handler's rule (src/handlers/rotateApiKey.ts).
   rotate: statement<KeyRow>(
     'api-keys-rotate',
     `UPDATE api_keys SET key_hash = $2, prefix = $3,
        previous_key_hash = CASE WHEN $4::int > 0 THEN key_hash END,
        previous_expires_at = CASE WHEN $4::int > 0 THEN least(now() + $4::int * interval '1 second', expires_at) END
-     WHERE id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now()) AND scopes <@ $5::text[]
+     WHERE id = $1 AND ${keyInForce()}
      RETURNING ${K}`,
   ),
   // Last uses seen by one instance ($1 ids, $2 when), locked in id order (instances flushing
@@ -124,25 +141,23 @@ export interface NewKey {
 
 export type Revocation = { outcome: 'revoked' | 'already-revoked'; key: ApiKey } | { outcome: 'not-found' };
 
-export type Rotation =
-  | { outcome: 'rotated'; key: ApiKey }
-  | { outcome: 'not-found' }
-  /** The key holds a scope the caller lacks: the first, in the contract's order. */
-  | { outcome: 'scope-not-held'; scope: Scope }
-  | { outcome: 'inactive'; why: 'revoked' | 'expired' };
+export type Rotation = { outcome: 'rotated'; key: ApiKey } | { outcome: 'not-found' } | { outcome: 'inactive'; why: 'revoked' | 'expired' };
 
 /** How many times a rotation is tried when the key changed between its update and the reading of why. */
 const ROTATE_ATTEMPTS = 3;
 
-export function createApiKeysRepository(primary: Queryable) {
-  const insert = async (key: NewKey): Promise<ApiKey> => {
-    const values = [key.name, key.hash, key.prefix ?? null, canonicalScopes(key.scopes ?? SCOPES), key.expiresAt ?? null];
-    return toApiKey((await query(primary, API_KEY_STATEMENTS.insert, values))[0] as KeyRow);
-  };
+export function createApiKeysRepository(primary: pg.Pool) {
+  const valuesOf = (key: NewKey) => [key.name, key.hash, key.prefix ?? null, canonicalScopes(key.scopes ?? SCOPES), key.expiresAt ?? null];
+  const insert = async (key: NewKey): Promise<ApiKey> => toApiKey((await query(primary, API_KEY_STATEMENTS.insert, valuesOf(key)))[0] as KeyRow);
   return {
     /** Every key with a secret in force, with its hashes. */
     async active(): Promise<KeySecrets[]> {
       return query(primary, API_KEY_STATEMENTS.active);
+    },
+
+    /** Those of the keys `ids` that have a secret in force, with their hashes. */
+    async activeByIds(ids: readonly number[]): Promise<KeySecrets[]> {
+      return query(primary, API_KEY_STATEMENTS.activeByIds, [ids]);
     },
 
     /** The key that is not revoked and has this hash, current or previous, if any. */
@@ -150,8 +165,17 @@ export function createApiKeysRepository(primary: Queryable) {
       return (await query(primary, API_KEY_STATEMENTS.find, [hash]))[0];
     },
 
-    /** Stores a key (its hash only). */
+    /** Stores a key (its hash only): the operators' CLI, which no cap holds back. */
     create: insert,
+
+    /** Stores a key when fewer than `limit` keys are in force; undefined when that many are. */
+    async createCapped(key: NewKey, limit: number): Promise<ApiKey | undefined> {
+      return inTransaction(primary, async (tx) => {
+        await execute(tx, API_KEY_STATEMENTS.lockCreation);
+        const [row] = await query(tx, API_KEY_STATEMENTS.insertCapped, [...valuesOf(key), limit]);
+        return row && toApiKey(row);
+      });
+    },
 
     /** Stores a key by its hash, as 1.2's tools did: every scope, no prefix, no expiry. */
     async insert(name: string, hash: Buffer): Promise<ApiKey> {
@@ -187,18 +211,13 @@ export function createApiKeysRepository(primary: Queryable) {
       return row ? { outcome: 'already-revoked', key: toApiKey(row) } : { outcome: 'not-found' };
     },
 
-    /**
-     * Gives the key a new secret (its hash and prefix), keeping the replaced one for
-     * `graceSeconds`, if the key is in force and `held` includes every scope it holds.
-     */
-    async rotate(id: number, secret: { hash: Buffer; prefix: string }, graceSeconds: number, held: ReadonlySet<Scope>): Promise<Rotation> {
+    /** Gives the key a new secret (its hash and prefix), keeping the replaced one for `graceSeconds`, if the key is in force. */
+    async rotate(id: number, secret: { hash: Buffer; prefix: string }, graceSeconds: number): Promise<Rotation> {
       for (let attempt = 0; attempt < ROTATE_ATTEMPTS; attempt++) {
-        const [rotated] = await query(primary, API_KEY_STATEMENTS.rotate, [id, secret.hash, secret.prefix, graceSeconds, [...held]]);
+        const [rotated] = await query(primary, API_KEY_STATEMENTS.rotate, [id, secret.hash, secret.prefix, graceSeconds]);
         if (rotated) return { outcome: 'rotated', key: toApiKey(rotated) };
         const [state] = await query(primary, API_KEY_STATEMENTS.state, [id]);
         if (!state) return { outcome: 'not-found' };
-        const missing = canonicalScopes(state.scopes).find((scope) => !held.has(scope));
-        if (missing) return { outcome: 'scope-not-held', scope: missing };
         if (state.revoked_at !== null) return { outcome: 'inactive', why: 'revoked' };
         if (state.expired) return { outcome: 'inactive', why: 'expired' };
       }

@@ -103,7 +103,7 @@ export const ORDER_STATEMENTS = {
   // before its update found it changed (see toPlacement).
   petNow: statement<{ pet_found: boolean; pet_status: PetStatus | null }>('orders-pet-now', PET_BEFORE('$1::bigint')),
   // The placed order that holds a pet, if any (at most one: orders_one_placed_per_pet).
-  holder: statement<{ id: number }>('orders-holder', "SELECT id FROM orders WHERE pet_id = $1 AND status = 'placed'"),
+  holder: statement<{ id: number; api_key_id: number }>('orders-holder', "SELECT id, api_key_id FROM orders WHERE pet_id = $1 AND status = 'placed'"),
   get: statement<OrderRow>('orders-get', `SELECT ${O} FROM orders WHERE id = $1 AND api_key_id = $2`),
   // Closes a placed order ($1 id, $2 its key, $3 to completed or cancelled), or several
   // (the same, as arrays), answered in their order; see `closing`.
@@ -226,8 +226,9 @@ export function createOrdersRepository(primary: Queryable) {
     },
 
     /** The id of the placed order that holds this pet, if one does; in `tx` when given. */
-    async holderOf(petId: number, tx?: Queryable): Promise<number | undefined> {
-      return (await query(tx ?? primary, ORDER_STATEMENTS.holder, [petId]))[0]?.id;
+    async holderOf(petId: number, tx?: Queryable): Promise<{ id: number; apiKeyId: number } | undefined> {
+      const [row] = await query(tx ?? primary, ORDER_STATEMENTS.holder, [petId]);
+      return row && { id: row.id, apiKeyId: row.api_key_id };
     },
 
     /** The order, if this API key placed it. */

@@ -19,6 +19,12 @@ export function callerScopesOf(context: RequestContext): ReadonlySet<Scope> {
   return context.apiKeyScopes;
 }
 
+/** The key's expiry (ms since the epoch, Infinity: never) and whether the secret sent is its previous one, on the same terms as `callerOf`. */
+export function callerSecretOf(context: RequestContext): { expiresAt: number; previousSecret: boolean } {
+  if (context.apiKeyExpiresAt === undefined || context.apiKeyPreviousSecret === undefined) throw new Error('this operation needs an authenticated API key');
+  return { expiresAt: context.apiKeyExpiresAt, previousSecret: context.apiKeyPreviousSecret };
+}
+
 /** A 403 for a scope the caller lacks to do what it asked, with the challenge naming that scope. */
 export function scopeRefusal(message: string, scope: Scope): ReturnType<typeof errorAnswer<'insufficient_scope'>> & { headers: Record<string, string> } {
   return { ...errorAnswer('insufficient_scope', message), headers: { 'WWW-Authenticate': scopeChallenge([scope]) } };

@@ -3,13 +3,14 @@ import { firstMissing } from '../auth/scopes.js';
 import type { Handler } from '../contract/handler.js';
 import { operationPath } from '../contract/spec.js';
 import { errorAnswer } from '../errors.js';
-import { callerScopesOf, scopeRefusal } from './caller.js';
+import { callerScopesOf, callerSecretOf, scopeRefusal } from './caller.js';
 import type { Services } from './services.js';
 
 // A new key's Location is its item under the keys' collection path.
 const collection = operationPath('listApiKeys');
 const NOT_FUTURE = 'must be in the future; give a later time, or none for a key that never expires';
 const UNREADABLE = 'must be a date-time with seconds from 00 to 60';
+const outlives = (creatorEnd: string) => `must be at most ${creatorEnd}, when this API key expires: a key cannot outlive the key that creates it; give an earlier time, or none to take ${creatorEnd}`;
 
 /** Milliseconds since the epoch of an RFC 3339 date-time (the contract's format), a leap second as the second after :59. */
 function instantOf(dateTime: string): number {
@@ -18,16 +19,22 @@ function instantOf(dateTime: string): number {
 }
 
 // No key grants a scope it does not hold itself (there is no operation that changes a key's
-// scopes), so no key can reach beyond its own. The secret is in this answer only.
-export const createApiKey: Handler<'createApiKey', Services> = async ({ body, context }, { apiKeys }) => {
+// scopes), nor a life longer than its own (no operation extends one), so no key can reach
+// beyond its own. The secret is in this answer only.
+export const createApiKey: Handler<'createApiKey', Services> = async ({ body, context }, { apiKeys, apiKeyLimit }) => {
   const missing = firstMissing(body.scopes, callerScopesOf(context));
   if (missing) return scopeRefusal(`This API key lacks the scope ${missing}, so it cannot grant it: ask for scopes it holds`, missing);
-  const expiresAt = body.expiresAt === undefined ? undefined : instantOf(body.expiresAt);
-  if (expiresAt !== undefined && !(expiresAt > Date.now())) {
-    const [rule, message] = Number.isNaN(expiresAt) ? ['format', UNREADABLE] : ['future', NOT_FUTURE];
+  const creatorEnd = callerSecretOf(context).expiresAt;
+  let expiresAt = body.expiresAt === undefined ? undefined : instantOf(body.expiresAt);
+  if (expiresAt !== undefined && !(expiresAt > Date.now() && expiresAt <= creatorEnd)) {
+    const [rule, message] = Number.isNaN(expiresAt) ? ['format', UNREADABLE] : expiresAt > Date.now() ? ['creator', outlives(new Date(creatorEnd).toISOString())] : ['future', NOT_FUTURE];
     return errorAnswer('bad_request', `body /expiresAt: ${message}`, [{ location: 'body', field: '/expiresAt', rule, message }]);
   }
+  if (expiresAt === undefined && creatorEnd !== Infinity) expiresAt = creatorEnd;
   const { secret, hash, prefix } = newSecret();
-  const key = await apiKeys.create({ name: body.name, hash, prefix, scopes: body.scopes, ...(expiresAt === undefined ? {} : { expiresAt: new Date(expiresAt) }) });
+  const key = await apiKeys.createCapped({ name: body.name, hash, prefix, scopes: body.scopes, ...(expiresAt === undefined ? {} : { expiresAt: new Date(expiresAt) }) }, apiKeyLimit);
+  if (!key) {
+    return errorAnswer('api_key_limit', `This deployment has ${apiKeyLimit} API keys in force, the most it allows (API_KEY_LIMIT): revoke a key you no longer use, then create this one`);
+  }
   return { status: 201, body: { ...key, prefix, secret }, headers: { Location: `${collection}/${key.id}` } };
 };

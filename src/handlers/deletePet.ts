@@ -1,6 +1,7 @@
 import type { Handler } from '../contract/handler.js';
 import { errorAnswer } from '../errors.js';
 import { ifMatchCondition } from '../http/conditional.js';
+import { callerOf } from './caller.js';
 import { changedSince, unlessHeld } from './petChange.js';
 import type { Services } from './services.js';
 
@@ -10,7 +11,7 @@ import type { Services } from './services.js';
 export const deletePet: Handler<'deletePet', Services> = async ({ params, headers, context }, { pets, orders }) => {
   const id = params.petId;
   const ifMatch = ifMatchCondition(headers['If-Match']);
-  const removal = await unlessHeld(id, () => pets.remove(id, ifMatch, context.transaction), orders, context.transaction);
+  const removal = await unlessHeld(id, callerOf(context), () => pets.remove(id, ifMatch, context.transaction), orders, context.transaction);
   switch (removal.outcome) {
     case 'removed':
       return { status: 204, body: undefined };
@@ -21,9 +22,11 @@ export const deletePet: Handler<'deletePet', Services> = async ({ params, header
     case 'held':
       return errorAnswer(
         'pet_reserved',
-        removal.orderId === undefined
+        removal.holder === 'none'
           ? `Pet ${id} is pending: complete or cancel the order that holds it first, then remove the animal`
-          : `Pet ${id} is held by order ${removal.orderId}, which is placed: complete or cancel the order first, then remove the animal`,
+          : removal.holder === "another key's"
+            ? `Pet ${id} is held by an order, which is placed: it can be removed once the order is completed, cancelled or expires`
+            : `Pet ${id} is held by order ${removal.holder}, which is placed: complete or cancel the order first, then remove the animal`,
       );
   }
 };

@@ -20,6 +20,8 @@ export interface Services {
   cursors: LazyCursorCodec;
   /** How long a placed order holds its pet (ORDER_HOLD_SECONDS). */
   orderHoldSeconds: number;
+  /** The most API keys in force createApiKey allows (API_KEY_LIMIT). */
+  apiKeyLimit: number;
   /** How long events are kept (EVENT_RETENTION_DAYS), for the 410's message. */
   eventRetentionDays: number;
   webhookEndpoints: WebhookEndpointsRepository;

@@ -1,6 +1,7 @@
 import type { Handler } from '../contract/handler.js';
 import { errorAnswer } from '../errors.js';
 import { ifMatchCondition } from '../http/conditional.js';
+import { callerOf } from './caller.js';
 import { changedSince, unlessHeld } from './petChange.js';
 import type { Services } from './services.js';
 
@@ -10,7 +11,7 @@ import type { Services } from './services.js';
 export const updatePet: Handler<'updatePet', Services> = async ({ params, headers, body, context }, { pets, orders }) => {
   const id = params.petId;
   const ifMatch = ifMatchCondition(headers['If-Match']);
-  const change = await unlessHeld(id, () => pets.update(id, body, ifMatch, context.transaction), orders, context.transaction);
+  const change = await unlessHeld(id, callerOf(context), () => pets.update(id, body, ifMatch, context.transaction), orders, context.transaction);
   switch (change.outcome) {
     case 'changed':
       return { status: 200, body: change.pet, headers: { ETag: change.etag } };
@@ -21,9 +22,9 @@ export const updatePet: Handler<'updatePet', Services> = async ({ params, header
     case 'held':
       return errorAnswer(
         'pet_reserved',
-        change.orderId === undefined
+        change.holder === 'none'
           ? `Pet ${id} is pending: its status changes when the order that holds it is completed, cancelled or expires`
-          : `Pet ${id} is held by order ${change.orderId}, which is placed: its status changes when the order is completed, cancelled or expires`,
+          : `Pet ${id} is held by ${change.holder === "another key's" ? 'an order' : `order ${change.holder}`}, which is placed: its status changes when the order is completed, cancelled or expires`,
       );
   }
 };

@@ -32,9 +32,13 @@ function say(v: AjvError): string {
       return Array.isArray(v.params.allowedValues)
         ? `${v.message ?? 'is invalid'}: ${(v.params.allowedValues as unknown[]).map((value) => (value === null ? 'null' : String(value))).join(', ')}`
         : (v.message ?? 'is invalid');
-    // A pattern is said in words where the contract gives them, never as the expression.
-    case 'pattern':
-      return `must be ${v.parentSchema?.['x-pattern-description'] ?? 'in the format the contract gives'}`;
+    // A pattern is said in words where the contract gives them, never as the expression;
+    // one that refuses characters (`^[^...]*$`) also names the first refused, by position.
+    case 'pattern': {
+      const rule = `must be ${v.parentSchema?.['x-pattern-description'] ?? 'in the format the contract gives'}`;
+      const refused = typeof v.data === 'string' && typeof v.params.pattern === 'string' ? firstRefused(v.params.pattern, v.data) : undefined;
+      return refused ? `${rule}: character ${refused.position} is U+${refused.codePoint}; remove it` : rule;
+    }
     case 'maxProperties':
       if (v.params.limit === 0 && v.data !== null && typeof v.data === 'object') {
         const fields = Object.keys(v.data).slice(0, 5).map((key) => `'${shown(key)}'`);
@@ -44,6 +48,24 @@ function say(v: AjvError): string {
     default:
       return v.message ?? 'is invalid';
   }
+}
+
+/** A pattern that only refuses characters: `^[^...]*$`. */
+const REFUSING_CLASS = /^\^\[\^.*\]\*\$$/;
+
+/**
+ * The first character of `text` that the character-refusing `pattern` refuses: its position
+ * (1 for the first, counted in Unicode code points) and its code point in hex.
+ */
+function firstRefused(pattern: string, text: string): { position: number; codePoint: string } | undefined {
+  if (!REFUSING_CLASS.test(pattern)) return undefined;
+  const allowed = new RegExp(pattern, 'u');
+  let position = 0;
+  for (const character of text) {
+    position++;
+    if (!allowed.test(character)) return { position, codePoint: (character.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0') };
+  }
+  return undefined;
 }
 
 const locations: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };

@@ -37,6 +37,18 @@ export function literalOf(url: URL): string | undefined {
   return isIP(host) ? host : undefined;
 }
 
+/** The authority's port of an absolute URL as written (after `host:`), if it has one. */
+const WRITTEN_PORT = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/(?:[^/?#@]*@)?(?:\[[^\]]*\]|[^/?#:]*):([^/?#]*)/;
+
+/** Why a URL that does not parse is refused: its port when that is what is wrong, else its form. */
+function unparsable(text: string): UrlRefusal {
+  const port = WRITTEN_PORT.exec(text)?.[1];
+  if (port !== undefined && port !== '' && !(/^\d+$/.test(port) && Number(port) <= 65535)) {
+    return { rule: 'port', message: `has the port ${port.length > 10 ? `${port.slice(0, 10)}...` : port}, which is not a port: give a port from 1 to 65535, or none` };
+  }
+  return { rule: 'https', message: 'is not a URL that can be read: give an absolute URL, such as https://receiver.example/hooks' };
+}
+
 const refusedAddress = (shownHost: string, address: string, kind: Parameters<typeof describeKind>[0]): UrlRefusal => ({
   rule: 'address',
   message:
@@ -54,7 +66,7 @@ export async function checkUrl(text: string, options: { allowPrivate: boolean; r
   try {
     url = new URL(text);
   } catch {
-    return { rule: 'https', message: 'must be an https URL' };
+    return unparsable(text);
   }
   const schemes = options.allowPrivate ? ['https:', 'http:'] : ['https:'];
   if (!schemes.includes(url.protocol) || url.hostname === '') return { rule: 'https', message: options.allowPrivate ? 'must be an http or https URL' : 'must be an https URL' };

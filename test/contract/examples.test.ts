@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool } from '../../src/db/pool.js';
 import { specDocument } from '../contract.js';
 import { buildTestApp, keysSettled, lapseOrder, type ApiRequest, type TestApp } from '../helper.js';
+import { within } from '../process.js';
 
 type Json = Record<string, any>;
 
@@ -57,14 +58,20 @@ beforeAll(async () => {
     expect(answer.statusCode, answer.body).toBe(201);
     return answer.json();
   };
-  const revoked = await made(['pets:read']);
-  await request({ method: 'POST', url: `/v1/api-keys/${revoked.id}/revoke`, headers: t.auth });
+  // Key 2 is revoked while it rotates itself (the KeyInactive example).
+  inactive = await made(['pets:read']);
   readOnly = { authorization: `Bearer ${(await made(['pets:read'])).secret}` };
   keysOnly = { authorization: `Bearer ${(await made(['keys:manage'])).secret}` };
   ordersReadOnly = { authorization: `Bearer ${(await made(['orders:read'])).secret}` };
   hooksCatalogue = { authorization: `Bearer ${(await made(['pets:read', 'webhooks:manage'])).secret}` };
   const orderHooks = await made(['orders:read', 'webhooks:manage']);
   hooksOrders = { authorization: `Bearer ${orderHooks.secret}` };
+  // Key 8 rotated with a grace: its previous secret (the previousSecret example).
+  const rotated = await made(['pets:read']);
+  await keysSettled(t.pool, async (key) => (await t.app.inject({ method: 'GET', url: '/v1/pets', headers: { authorization: `Bearer ${key}` } })).statusCode === 200);
+  const next = await request({ method: 'POST', url: `/v1/api-keys/${rotated.id}/rotate`, headers: { authorization: `Bearer ${rotated.secret}`, ...json }, payload: '{"graceSeconds":3600}' });
+  expect(next.statusCode, next.body).toBe(200);
+  previousSecret = { authorization: `Bearer ${rotated.secret}` };
   // That key has 16 endpoints (disabled: nothing is ever delivered to them).
   await t.pool.query(
     "INSERT INTO webhook_endpoints (api_key_id, url, event_types, secret, enabled, disabled_at) SELECT $1, 'https://warehouse.example/hooks', ARRAY['order.placed'], 'whsec_' || repeat('A', 32), false, now() FROM generate_series(1, 16)",
@@ -73,6 +80,8 @@ beforeAll(async () => {
   await keysSettled(t.pool, async (key) => (await t.app.inject({ method: 'GET', url: '/v1/pets', headers: { authorization: `Bearer ${key}` } })).statusCode === 200);
 });
 let readOnly: Record<string, string>;
+let inactive: { id: number; secret: string };
+let previousSecret: Record<string, string>;
 let keysOnly: Record<string, string>;
 /** Sees only its own order events, and has placed no order: no event 42 for it. */
 let ordersReadOnly: Record<string, string>;
@@ -201,8 +210,21 @@ const cases: Record<string, () => Promise<unknown>> = {
     bodyOf({ method: 'POST', url: '/v1/api-keys', headers: { ...readOnly, ...json }, payload: '{"name":"storefront","scopes":["pets:read"]}' }),
   '#/paths/~1api-keys/post/responses/403/content/application~1json/examples/grantNotHeld': () =>
     bodyOf({ method: 'POST', url: '/v1/api-keys', headers: { ...keysOnly, ...json }, payload: '{"name":"orders","scopes":["orders:write"]}' }),
-  '#/paths/~1api-keys~1{keyId}~1rotate/post/responses/403/content/application~1json/examples/insufficientScope': () => bodyOf({ method: 'POST', url: '/v1/api-keys/1/rotate', headers: readOnly }),
-  '#/paths/~1api-keys~1{keyId}~1rotate/post/responses/403/content/application~1json/examples/rotateNotHeld': () => bodyOf({ method: 'POST', url: '/v1/api-keys/1/rotate', headers: keysOnly }),
+  '#/paths/~1api-keys~1{keyId}~1rotate/post/responses/403/content/application~1json/examples/anotherKey': () => bodyOf({ method: 'POST', url: '/v1/api-keys/9/rotate', headers: readOnly }),
+  '#/paths/~1api-keys~1{keyId}~1rotate/post/responses/403/content/application~1json/examples/previousSecret': () => bodyOf({ method: 'POST', url: '/v1/api-keys/8/rotate', headers: previousSecret }),
+  '#/paths/~1api-keys/post/responses/409/content/application~1json/examples/limit': async () => {
+    // 1,000 keys in force, the default API_KEY_LIMIT; the fillers are deleted after.
+    await t.pool.query(
+      "INSERT INTO api_keys (name, key_hash, scopes) SELECT 'filler', sha256(('filler-' || i)::bytea), ARRAY['pets:read'] FROM generate_series(1, 1000 - (SELECT count(*)::int FROM api_keys WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now()))) AS i",
+    );
+    try {
+      return await bodyOf({ method: 'POST', url: '/v1/api-keys', headers: { ...t.auth, ...json }, payload: '{"name":"one too many","scopes":["pets:read"]}' });
+    } finally {
+      await t.pool.query("DELETE FROM api_keys WHERE name = 'filler'");
+    }
+  },
+  '#/components/responses/UnsupportedMediaType/content/application~1json/examples/encoded': () =>
+    bodyOf({ method: 'POST', url: '/v1/pets', headers: { ...t.auth, ...json, 'content-encoding': 'gzip' }, payload: '{"name":"Rex","categoryId":1}' }),
   '#/components/responses/BadApiKey/content/application~1json/examples/unknownScope': () =>
     bodyOf({ method: 'POST', url: '/v1/api-keys', headers: { ...t.auth, ...json }, payload: '{"name":"x","scopes":["pets:admin"]}' }),
   '#/components/responses/BadApiKey/content/application~1json/examples/pastExpiry': () =>
@@ -229,7 +251,22 @@ const cases: Record<string, () => Promise<unknown>> = {
     bodyOf({ method: 'PATCH', url: '/v1/webhook-endpoints/1', headers: { ...hooksOrders, ...mergePatch }, payload: '{"eventTypes":["pet.created"]}' }),
   '#/components/responses/BadEndpointId/content/application~1json/examples/badEndpointId': () => bodyOf({ method: 'GET', url: '/v1/webhook-endpoints/abc', headers: t.auth }),
   '#/components/responses/EndpointNotFound/content/application~1json/examples/notFound': () => bodyOf({ method: 'GET', url: '/v1/webhook-endpoints/42', headers: t.auth }),
-  '#/components/responses/KeyInactive/content/application~1json/examples/revoked': () => bodyOf({ method: 'POST', url: '/v1/api-keys/2/rotate', headers: t.auth }),
+  '#/components/responses/KeyInactive/content/application~1json/examples/revoked': async () => {
+    // Revoked while its rotation runs: authenticated by the cache before the revocation
+    // commits, the rotation waits for the row, then finds the key revoked.
+    const revoker = new pg.Client({ connectionString: t.url });
+    await revoker.connect();
+    try {
+      await revoker.query('BEGIN');
+      await revoker.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [inactive.id]);
+      const answer = bodyOf({ method: 'POST', url: `/v1/api-keys/${inactive.id}/rotate`, headers: { authorization: `Bearer ${inactive.secret}` } });
+      await within(10_000, async () => (await t.pool.query("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'UPDATE api_keys SET key_hash%'")).rowCount === 1);
+      await revoker.query('COMMIT');
+      return await answer;
+    } finally {
+      await revoker.end();
+    }
+  },
   '#/components/responses/CategoryNameTaken/content/application~1json/examples/taken': async () => {
     // Category 3 is named "Dogs"; category 2 asks for the name in another case.
     await request({ method: 'PUT', url: '/v1/categories/3', headers: { ...t.auth, ...json }, payload: '{"name":"Dogs"}' });

@@ -58,7 +58,9 @@ describe('NOTIFY api_keys_changed', () => {
     const before = notifications.length;
     const made = await t.api({ method: 'POST', url: '/v1/api-keys', headers: t.auth, payload: { name: 'notified', scopes: ['pets:read'] } });
     expect(made.statusCode).toBe(201);
-    expect((await t.api({ method: 'POST', url: `/v1/api-keys/${made.json().id}/rotate`, headers: t.auth, payload: {} })).statusCode).toBe(200);
+    await within(5000, async () => (await t.api({ method: 'GET', url: '/v1/pets?limit=1', headers: { authorization: `Bearer ${made.json().secret}` } })).statusCode === 200);
+    // A key rotates its own secret.
+    expect((await t.api({ method: 'POST', url: `/v1/api-keys/${made.json().id}/rotate`, headers: { authorization: `Bearer ${made.json().secret}` }, payload: {} })).statusCode).toBe(200);
     expect((await t.api({ method: 'POST', url: `/v1/api-keys/${made.json().id}/revoke`, headers: t.auth })).statusCode).toBe(200);
     await drained();
     expect(notifications.length - before).toBe(3);

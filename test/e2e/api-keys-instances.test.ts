@@ -81,7 +81,8 @@ describe('two instances: a key stops working on both within 2 s', () => {
     const [a, b] = instances.servers as [ServerProcess, ServerProcess];
     const key = (await call(a, 'POST', '/v1/api-keys', instances.key, { name: 'rotated', scopes: ['pets:read'] })).json();
     await acceptedByBoth(key.secret);
-    const rotated = await call(b, 'POST', `/v1/api-keys/${key.id}/rotate`, instances.key, { graceSeconds: 4 });
+    // A key rotates its own secret.
+    const rotated = await call(b, 'POST', `/v1/api-keys/${key.id}/rotate`, key.secret, { graceSeconds: 4 });
     expect(rotated.status).toBe(200);
     const graceEnds = Date.parse(rotated.json().previousSecretExpiresAt);
     await acceptedByBoth(rotated.json().secret);
@@ -100,7 +101,7 @@ describe('two instances: a key stops working on both within 2 s', () => {
     const [a, b] = instances.servers as [ServerProcess, ServerProcess];
     const key = (await call(a, 'POST', '/v1/api-keys', instances.key, { name: 'rotated now', scopes: ['pets:read'] })).json();
     await acceptedByBoth(key.secret);
-    const rotated = await call(b, 'POST', `/v1/api-keys/${key.id}/rotate`, instances.key, { graceSeconds: 0 });
+    const rotated = await call(b, 'POST', `/v1/api-keys/${key.id}/rotate`, key.secret, { graceSeconds: 0 });
     expect(rotated.status).toBe(200);
     const answered = Date.now();
     const seen = await watch(key.secret, 10_000);

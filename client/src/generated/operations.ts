@@ -2,7 +2,7 @@
 // DO NOT EDIT. Change the spec and regenerate; `npm run generate:check` fails when stale.
 
 /** The version of the contract this table was generated from (info.version). */
-export const contractVersion = "1.4.0";
+export const contractVersion = "1.5.0";
 
 /** Every operation of the contract, by operationId. */
 export const operationTable = {

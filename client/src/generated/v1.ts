@@ -193,8 +193,12 @@ export interface paths {
          * @description Issues a new API key with the given `scopes` (and optionally an `expiresAt`). The
          *     answer is the only one that ever holds the key's `secret`: store it now. A key can
          *     grant only scopes its creator holds: asking for one the calling key lacks is
-         *     `403 insufficient_scope`, naming it. An unknown scope, or an `expiresAt` that is not
-         *     in the future, is `400`.
+         *     `403 insufficient_scope`, naming it. A key never outlives its creator: when the
+         *     calling key expires, the new key's `expiresAt` is at most the caller's, and without
+         *     one it takes the caller's. An unknown scope, an `expiresAt` that is not in the
+         *     future, or one after the calling key's own, is `400`. The deployment holds at most
+         *     `API_KEY_LIMIT` keys in force (neither revoked nor expired; 1,000 by default): past
+         *     that, `409 api_key_limit` until one is revoked or expires.
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -261,9 +265,15 @@ export interface paths {
          *     deployed without downtime; then it answers `401` on every instance within 2 seconds.
          *     The key keeps its id, scopes and orders, whichever secret placed them. Rotating
          *     again ends the earlier grace at once: only the secret just replaced keeps a grace.
-         *     A revoked or expired key is `409 api_key_inactive`. Rotating hands out a secret that
-         *     holds the key's scopes, so the calling key must hold every one of them: otherwise
-         *     `403 insufficient_scope`, naming the first it lacks.
+         *     A revoked or expired key is `409 api_key_inactive`.
+         *
+         *     **Who may rotate a key: the key itself, with its current secret.** Any key may
+         *     rotate its own secret, whatever its scopes; a secret is its key's identity (its
+         *     orders, events and webhook endpoints), so no key may rotate another's: that is
+         *     `403 forbidden`, and the way to replace another key is to create a new key and
+         *     revoke the old one. A previous secret in its grace cannot rotate (`403
+         *     forbidden`): a leaked previous secret can neither lock the owner out nor take a
+         *     new secret.
          */
         post: operations["rotateApiKey"];
         delete?: never;
@@ -789,7 +799,8 @@ export interface components {
          *     `security` requirement: `pets:read` (listPets, getPet, listCategories, getCategory,
          *     getInventory), `pets:write` (createPet, updatePet, deletePet, putCategory,
          *     deleteCategory), `orders:read` (listOrders, getOrder), `orders:write` (placeOrder,
-         *     cancelOrder, completeOrder), `keys:manage` (the `/api-keys` operations),
+         *     cancelOrder, completeOrder), `keys:manage` (the `/api-keys` operations but
+         *     rotateApiKey, which any key calls on itself),
          *     `webhooks:manage` (the `/webhook-endpoints` operations). `listEvents` and `getEvent`
          *     take `pets:read` or `orders:read`: each shows the events its scopes cover.
          * @example pets:read
@@ -919,7 +930,7 @@ export interface components {
          */
         PetPatch: {
             /**
-             * @description The animal's new name, 1 to 100 characters, without control characters.
+             * @description The animal's new name, 1 to 100 characters, without control characters or Unicode format characters (category Cf of the Basic Multilingual Plane).
              * @example Rex
              */
             name?: string;
@@ -972,7 +983,7 @@ export interface components {
          */
         NewPet: {
             /**
-             * @description The animal's name, 1 to 100 characters, without control characters.
+             * @description The animal's name, 1 to 100 characters, without control characters or Unicode format characters (category Cf of the Basic Multilingual Plane).
              * @example Rex
              */
             name: string;
@@ -1063,21 +1074,23 @@ export interface components {
          *     |---|---|---|
          *     | `bad_request` | 400 | malformed JSON, a parameter or body field that breaks the contract; a malformed HTTP message, an HTTP/1.1 request without `Host`, more than one `Content-Type` header |
          *     | `unauthorized` | 401 | missing, malformed, unknown, revoked or expired API key (or a secret whose rotation grace has ended), or more than one `Authorization` header |
-         *     | `insufficient_scope` | 403 | the API key lacks the scope the operation needs (named in the message and `WWW-Authenticate`), or createApiKey asks to grant (rotateApiKey, to rotate a key that holds) a scope the calling key does not hold, or a webhook endpoint asks for event types the key may not see |
+         *     | `insufficient_scope` | 403 | the API key lacks the scope the operation needs (named in the message and `WWW-Authenticate`; a previous secret in its rotation's grace holds neither `keys:manage` nor `webhooks:manage`), or createApiKey asks to grant a scope the calling key does not hold, or a webhook endpoint asks for event types the key may not see |
+         *     | `forbidden` | 403 | rotateApiKey: the key to rotate is not the calling key (a key rotates only its own secret), or the call comes with a previous secret in its rotation's grace (use the current one) |
          *     | `not_found` | 404 | no such animal (or a removed one), order (or an order of another API key), category name, event (or one this key may not see) or webhook endpoint (or another key's), or no such path |
          *     | `method_not_allowed` | 405 | a path of the service with a method it does not take; `Allow` lists those it does |
          *     | `request_timeout` | 408 | the request's headers or body did not arrive in time (the connection is closed) |
          *     | `idempotency_in_flight` | 409 | a request with this `Idempotency-Key` is still being processed |
          *     | `pet_not_available` | 409 | the animal of a new order is not `available` (the message names its status) |
-         *     | `pet_reserved` | 409 | the animal is held by a placed order (the message names it): its status cannot be set and it cannot be removed until the order is closed |
+         *     | `pet_reserved` | 409 | the animal is held by a placed order (the message names the order only to the key that placed it): its status cannot be set and it cannot be removed until the order is closed |
          *     | `api_key_inactive` | 409 | rotateApiKey on a revoked or expired key |
+         *     | `api_key_limit` | 409 | createApiKey: the deployment has as many keys in force (neither revoked nor expired) as it allows (`API_KEY_LIMIT`, 1,000 by default); revoke one first |
          *     | `category_name_taken` | 409 | another category holds this name (names are unique ignoring case) |
          *     | `order_closed` | 409 | the order is not `placed` any more (the message names its status), so it cannot be cancelled or completed |
          *     | `webhook_endpoint_limit` | 409 | createWebhookEndpoint: the API key has 16 webhook endpoints, the most a key may have |
          *     | `cursor_expired` | 410 | listEvents: the cursor points before the oldest event kept (`EVENT_RETENTION_DAYS`); start again without it |
          *     | `payload_too_large` | 413 | request body over the size limit |
          *     | `precondition_failed` | 412 | `If-Match` names no entity tag the animal has now (updatePet, deletePet); on the /docs static files, `If-Match` or `If-Unmodified-Since` not met |
-         *     | `unsupported_media_type` | 415 | request body not `application/json`, or a charset other than UTF-8 |
+         *     | `unsupported_media_type` | 415 | request body not `application/json`, a charset other than UTF-8, or a `Content-Encoding` (bodies are taken uncompressed) |
          *     | `range_not_satisfiable` | 416 | the /docs static files only: a `Range` outside the file (with `Content-Range: bytes *\/<length>`) |
          *     | `expectation_failed` | 417 | an `Expect` header other than `100-continue` |
          *     | `idempotency_key_reused` | 422 | the `Idempotency-Key` was used with another request (body, or path) |
@@ -1366,7 +1379,10 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The request body is not `application/json`. */
+        /**
+         * @description The request body is not `application/json`, its charset is not UTF-8, or it comes
+         *     with a `Content-Encoding` (send bodies uncompressed).
+         */
         UnsupportedMediaType: {
             headers: {
                 "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2641,6 +2657,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The deployment has as many keys in force as `API_KEY_LIMIT` allows; revoke one first. */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -2757,13 +2785,11 @@ export interface operations {
             400: components["responses"]["BadRotation"];
             401: components["responses"]["Unauthorized"];
             /**
-             * @description The API key lacks `keys:manage`, or the key to rotate holds a scope the calling key
-             *     does not (rotating hands out a secret with that key's scopes); the message and
-             *     `WWW-Authenticate` name the scope.
+             * @description The key to rotate is not the calling key, or the call came with a previous secret
+             *     in its grace.
              */
             403: {
                 headers: {
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate-Scope"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];

@@ -318,7 +318,10 @@ const operationCases = {
 
   async rotateApiKey() {
     const { data: created } = await store.createApiKey({ name: `${tag} rotated`, scopes: ['pets:read'] });
-    const rotated = await store.rotateApiKey(created.id, { graceSeconds: 600 });
+    await untilAnswers(created.secret, 200);
+    // A key rotates its own secret, with its current one.
+    const as = (secret) => createAnimalStoreClient({ baseUrl: BASE_URL, apiKey: secret, retry: false });
+    const rotated = await as(created.secret).rotateApiKey(created.id, { graceSeconds: 600 });
     assert.equal(rotated.response.status, 200);
     assert.equal(rotated.data.id, created.id);
     assert.match(rotated.data.secret, SECRET);
@@ -328,18 +331,22 @@ const operationCases = {
     // Without downtime: the secret deployed keeps working beside the new one.
     assert.equal(await statusWith(created.secret), 200);
     assert.equal(await statusWith(rotated.data.secret), 200);
+    // No key rotates another: that would hand over its identity.
+    const another = await rejection(store.rotateApiKey(created.id));
+    assert.equal(another.status, 403);
+    assert.equal(another.code, 'forbidden');
     // Once the new one is deployed, end the grace: rotating with 0 ends both earlier secrets.
-    const last = await store.rotateApiKey(created.id, { graceSeconds: 0 });
+    const last = await as(rotated.data.secret).rotateApiKey(created.id, { graceSeconds: 0 });
     await untilAnswers(created.secret, 401);
     await untilAnswers(rotated.data.secret, 401);
     assert.equal(await statusWith(last.data.secret), 200);
     // Default grace (nothing sent): the secret replaced works one more day.
-    const byDefault = await store.rotateApiKey(created.id);
+    const byDefault = await as(last.data.secret).rotateApiKey(created.id);
     assert.ok(Date.parse(byDefault.data.previousSecretExpiresAt) > Date.now() + 86_300_000, `default grace until ${byDefault.data.previousSecretExpiresAt}`);
     await store.revokeApiKey(created.id);
-    const inactive = await rejection(store.rotateApiKey(created.id));
-    assert.equal(inactive.status, 409);
-    assert.equal(inactive.code, 'api_key_inactive');
+    await untilAnswers(byDefault.data.secret, 401);
+    const inactive = await rejection(as(byDefault.data.secret).rotateApiKey(created.id));
+    assert.equal(inactive.status, 401);
   },
 
   async listEvents() {
