@@ -12,7 +12,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { WEBHOOK_EVENT_TYPES } from '../generated/webhooks.js';
-import { generateApiKey, hashApiKey } from '../src/auth/apiKeys.js';
+import { generateApiKey, hashApiKey } from '../src/api-keys/verifier.js';
 import { openEmbeddedPostgres } from '../src/db/embedded.js';
 import { migrate } from '../src/db/migrate.js';
 import { buyMix, categoryMix, connectionSeed, headerOf, nextLink, ordersMix, petsForSale, petsMix, renameMix, Walk, type Mix, type Seen } from './mix.js';

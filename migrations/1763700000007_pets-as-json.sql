@@ -7,7 +7,7 @@
 -- Up Migration
 -- Each pet's JSON, as the contract's Pet writes it, kept beside its columns: listPets'
 -- pages and getPet's answer are these strings joined by PostgreSQL, sent as they are
--- (src/db/pets.ts, src/db/serialized.ts). Why, and what the alternatives cost:
+-- (src/catalogue/pets.ts, src/db/serialized.ts). Why, and what the alternatives cost:
 -- docs/decisions/0003-postgresql-built-json.md.
 --
 -- The keys and their order are the Pet schema's in openapi/v1.yaml, `status` left out

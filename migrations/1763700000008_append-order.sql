@@ -75,7 +75,7 @@ $$;
 --   Transactions at or above the snapshot's xmax are not listed in it: from there on, every
 --   row waits.
 -- - On a standby, where the primary's locks cannot be seen: the snapshot's xmin (every
---   running transaction counts). src/db/pets.ts asks the primary for a page cut short there.
+--   running transaction counts). src/catalogue/pets.ts asks the primary for a page cut short there.
 CREATE FUNCTION append_order_frontier(tbl text, part bigint, snap pg_snapshot, upto xid8) RETURNS xid8 LANGUAGE plpgsql AS $$
 DECLARE
   x xid8;

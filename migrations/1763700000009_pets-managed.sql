@@ -4,7 +4,7 @@
 --
 -- Removal is soft: `deleted_at` is set and the row stays, because orders keep naming their
 -- pet (orders.pet_id REFERENCES pets) and stay readable. A removed pet is never read by the
--- service again: every statement of src/db/pets.ts, and orders' placement, skip it. It is
+-- service again: every statement of src/catalogue/pets.ts, and orders' placement, skip it. It is
 -- never pending (deletePet refuses a pending pet, and a placement skips a removed one).
 -- Operators erase removed pets no order names with the SQL in docs/operations.md.
 -- Nullable without a default: adding it rewrites nothing.
@@ -16,7 +16,7 @@ CREATE INDEX pets_category_id_idx ON pets (category_id, id);
 
 -- A pet's entity tag (RFC 9110 §8.8.3), from its JSON: `"` + base64url (unpadded) of the
 -- first 16 bytes of the SHA-256 of `as_json`'s UTF-8 bytes + `"`. The service computes the
--- same in Node for its answers (src/db/pets.ts, petETag); this one compares If-Match in
+-- same in Node for its answers (src/catalogue/pets.ts, petETag); this one compares If-Match in
 -- the statement that writes, under the row's lock. test/api/updatePet.test.ts holds the
 -- two equal. It changes whenever the representation does (any write to name, category_id
 -- or status, by the service or around it, rebuilds as_json), and only then.

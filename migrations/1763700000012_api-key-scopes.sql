@@ -29,7 +29,7 @@ ALTER TABLE api_keys
     DEFAULT ARRAY['pets:read', 'pets:write', 'orders:read', 'orders:write', 'keys:manage']::text[]
     CONSTRAINT api_keys_scopes_valid CHECK (api_key_scopes_valid(scopes)),
   ADD COLUMN expires_at timestamptz,
-  -- Written by each instance's flush of the keys it saw used (src/auth/apiKeys.ts), never
+  -- Written by each instance's flush of the keys it saw used (src/api-keys/verifier.ts), never
   -- per request; only ever moved forward.
   ADD COLUMN last_used_at timestamptz,
   -- The first 8 characters of the current secret; NULL for a key issued before this migration.

@@ -24,7 +24,7 @@ CREATE FUNCTION json_instant(at timestamptz) RETURNS text
   SELECT to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
 $$;
 
--- An Order's JSON, keys in the Order schema's order (as src/db/orders.ts answers it).
+-- An Order's JSON, keys in the Order schema's order (as src/store/orders.ts answers it).
 CREATE FUNCTION order_json(id bigint, pet_id bigint, status text, placed_at timestamptz, expires_at timestamptz, closed_at timestamptz) RETURNS text
   LANGUAGE sql STABLE PARALLEL SAFE AS $$
   SELECT '{"id":' || id || ',"petId":' || pet_id || ',"status":' || to_json(status)

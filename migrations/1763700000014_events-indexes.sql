@@ -1,5 +1,5 @@
 -- Up Migration
--- What the events feed reads by (src/db/events.ts), beside what 1763700000013 made:
+-- What the events feed reads by (src/events/feed.ts), beside what 1763700000013 made:
 --
 -- * catalogue events in id order: a key with pets:read only walks them without reading past
 --   every order event of every key (order events of one key use events_of_key);
@@ -7,8 +7,8 @@
 --   own range, catalogue events by (type, id), one key's order events by (key, type, id),
 --   so that a page of a rare type reads that type's events only, never every event kept;
 -- * the relays: how far each has published the feed. One row per relay (`nats`, the NATS
---   JetStream relay of src/events/nats-relay.ts; `webhooks`, the fan-out to webhook
---   endpoints of src/db/webhook-dispatch.ts), locked FOR UPDATE SKIP LOCKED by the one
+--   JetStream relay of src/events/nats.ts; `webhooks`, the fan-out to webhook
+--   endpoints of src/events/webhooks/dispatch.ts), locked FOR UPDATE SKIP LOCKED by the one
 --   instance that runs it at a time; `position` is the id of the last event it handled,
 --   `ran_at` when it last ran (kept to the minute). Retention does not delete past the
 --   position of a relay that ran within EVENT_RETENTION_DAYS; one that has not run for that

@@ -72,7 +72,7 @@ SELECT append_order_join('webhook_deliveries', 'endpoint_id');
 CREATE INDEX webhook_deliveries_of_endpoint ON webhook_deliveries (endpoint_id, id);
 CREATE INDEX webhook_deliveries_attempted_at ON webhook_deliveries (attempted_at);
 
--- The fan-out is the events feed's relay `webhooks` (src/db/webhook-dispatch.ts): every event
+-- The fan-out is the events feed's relay `webhooks` (src/events/webhooks/dispatch.ts): every event
 -- up to its position has its messages. It starts at the newest event now: endpoints receive
 -- events written from their creation on.
 INSERT INTO event_relays (name, position) SELECT 'webhooks', coalesce(max(id), 0) FROM events;

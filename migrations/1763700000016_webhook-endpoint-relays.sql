@@ -1,7 +1,7 @@
 -- Up Migration
 -- One relay of the events feed per webhook endpoint, `webhook-<id>` in event_relays, in
 -- place of the one relay `webhooks` that fanned every event out to every endpoint
--- (src/db/webhook-dispatch.ts, docs/decisions/0006-webhook-delivery.md): an endpoint takes
+-- (src/events/webhooks/dispatch.ts, docs/decisions/0006-webhook-delivery.md): an endpoint takes
 -- events only while it has room for them, so one that is slow or failing costs what its
 -- attempts cost, not a row for every event. Each endpoint's relay starts where `webhooks`
 -- was, read as its row is deleted (after a step of it under way commits); events already

@@ -7,6 +7,8 @@
 //                  its method, path, parameters, security, Idempotency-Key, request body,
 //                  deprecation, and each response's headers and JSON schema, every `$ref` of
 //                  a parameter, response, header or request body resolved; the base path
+//   handlers.ts    the handler table: per operationId, the handler src/handlers/<operationId>.ts
+//                  exports (the compiler refuses a missing one, or one of another type)
 //   pet-json.sql   pet_json(), the SQL function that writes a Pet's JSON from its columns
 //                  (the pets table's generated column as_json), from the Pet schema
 //   webhooks.ts    the webhook payloads, from the contract's top-level `webhooks` (which
@@ -445,6 +447,22 @@ function serverTable(table: Table): string {
   );
 }
 
+/**
+ * The handler table, as oapi-codegen's strict server makes its interface: one handler per
+ * operationId, each the export of that name of src/handlers/<operationId>.ts. An operation
+ * added to the contract is a module this file imports: until it is written, the compiler
+ * says which; a handler of the wrong operation's type is refused the same way.
+ */
+function handlerTable(table: Table): string {
+  const ids = table.operations.map((o) => o.operationId);
+  return (
+    `${banner('the handler table: one module of src/handlers/ per operationId')}\n` +
+    `import type { Handler, OperationId } from '../src/contract/handler.js';\n` +
+    ids.map((id) => `import { ${id} } from '../src/handlers/${id}.js';\n`).join('') +
+    `\nexport const handlers: { readonly [K in OperationId]: Handler<K> } = {\n${ids.map((id) => `  ${id},`).join('\n')}\n};\n`
+  );
+}
+
 /** What the client needs at run time about each operation: the same table, cut down. */
 function clientTable(table: Table): string {
   const rows = table.operations.map(
@@ -608,6 +626,7 @@ async function render(): Promise<Map<string, string>> {
     ['client/src/generated/webhooks.ts', webhooks],
     ['generated/webhooks.ts', webhooks],
     ['generated/operations.ts', serverTable(table)],
+    ['generated/handlers.ts', handlerTable(table)],
     ['generated/pet-json.sql', petJsonSql(document)],
     [
       'generated/openapi.ts',

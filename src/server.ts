@@ -5,11 +5,11 @@
 // embedded PostgreSQL starts in its own process, which takes about as long, rather than
 // before it: a restart is ready sooner (docs/performance.md, "npm start").
 import closeWithGrace from 'close-with-grace';
-import { newSecret } from './auth/apiKeys.js';
+import { newSecret } from './api-keys/verifier.js';
 import { ConfigError, loadConfig, readEnvFile, type Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
 import type { buildApp } from './app.js';
-import type { ApiKeysRepository } from './db/api-keys.js';
+import type { ApiKeysRepository } from './api-keys/repository.js';
 
 const note = (message: string): void => {
   process.stderr.write(`${message}\n`);
@@ -38,7 +38,7 @@ function onStopSignals(stop: (signal: NodeJS.Signals) => void): void {
 
 /** The modules the service needs once its database is open. */
 async function loadService() {
-  const [app, migrator, pool, apiKeys] = await Promise.all([import('./app.js'), import('./db/migrate.js'), import('./db/pool.js'), import('./db/api-keys.js')]);
+  const [app, migrator, pool, apiKeys] = await Promise.all([import('./app.js'), import('./db/migrate.js'), import('./db/pool.js'), import('./api-keys/repository.js')]);
   return { ...app, ...migrator, ...pool, ...apiKeys };
 }
 

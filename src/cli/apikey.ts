@@ -5,11 +5,11 @@
 //   apikey list            id, name, created, revoked, expires, last used, scopes; never a secret
 //   apikey revoke <id>     the key stops working on every instance within a second
 import { parseArgs } from 'node:util';
-import { newSecret } from '../auth/apiKeys.js';
-import { SCOPES, isScope, type Scope } from '../auth/scopes.js';
+import { newSecret } from '../api-keys/verifier.js';
+import { SCOPES, isScope, type Scope } from '../contract/scopes.js';
 import { ConfigError } from '../config.js';
 import { spec } from '../contract/spec.js';
-import { createApiKeysRepository } from '../db/api-keys.js';
+import { createApiKeysRepository } from '../api-keys/repository.js';
 import { openDatabase } from './database.js';
 
 const usage = [

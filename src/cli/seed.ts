@@ -7,12 +7,12 @@
 // that exists is left as it is, with no order placed for it again. Orders belong to an API
 // key: the oldest key in force that may place orders (the development key, on a database
 // `npm start` made), or else a key made for them, whose secret is printed once.
-import { newSecret } from '../auth/apiKeys.js';
+import { newSecret } from '../api-keys/verifier.js';
 import { loadConfig } from '../config.js';
-import { createApiKeysRepository } from '../db/api-keys.js';
-import { createCategoriesRepository } from '../db/categories.js';
-import { createOrdersRepository } from '../db/orders.js';
-import { createPetsRepository } from '../db/pets.js';
+import { createApiKeysRepository } from '../api-keys/repository.js';
+import { createCategoriesRepository } from '../catalogue/categories.js';
+import { createOrdersRepository } from '../store/orders.js';
+import { createPetsRepository } from '../catalogue/pets.js';
 import { query, statement } from '../db/query.js';
 import { openDatabase } from './database.js';
 

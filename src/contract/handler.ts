@@ -2,16 +2,16 @@
 // `operations` type. A handler typed `Handler<'getPet'>` cannot answer a status the
 // contract does not declare, nor a body of the wrong shape: change the spec, run
 // `npm run generate`, and the compiler points at every handler that must follow.
-import type { FastifyBaseLogger } from 'fastify';
-import type { PathOperationId } from '../../generated/operations.js';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+
 import type { operations } from '../../generated/v1.js';
-import type { Scope } from '../auth/scopes.js';
+import type { Scope } from './scopes.js';
+import type { OperationId } from './spec.js';
 import type { ReadFrom } from '../db/consistency.js';
 import type { Transaction } from '../db/transaction.js';
 import type { Serialized } from '../db/serialized.js';
 
-/** An operation the service serves (the contract's top-level `webhooks` are requests it sends). */
-export type OperationId = PathOperationId;
+export type { OperationId };
 type Operation<K extends OperationId> = operations[K];
 
 type Present<T> = [Exclude<T, undefined>] extends [never] ? Record<string, never> : Exclude<T, undefined>;
@@ -94,8 +94,9 @@ export interface HandlerInput<K extends OperationId> {
   context: RequestContext;
 }
 
-/** A handler: typed input in, a declared answer out. `Services` is what the app provides. */
-export type Handler<K extends OperationId, Services = unknown> = (
-  input: HandlerInput<K>,
-  services: Services,
-) => Promise<HandlerResult<K>>;
+/**
+ * A handler: typed input in, a declared answer out. What it uses is what the app's feature
+ * plugins decorate the instance with (the repositories, `config`, `cursors`...), as
+ * fastify/demo's handlers do: each plugin declares its decorations on FastifyInstance.
+ */
+export type Handler<K extends OperationId> = (input: HandlerInput<K>, app: FastifyInstance) => Promise<HandlerResult<K>>;

@@ -17,14 +17,14 @@
 //   `context.source`, so such bodies are read again with lossless-json.
 // Each check costs a scan only when the raw text could hold what it refuses: most bodies
 // (no '\u' escape, no fraction or exponent) take JSON.parse alone. What is refused is
-// answered as a schema's failures are (src/http/validation-messages.ts): one detail per
+// answered as a schema's failures are (src/errors/validation-messages.ts): one detail per
 // field, at most 20, names repeated in at most 60 characters.
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isLosslessNumber, isSafeNumber, parse } from 'lossless-json';
-import { ApiError, shown, type ErrorDetail } from '../errors.js';
-import { repeatsHeader } from '../http-message.js';
-import { problemsBody } from '../http/validation-messages.js';
+import { ApiError, shown, type ErrorDetail } from '../errors/catalogue.js';
+import { repeatsHeader } from '../http/message.js';
+import { problemsBody } from '../errors/validation-messages.js';
 import { operationIdOf, optionalBodies } from './spec.js';
 
 declare global {
@@ -96,7 +96,7 @@ function inspect(value: unknown, pointer: string, replaced: boolean, add: Detail
   return value;
 }
 
-/** Several Content-Type headers (also when the first is not JSON: src/plugins/errors.ts). */
+/** Several Content-Type headers (also when the first is not JSON: src/errors/plugin.ts). */
 export function repeatedContentType(request: FastifyRequest): ApiError | undefined {
   if (!repeatsHeader(request.raw.rawHeaders, 'content-type')) return undefined;
   return new ApiError('bad_request', 'Send one Content-Type header, not several');

@@ -11,8 +11,8 @@
 // The first middleware of the list is the outermost: its hooks run first and its wrapper
 // sees the request first.
 import type { FastifyReply, FastifyRequest, onRequestHookHandler, onResponseHookHandler, preValidationHookHandler } from 'fastify';
-import type { ErrorBody } from '../errors.js';
-import { sendError } from '../http/error-answer.js';
+import type { ErrorBody } from '../errors/catalogue.js';
+import { sendError } from '../errors/answer.js';
 import type { HandlerInput, HandlerResult, OperationId, RequestContext } from './handler.js';
 import { Serialized } from '../db/serialized.js';
 import { headerParameters, type OperationInfo } from './spec.js';

@@ -13,10 +13,14 @@ import {
   type OperationEntry,
   type OperationTable,
   type ParameterEntry,
+  type PathOperationId,
 } from '../../generated/operations.js';
-import type { OperationId } from './handler.js';
+
 
 export const spec = openapi;
+
+/** An operation the service serves (the contract's top-level `webhooks` are requests it sends). */
+export type OperationId = PathOperationId;
 
 /** An operation as the generator resolved it (generated/operations.ts). */
 export type OperationInfo = OperationEntry & { readonly operationId: OperationId };

@@ -19,11 +19,11 @@ const common: Options = {
   strict: false,
   useDefaults: true,
   removeAdditional: false,
-  // Every problem of a request is reported (src/http/validation-messages.ts bounds how many
+  // Every problem of a request is reported (src/errors/validation-messages.ts bounds how many
   // are listed); bodies are at most BODY_LIMIT bytes, so the work is bounded too.
   allErrors: true,
   // Errors carry the schema they broke, so that a pattern is said in the words of its
-  // `x-pattern-description` (src/http/validation-messages.ts).
+  // `x-pattern-description` (src/errors/validation-messages.ts).
   verbose: true,
 };
 

@@ -5,7 +5,7 @@ import type { Config } from '../config.js';
 // once per connection, and always with its generic plan: left to itself it re-planned the
 // list statements on every execution, which took longer than running them. The statements
 // are written so that their generic plans are right whatever the parameters (the status
-// scan in src/db/pets.ts; test/db/generic-plans.test.ts). PostgreSQL 12+.
+// scan in src/catalogue/pets.ts; test/db/generic-plans.test.ts). PostgreSQL 12+.
 export const PLAN_CACHE_MODE = 'force_generic_plan';
 
 export type DbSettings = Pick<Config, 'DB_POOL_MAX' | 'DB_CONNECT_TIMEOUT_MS' | 'DB_STATEMENT_TIMEOUT_MS'> & { DATABASE_URL: string };

@@ -1,10 +1,9 @@
-import { newSecret } from '../auth/apiKeys.js';
-import { firstMissing } from '../auth/scopes.js';
+import { newSecret } from '../api-keys/verifier.js';
+import { firstMissing } from '../contract/scopes.js';
 import type { Handler } from '../contract/handler.js';
 import { operationPath } from '../contract/spec.js';
-import { errorAnswer } from '../errors.js';
-import { callerScopesOf, callerSecretOf, scopeRefusal } from './caller.js';
-import type { Services } from './services.js';
+import { errorAnswer } from '../errors/catalogue.js';
+import { callerScopesOf, callerSecretOf, scopeRefusal } from '../api-keys/caller.js';
 
 // A new key's Location is its item under the keys' collection path.
 const collection = operationPath('listApiKeys');
@@ -21,7 +20,7 @@ function instantOf(dateTime: string): number {
 // No key grants a scope it does not hold itself (there is no operation that changes a key's
 // scopes), nor a life longer than its own (no operation extends one), so no key can reach
 // beyond its own. The secret is in this answer only.
-export const createApiKey: Handler<'createApiKey', Services> = async ({ body, context }, { apiKeys, apiKeyLimit }) => {
+export const createApiKey: Handler<'createApiKey'> = async ({ body, context }, { apiKeys, config }) => {
   const missing = firstMissing(body.scopes, callerScopesOf(context));
   if (missing) return scopeRefusal(`This API key lacks the scope ${missing}, so it cannot grant it: ask for scopes it holds`, missing);
   const creatorEnd = callerSecretOf(context).expiresAt;
@@ -32,9 +31,9 @@ export const createApiKey: Handler<'createApiKey', Services> = async ({ body, co
   }
   if (expiresAt === undefined && creatorEnd !== Infinity) expiresAt = creatorEnd;
   const { secret, hash, prefix } = newSecret();
-  const key = await apiKeys.createCapped({ name: body.name, hash, prefix, scopes: body.scopes, ...(expiresAt === undefined ? {} : { expiresAt: new Date(expiresAt) }) }, apiKeyLimit);
+  const key = await apiKeys.createCapped({ name: body.name, hash, prefix, scopes: body.scopes, ...(expiresAt === undefined ? {} : { expiresAt: new Date(expiresAt) }) }, config.API_KEY_LIMIT);
   if (!key) {
-    return errorAnswer('api_key_limit', `This deployment has ${apiKeyLimit} API keys in force, the most it allows (API_KEY_LIMIT): revoke a key you no longer use, then create this one`);
+    return errorAnswer('api_key_limit', `This deployment has ${config.API_KEY_LIMIT} API keys in force, the most it allows (API_KEY_LIMIT): revoke a key you no longer use, then create this one`);
   }
   return { status: 201, body: { ...key, prefix, secret }, headers: { Location: `${collection}/${key.id}` } };
 };

@@ -1,14 +1,13 @@
 import type { Handler } from '../contract/handler.js';
-import { errorAnswer } from '../errors.js';
+import { errorAnswer } from '../errors/catalogue.js';
 import { ifMatchCondition } from '../http/conditional.js';
-import { callerOf } from './caller.js';
-import { changedSince, unlessHeld } from './petChange.js';
-import type { Services } from './services.js';
+import { callerOf } from '../api-keys/caller.js';
+import { changedSince, unlessHeld } from '../catalogue/pet-changes.js';
 
 // Removes a pet from the catalogue (soft: its orders keep naming it), in one statement under
-// its row lock (src/db/pets.ts). A pending pet is 409 whatever If-Match says: its order
+// its row lock (src/catalogue/pets.ts). A pending pet is 409 whatever If-Match says: its order
 // must be closed first.
-export const deletePet: Handler<'deletePet', Services> = async ({ params, headers, context }, { pets, orders }) => {
+export const deletePet: Handler<'deletePet'> = async ({ params, headers, context }, { pets, orders }) => {
   const id = params.petId;
   const ifMatch = ifMatchCondition(headers['If-Match']);
   const removal = await unlessHeld(id, callerOf(context), () => pets.remove(id, ifMatch, context.transaction), orders, context.transaction);

@@ -1,13 +1,12 @@
-import { errorAnswer } from '../errors.js';
+import { errorAnswer } from '../errors/catalogue.js';
 import type { Handler } from '../contract/handler.js';
-import { petETag } from '../db/pets.js';
+import { petETag } from '../catalogue/pets.js';
 import { noneMatch } from '../http/conditional.js';
-import type { Services } from './services.js';
 
 // Deprecated in the contract: the Deprecation/Sunset/Link headers are added for every
 // answer by the deprecation middleware (src/middleware/deprecation.ts), not here. The ETag
 // is that of the JSON sent; If-None-Match naming it (or `*`) is 304, without a body.
-export const getPet: Handler<'getPet', Services> = async ({ params, headers, context }, { pets }) => {
+export const getPet: Handler<'getPet'> = async ({ params, headers, context }, { pets }) => {
   const pet = await pets.get(params.petId, context.readFrom);
   if (!pet) return errorAnswer('not_found', `Pet ${params.petId} does not exist`);
   const etag = petETag(pet.json);

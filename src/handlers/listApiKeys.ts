@@ -1,13 +1,12 @@
 import type { Handler } from '../contract/handler.js';
 import { listPaging, refused } from '../pagination/page.js';
-import type { Services } from './services.js';
 
 const paging = listPaging('listApiKeys');
 
 // Every key of the deployment, revoked and expired ones included, never a secret; paged
 // like every list (src/pagination/page.ts). A page stops before the first key that a
 // transaction still running could precede (src/db/append-order.ts).
-export const listApiKeys: Handler<'listApiKeys', Services> = async ({ query }, { apiKeys, cursors }) => {
+export const listApiKeys: Handler<'listApiKeys'> = async ({ query }, { apiKeys, cursors }) => {
   const started = await paging.start(query, cursors);
   if (refused(started)) return started;
   const page = await apiKeys.list(started.after, started.limit);

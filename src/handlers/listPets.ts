@@ -1,12 +1,11 @@
 import type { Handler } from '../contract/handler.js';
 import { listPaging, refused } from '../pagination/page.js';
-import type { Services } from './services.js';
 
 const paging = listPaging('listPets');
 
-// Keyset pages in id order (src/pagination/page.ts, src/db/pets.ts): every pet exactly once
+// Keyset pages in id order (src/pagination/page.ts, src/catalogue/pets.ts): every pet exactly once
 // to a client following rel="next", even while pets are being added.
-export const listPets: Handler<'listPets', Services> = async ({ query, context }, { pets, cursors }) => {
+export const listPets: Handler<'listPets'> = async ({ query, context }, { pets, cursors }) => {
   const started = await paging.start(query, cursors);
   if (refused(started)) return started;
   const request = { limit: started.limit, status: query.status, categoryId: query.categoryId, after: started.after };

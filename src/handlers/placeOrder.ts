@@ -1,16 +1,15 @@
 import { operationPath } from '../contract/spec.js';
 import type { Handler } from '../contract/handler.js';
-import { errorAnswer } from '../errors.js';
-import { callerOf } from './caller.js';
-import type { Services } from './services.js';
+import { errorAnswer } from '../errors/catalogue.js';
+import { callerOf } from '../api-keys/caller.js';
 
 // A new order's Location is its item under the collection it was posted to.
 const collection = operationPath('placeOrder');
 
-// The pet's status and the order change in one statement (src/db/orders.ts); with an
+// The pet's status and the order change in one statement (src/store/orders.ts); with an
 // Idempotency-Key, inside the transaction that stores the answer.
-export const placeOrder: Handler<'placeOrder', Services> = async ({ body, context }, { orders, orderHoldSeconds }) => {
-  const placed = await orders.place({ apiKeyId: callerOf(context), petId: body.petId, holdSeconds: orderHoldSeconds }, context.transaction);
+export const placeOrder: Handler<'placeOrder'> = async ({ body, context }, { orders, config }) => {
+  const placed = await orders.place({ apiKeyId: callerOf(context), petId: body.petId, holdSeconds: config.ORDER_HOLD_SECONDS }, context.transaction);
   switch (placed.outcome) {
     case 'placed':
       return { status: 201, body: placed.order, headers: { Location: `${collection}/${placed.order.id}` } };

@@ -1,7 +1,6 @@
 import { operationPath } from '../contract/spec.js';
 import type { Handler } from '../contract/handler.js';
-import { errorAnswer, shown } from '../errors.js';
-import type { Services } from './services.js';
+import { errorAnswer, shown } from '../errors/catalogue.js';
 
 // A named category's Location is its item under the categories' collection path.
 const collection = operationPath('listCategories');
@@ -9,7 +8,7 @@ const collection = operationPath('listCategories');
 // 201 when the id had no name, 200 when it is renamed (or named the same again, in any letter
 // case). Names are unique ignoring case, whoever writes (the table's unique index decides,
 // also between instances): a name another id holds is 409, naming that id.
-export const putCategory: Handler<'putCategory', Services> = async ({ params, body }, { categories }) => {
+export const putCategory: Handler<'putCategory'> = async ({ params, body }, { categories }) => {
   const put = await categories.put(params.categoryId, body.name);
   switch (put.outcome) {
     case 'created':

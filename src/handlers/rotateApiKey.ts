@@ -1,9 +1,8 @@
-import { newSecret } from '../auth/apiKeys.js';
+import { newSecret } from '../api-keys/verifier.js';
 import type { Handler } from '../contract/handler.js';
 import { spec } from '../contract/spec.js';
-import { errorAnswer } from '../errors.js';
-import { callerOf, callerSecretOf } from './caller.js';
-import type { Services } from './services.js';
+import { errorAnswer } from '../errors/catalogue.js';
+import { callerOf, callerSecretOf } from '../api-keys/caller.js';
 
 /** The contract's default grace, when the body gives none. */
 const DEFAULT_GRACE: number = spec.components.schemas.Rotation.properties.graceSeconds.default;
@@ -12,7 +11,7 @@ const DEFAULT_GRACE: number = spec.components.schemas.Rotation.properties.graceS
 // is its key's identity, so a key rotates only its own, and only with its current secret:
 // no key obtains a secret that acts as another, and a leaked previous secret can neither
 // take a new one nor lock the owner out (docs/security.md, "What each key can do").
-export const rotateApiKey: Handler<'rotateApiKey', Services> = async ({ params, body, context }, { apiKeys }) => {
+export const rotateApiKey: Handler<'rotateApiKey'> = async ({ params, body, context }, { apiKeys }) => {
   const { keyId } = params;
   const caller = callerOf(context);
   if (keyId !== caller) {

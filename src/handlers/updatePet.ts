@@ -1,14 +1,13 @@
 import type { Handler } from '../contract/handler.js';
-import { errorAnswer } from '../errors.js';
+import { errorAnswer } from '../errors/catalogue.js';
 import { ifMatchCondition } from '../http/conditional.js';
-import { callerOf } from './caller.js';
-import { changedSince, unlessHeld } from './petChange.js';
-import type { Services } from './services.js';
+import { callerOf } from '../api-keys/caller.js';
+import { changedSince, unlessHeld } from '../catalogue/pet-changes.js';
 
 // A JSON Merge Patch of name, categoryId and status, decided and written in one statement
-// under the pet's row lock (src/db/pets.ts): If-Match, then the rule that a pending pet's
+// under the pet's row lock (src/catalogue/pets.ts): If-Match, then the rule that a pending pet's
 // status is its order's to change. `{}` changes nothing and answers the pet and its ETag.
-export const updatePet: Handler<'updatePet', Services> = async ({ params, headers, body, context }, { pets, orders }) => {
+export const updatePet: Handler<'updatePet'> = async ({ params, headers, body, context }, { pets, orders }) => {
   const id = params.petId;
   const ifMatch = ifMatchCondition(headers['If-Match']);
   const change = await unlessHeld(id, callerOf(context), () => pets.update(id, body, ifMatch, context.transaction), orders, context.transaction);

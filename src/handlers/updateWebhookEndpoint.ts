@@ -1,13 +1,12 @@
 import type { Handler } from '../contract/handler.js';
-import { callerOf, callerScopesOf } from './caller.js';
-import type { Services } from './services.js';
-import { endpointNotFound, eventTypesRefusal, urlRefusal } from './webhookUrl.js';
+import { callerOf, callerScopesOf } from '../api-keys/caller.js';
+import { endpointNotFound, eventTypesRefusal, urlRefusal } from '../events/webhooks/answers.js';
 
 // A merge patch of url, eventTypes, description and enabled, in one statement
-// (src/db/webhook-endpoints.ts). New event types and a new URL are checked as on creation.
+// (src/events/webhooks/endpoints.ts). New event types and a new URL are checked as on creation.
 // Disabling drops the endpoint's pending deliveries; enabling delivers the events written
 // from then on.
-export const updateWebhookEndpoint: Handler<'updateWebhookEndpoint', Services> = async ({ params, body, context }, { webhookEndpoints, webhookUrls }) => {
+export const updateWebhookEndpoint: Handler<'updateWebhookEndpoint'> = async ({ params, body, context }, { webhookEndpoints, webhookUrls }) => {
   const unseen = body.eventTypes === undefined ? undefined : eventTypesRefusal(body.eventTypes, callerScopesOf(context));
   if (unseen) return unseen;
   const refusal = body.url === undefined ? undefined : await webhookUrls.check(body.url);

@@ -1,7 +1,7 @@
 // The Node HTTP/1 server Fastify runs on (its `serverFactory`), built as Fastify builds its
 // own (node:http's options, then keepAliveTimeout and requestTimeout: fastify/lib/server.js),
 // and in front of Fastify the answers to requests Fastify must not see
-// (src/http/raw-answers.ts):
+// (src/errors/raw-answers.ts):
 // - an HTTP/1.1 request without Host: 400. Node's own check (`requireHostHeader`) answers
 //   with a bare 400, so it is off and this takes its place. Here, in front of Fastify, it
 //   is one check for every request: Fastify's framework errors (a path not validly
@@ -13,7 +13,7 @@
 // making). HOST is an address everywhere this service runs (127.0.0.1, 0.0.0.0).
 import { createServer, type Server, type ServerOptions } from 'node:http';
 import type { FastifyServerFactory } from 'fastify';
-import { answerExpectationFailed, answerHostRequired, lacksHost, type AnswerLog } from './raw-answers.js';
+import { answerExpectationFailed, answerHostRequired, lacksHost, type AnswerLog } from '../errors/raw-answers.js';
 
 export interface NodeServerSettings {
   /** node:http's options (header and request timeouts, their checking interval, Host). */

@@ -1,7 +1,7 @@
 // Pipelined requests (several sent on a connection before the first answer) are processed
 // one after the other, and not at all once the connection is closing.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { attachedResponse } from '../node-internals.js';
+import { attachedResponse } from './node-internals.js';
 
 /**
  * A request read while an earlier answer on its connection is pending (pipelining) waits

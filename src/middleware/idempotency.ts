@@ -15,9 +15,9 @@ import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { OperationInput, OperationMiddleware } from '../contract/middleware.js';
 import { isIdempotent } from '../contract/spec.js';
-import type { IdempotencyKeysRepository } from '../db/idempotency-keys.js';
+import type { IdempotencyKeysRepository } from './idempotency-keys.js';
 import { inTransaction } from '../db/transaction.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../errors/catalogue.js';
 
 /** How long a claim holds before a retry may take over from a request that died. */
 const LEASE_MS = 30_000;

@@ -5,7 +5,7 @@
 // Before validation, so that the answer says this rather than a schema rule.
 import type { preValidationHookHandler } from 'fastify';
 import type { OperationMiddleware } from '../contract/middleware.js';
-import { ApiError, shown } from '../errors.js';
+import { ApiError, shown } from '../errors/catalogue.js';
 
 export function queryParameters(): OperationMiddleware {
   return {

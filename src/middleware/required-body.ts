@@ -4,7 +4,7 @@
 import type { preValidationHookHandler } from 'fastify';
 import type { OperationMiddleware } from '../contract/middleware.js';
 import { requestBodyOf } from '../contract/spec.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../errors/catalogue.js';
 
 const MISSING = 'a JSON body is required';
 

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { OperationId, QueryParams } from '../contract/handler.js';
 import { operationInfo, operationPath, parameterDefault } from '../contract/spec.js';
-import { errorAnswer } from '../errors.js';
+import { errorAnswer } from '../errors/catalogue.js';
 import { InvalidCursorError, type LazyCursorCodec } from './cursor.js';
 
 /** A filter's value as a query holds it: a scalar, or the values of a repeated parameter. */

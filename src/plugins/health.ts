@@ -5,8 +5,8 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type pg from 'pg';
 import { createReadiness } from '../db/readiness.js';
-import { errorBody } from '../errors.js';
-import { sendError } from '../http/error-answer.js';
+import { errorBody } from '../errors/catalogue.js';
+import { sendError } from '../errors/answer.js';
 
 export default fp(
   async function health(fastify: FastifyInstance, { pool, startedUp = () => true }: { pool: pg.Pool; startedUp?: () => boolean }) {

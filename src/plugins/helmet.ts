@@ -4,7 +4,7 @@
 //
 // Registered inside the docs plugin's own scope: @fastify/helmet rebuilds its middleware on
 // every request (two hooks, CSP parsed each time), a cost the JSON API does not pay; its
-// answers get the fixed set of src/plugins/security-headers.ts instead.
+// answers get the fixed set of src/http/security-headers.ts instead.
 import helmet from '@fastify/helmet';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';

@@ -8,10 +8,10 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type pg from 'pg';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { bearerOf, challenge, refusals } from '../auth/bearer.js';
+import { bearerOf, challenge, refusals } from '../api-keys/bearer.js';
 import { operationOf } from '../contract/spec.js';
-import { errorBody } from '../errors.js';
-import { sendError } from '../http/error-answer.js';
+import { errorBody } from '../errors/catalogue.js';
+import { sendError } from '../errors/answer.js';
 
 export interface MetricsOptions {
   access: 'off' | 'open' | 'token';

@@ -3,8 +3,8 @@
 import underPressure from '@fastify/under-pressure';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { errorBody } from '../errors.js';
-import { sendError } from '../http/error-answer.js';
+import { errorBody } from '../errors/catalogue.js';
+import { sendError } from '../errors/answer.js';
 
 export default fp(
   async function loadShedding(fastify: FastifyInstance, { maxEventLoopDelay, sampleInterval }: { maxEventLoopDelay: number; sampleInterval?: number }) {

@@ -1,5 +1,5 @@
 // Creates that arrive together are written together, and lookups and lists that arrive
-// together are one query, whatever their kinds (src/db/coalesce.ts, src/db/pets.ts): each
+// together are one query, whatever their kinds (src/db/coalesce.ts, src/catalogue/pets.ts): each
 // request still gets its own answer, and a create that the database refuses fails alone.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, recordQueries, type TestApp } from '../helper.js';

@@ -81,7 +81,7 @@ describe('Idempotency-Key', () => {
     expect(reused.json().id).not.toBe(first.json().id);
 
     await t.pool.query("UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE key = 'key-expired'");
-    const { createIdempotencyKeysRepository } = await import('../../src/db/idempotency-keys.js');
+    const { createIdempotencyKeysRepository } = await import('../../src/middleware/idempotency-keys.js');
     expect(await createIdempotencyKeysRepository(t.pool).purge()).toBe(1);
     expect((await t.pool.query("SELECT 1 FROM idempotency_keys WHERE key = 'key-expired'")).rowCount).toBe(0);
   });

@@ -202,7 +202,7 @@ describe('getOrder, cancelOrder and completeOrder', () => {
   });
 });
 
-// Placements and closes that arrive in the same turn share one statement (src/db/orders.ts,
+// Placements and closes that arrive in the same turn share one statement (src/store/orders.ts,
 // placeMany and closeMany): each request must still get the answer it gets alone.
 describe('orders that arrive together', () => {
   /**

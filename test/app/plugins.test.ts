@@ -5,12 +5,12 @@
 // keep Fastify's defaults).
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import contract from '../../src/plugins/openapi-glue.js';
-import errors from '../../src/plugins/errors.js';
+import contract from '../../src/contract/routes.js';
+import errors from '../../src/errors/plugin.js';
 import health from '../../src/plugins/health.js';
 import loadShedding from '../../src/plugins/under-pressure.js';
 import metricsPlugin, { createMetrics } from '../../src/plugins/metrics.js';
-import securityHeaders from '../../src/plugins/security-headers.js';
+import securityHeaders from '../../src/http/security-headers.js';
 import servedContract from '../../src/plugins/served-contract.js';
 import cors from '../../src/plugins/cors.js';
 import type pg from 'pg';

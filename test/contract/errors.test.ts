@@ -1,10 +1,10 @@
-// The error codes are defined once, in src/errors.ts; the contract lists them twice (the
+// The error codes are defined once, in src/errors/catalogue.ts; the contract lists them twice (the
 // Error schema's `x-extensible-enum`, and the table in its description), and so does
 // docs/contract.md. All of them must say the same: the same codes, each with one status.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ERROR_CATALOGUE, ERROR_LENGTHS, errorBody, shown } from '../../src/errors.js';
-import { MAX_DETAILS } from '../../src/http/validation-messages.js';
+import { ERROR_CATALOGUE, ERROR_LENGTHS, errorBody, shown } from '../../src/errors/catalogue.js';
+import { MAX_DETAILS } from '../../src/errors/validation-messages.js';
 import { specDocument } from '../contract.js';
 
 const catalogue = Object.fromEntries(Object.entries(ERROR_CATALOGUE).map(([code, { status }]) => [code, status]));
@@ -22,7 +22,7 @@ function tableRows(markdown: string, columns: 'code-status' | 'status-code'): Re
   return rows;
 }
 
-describe('the error catalogue (src/errors.ts) and the contract', () => {
+describe('the error catalogue (src/errors/catalogue.ts) and the contract', () => {
   it.each([
     ["the Error schema's x-extensible-enum", { given: () => errorSchema.properties.code['x-extensible-enum'] as string[], want: Object.keys(catalogue) }],
   ])('%s lists exactly the catalogue\'s codes', (_title, { given, want }) => {
@@ -47,7 +47,7 @@ describe('the error catalogue (src/errors.ts) and the contract', () => {
   });
 });
 
-describe("the Error body's bounds (src/errors.ts) and the contract", () => {
+describe("the Error body's bounds (src/errors/catalogue.ts) and the contract", () => {
   const detail = specDocument.components.schemas.ErrorDetail;
   it('holds every answer to the maxLength and maxItems the contract gives', () => {
     expect(ERROR_LENGTHS).toEqual({

@@ -6,7 +6,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operationTable } from '../../generated/operations.js';
-import { generateApiKey, hashApiKey } from '../../src/auth/apiKeys.js';
+import { generateApiKey, hashApiKey } from '../../src/api-keys/verifier.js';
 import { migrate } from '../../src/db/migrate.js';
 import { specDocument } from '../contract.js';
 import { buildTestApp, createTestDatabase, type ApiRequest, type TestApp } from '../helper.js';

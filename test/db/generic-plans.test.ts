@@ -7,10 +7,10 @@
 // the pool runs them and read how many pet rows each plan touched.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CATEGORY_STATEMENTS } from '../../src/db/categories.js';
-import { EVENT_STATEMENTS } from '../../src/db/events.js';
-import { ORDER_STATEMENTS } from '../../src/db/orders.js';
-import { PET_STATEMENTS } from '../../src/db/pets.js';
+import { CATEGORY_STATEMENTS } from '../../src/catalogue/categories.js';
+import { EVENT_STATEMENTS } from '../../src/events/feed.js';
+import { ORDER_STATEMENTS } from '../../src/store/orders.js';
+import { PET_STATEMENTS } from '../../src/catalogue/pets.js';
 import { PLAN_CACHE_MODE } from '../../src/db/pool.js';
 import { createTestDatabase } from '../helper.js';
 
@@ -86,7 +86,7 @@ describe("statements on some pets read those pets' rows only, with statistics fr
     ],
     ['placing three orders together, one for a pending pet (coalesced)', { given: () => [ORDER_STATEMENTS.placeMany.text, [`{${keyId},${keyId},${keyId}}`, `{${PENDING + 1},${PENDING + 2},7}`, '{900,900,900}']] as const, want: 3 }],
     // A page reads its pets and one more (whether a next page exists); pages are built as
-    // JSON around the scan (src/db/pets.ts, pageOf), which must not change what it reads.
+    // JSON around the scan (src/catalogue/pets.ts, pageOf), which must not change what it reads.
     ['a page of 20 pets, deep in the table', { given: () => [PET_STATEMENTS.list.text, [2500, 20]] as const, want: 21 }],
     ['a page of 20 pending pets, a status that was rare', { given: () => [PET_STATEMENTS.listByStatus.text, ['pending', 300, 20]] as const, want: 21 }],
     ['a page of 20 pets of one category, deep in the table', { given: () => [PET_STATEMENTS.listByCategory.text, [1, null, 2500, 20]] as const, want: 21 }],
@@ -166,7 +166,7 @@ describe("events: a page or a lookup reads its own events only, with the statist
 
   // A page that holds every event the key may see (here: none of a type that has none) reads
   // no event of that type, then at most 1,000 events after the cursor to move it to where the
-  // feed is final (src/db/events.ts, HEAD_SCAN). Without the type's index it read every event.
+  // feed is final (src/events/feed.ts, HEAD_SCAN). Without the type's index it read every event.
   it.each([
     ['category.deleted, of which there is none, every event a key sees', { given: () => [EVENT_STATEMENTS.listBothOfTypes.text, [0, 20, '{category.deleted}', keyId]] as const }],
     ['category.deleted, of which there is none, catalogue events', { given: () => [EVENT_STATEMENTS.listCatalogueOfTypes.text, [0, 20, '{category.deleted}']] as const }],

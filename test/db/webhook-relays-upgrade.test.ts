@@ -5,7 +5,7 @@
 // relay again from the oldest event (which would fan out every event kept once more).
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { generateApiKey, hashApiKey } from '../../src/auth/apiKeys.js';
+import { generateApiKey, hashApiKey } from '../../src/api-keys/verifier.js';
 import { migrate } from '../../src/db/migrate.js';
 import { buildTestApp, createTestDatabase, type TestApp } from '../helper.js';
 import { within } from '../process.js';

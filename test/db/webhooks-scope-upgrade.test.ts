@@ -3,7 +3,7 @@
 // keys from before scopes), and to no other key. The keys keep everything else.
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { generateApiKey, hashApiKey } from '../../src/auth/apiKeys.js';
+import { generateApiKey, hashApiKey } from '../../src/api-keys/verifier.js';
 import { migrate } from '../../src/db/migrate.js';
 import { buildTestApp, createTestDatabase, type TestApp } from '../helper.js';
 

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateApiKey, hashApiKey } from '../../src/auth/apiKeys.js';
+import { generateApiKey, hashApiKey } from '../../src/api-keys/verifier.js';
 import { contractViolations, specDocument } from '../contract.js';
 import { createTestDatabase } from '../helper.js';
 import { root, within } from '../process.js';

@@ -6,7 +6,7 @@
 //   409 naming the winner, never a 5xx; the loser is unchanged.
 // - One new id given one name (in different cases) by many requests at once: every answer
 //   2xx, exactly one 201, never a 409 naming the id itself nor a 5xx (both requests can
-//   pass ON CONFLICT's check of the id before either inserts: src/db/categories.ts). That
+//   pass ON CONFLICT's check of the id before either inserts: src/catalogue/categories.ts). That
 //   window is narrow: it opens in a few rounds of a hundred, hence the many rounds.
 import { describe, expect, it } from 'vitest';
 import type { ServerProcess } from '../process.js';

@@ -94,7 +94,7 @@ describe('two instances on one database', () => {
   });
 
   it('the same 30 pets ordered on both instances at once, in opposite orders: each placed once, every other answer 409', async () => {
-    // Each instance gathers what arrives together into one statement (src/db/orders.ts,
+    // Each instance gathers what arrives together into one statement (src/store/orders.ts,
     // placeMany): two such batches over the same pets must neither sell one twice nor
     // wait on each other in a circle (a deadlock would cost a batch its statement).
     const pets = await newPets(30);

@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contractViolations } from '../contract.js';
-import { generateApiKey, hashApiKey } from '../../src/auth/apiKeys.js';
+import { generateApiKey, hashApiKey } from '../../src/api-keys/verifier.js';
 import { createTestDatabase } from '../helper.js';
 import { apikey, root, startServer, within, type ServerProcess } from '../process.js';
 import { REDIS_URL, requires } from '../support/requires.js';

@@ -289,7 +289,7 @@ describe('a client that goes away is logged once, at info, and is not a database
     }
     // If it fails, it says what the service logged, whether the pet was stored and what the
     // database ran. (On a busy machine the answer could be sent after the reset was read
-    // but before 'close': no line at all, the pet stored. src/access-log.ts explains.)
+    // but before 'close': no line at all, the pet stored. src/http/access-log.ts explains.)
     await within(10_000, async () => logLines().some((l) => l.reqId === requestId)).catch(async (error: unknown) => {
       const activity = (await t.pool.query("SELECT state, wait_event_type, left(query, 60) AS query FROM pg_stat_activity WHERE datname = current_database()")).rows;
       throw new Error(`${String(error)}; stored: ${(await count()) - before}; last log lines: ${JSON.stringify(logLines().slice(-3).map((l) => [l.reqId, l.msg, l.statusCode]))}; pg_stat_activity: ${JSON.stringify(activity)}`);

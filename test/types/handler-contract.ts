@@ -3,7 +3,7 @@
 // types stop enforcing the contract.
 import type { Handler } from '../../src/contract/handler.js';
 import { Serialized } from '../../src/db/serialized.js';
-import type { Pet } from '../../src/db/pets.js';
+import type { Pet } from '../../src/catalogue/pets.js';
 
 const pet = { id: 1, name: 'Rex', categoryId: 2, status: 'available' as const };
 const error = { code: 'not_found', message: 'Pet 1 does not exist', status: 404 };

@@ -1,7 +1,7 @@
 // The address classifier as a pure function: every refused range, IPv4 and IPv6 (its first
 // and last address, and one inside), and public addresses on either side of them that pass.
 import { describe, expect, it } from 'vitest';
-import { classifyAddress, type RefusedKind } from '../../src/webhooks/address.js';
+import { classifyAddress, type RefusedKind } from '../../src/events/webhooks/address.js';
 
 const refused: Array<[string, RefusedKind]> = [
   // IPv4

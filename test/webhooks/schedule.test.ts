@@ -1,7 +1,7 @@
 // The retry schedule as pure functions: the Standard Webhooks delays, the last repeated, and
 // Retry-After (seconds or an HTTP date, at most 24 h) when it is longer.
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_SCHEDULE_SECONDS, nextDelayMs, retryAfterMs } from '../../src/webhooks/schedule.js';
+import { DEFAULT_SCHEDULE_SECONDS, nextDelayMs, retryAfterMs } from '../../src/events/webhooks/schedule.js';
 
 const now = Date.parse('2026-11-26T10:00:00.000Z');
 

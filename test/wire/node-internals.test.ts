@@ -1,10 +1,10 @@
-// What src/node-internals.ts relies on in Node's HTTP server, checked on a plain node:http
+// What src/http/node-internals.ts relies on in Node's HTTP server, checked on a plain node:http
 // server so that a Node release that changes it fails here, by name, rather than somewhere
-// in the error answers (src/http/raw-answers.ts: handleClientError; src/http/pipelining.ts: awaitTurn).
+// in the error answers (src/errors/raw-answers.ts: handleClientError; src/http/pipelining.ts: awaitTurn).
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import net, { type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { attachedResponse } from '../../src/node-internals.js';
+import { attachedResponse } from '../../src/http/node-internals.js';
 
 interface Seen {
   request: IncomingMessage;
@@ -49,7 +49,7 @@ async function until<T>(what: string, value: () => T | undefined): Promise<T> {
 
 const get = (path: string) => `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`;
 
-describe("src/node-internals.ts: Node's answer attached to a connection", () => {
+describe("src/http/node-internals.ts: Node's answer attached to a connection", () => {
   it("is the request's own response while it is handled", async () => {
     const seen: Seen[] = [];
     connect(await serve(seen)).write(get('/one'));

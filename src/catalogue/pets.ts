@@ -1,0 +1,406 @@
+// The pets table: every statement that reads or writes it, and the one place where a pet's
+// status is written: by orders (`PET_STATUS_CHANGES`, which orders' statements embed so that
+// an order and its pet change in one statement) and by updatePet (`update`), which never
+// makes a pet pending nor changes a pending pet's status.
+//
+// Reads are each pet's JSON as the contract writes it (`as_json`, built by PostgreSQL:
+// docs/decisions/0003-postgresql-built-json.md), joined into pages by PostgreSQL and sent
+// as they are (src/db/serialized.ts). Pages are keyset pages in id order that keep
+// every pet exactly once while pets are being added (docs/decisions/0001-append-order.md).
+// Reads and creates that arrive together share a statement (src/db/coalesce.ts,
+// docs/decisions/0002-request-coalescing.md).
+//
+// A removed pet (deletePet: `deleted_at` set, the row kept for the orders that name it) is
+// invisible: every statement here that reads or changes pets skips it, and placing an order
+// skips it too (`hold`). Changes and removals lock the pet's row, compare and write in one
+// statement: two of them, or one and an order's placement, on any instances, are decided
+// one after the other on the pet's newest version.
+import { createHash } from 'node:crypto';
+import type { components } from '../../generated/v1.js';
+import { Serialized } from '../db/serialized.js';
+import { heldFrom, nextAfter } from '../db/append-order.js';
+import { coalesce } from '../db/coalesce.js';
+import { createReader, type Pools, type ReadFrom } from '../db/consistency.js';
+import type { Statement } from '../db/query.js';
+import { query, statement, type Queryable } from '../db/query.js';
+
+export type Pet = components['schemas']['Pet'];
+export type NewPet = components['schemas']['NewPet'];
+export type PetStatus = components['schemas']['PetStatus'];
+export type PetPatch = components['schemas']['PetPatch'];
+
+interface PetRow {
+  id: number;
+  name: string;
+  category_id: number;
+  status: PetStatus | null;
+  as_json: string;
+}
+const PET_COLUMNS = 'id, name, category_id, status, as_json';
+
+/**
+ * A pet's strong entity tag, from its JSON (`as_json`): `"` + base64url of the first 16
+ * bytes of its SHA-256 + `"`. The SQL function `pet_etag` (migrations/1763700000009) is the
+ * same computation, used where If-Match is compared under the row's lock; a test holds the
+ * two equal. Same JSON, same tag: it changes exactly when the representation does.
+ */
+export function petETag(json: string): string {
+  return `"${createHash('sha256').update(json, 'utf8').digest().subarray(0, 16).toString('base64url')}"`;
+}
+
+/**
+ * Every change of a pet's status, as SQL to embed in the statement that makes it (placing,
+ * closing and expiring orders: src/store/orders.ts). Pets are named by key (`id = ANY (...)`),
+ * so that every plan reaches them by the primary key whatever the statistics say
+ * (test/db/generic-plans.test.ts). Beside these, only updatePet writes a status
+ * (PET_STATEMENTS.update), and never to or from `pending`.
+ */
+export const PET_STATUS_CHANGES = {
+  /** available → pending, for the pets of `ids` (an SQL array) that are available and not removed; returns their `id`. */
+  hold: (ids: string) => `UPDATE pets SET status = 'pending' WHERE id = ANY (${ids}) AND status = 'available' AND deleted_at IS NULL RETURNING id`,
+  /**
+   * pending → sold for the pets of `sold`, pending → available for the other pets of `ids`
+   * (SQL arrays). The status is compared through coalesce, which no index serves: beside the
+   * array, a plain `status = 'pending'` let the planner walk every pending pet instead.
+   */
+  release: (ids: string, sold: string) =>
+    `UPDATE pets SET status = CASE WHEN pets.id = ANY (${sold}) THEN 'sold' ELSE 'available' END WHERE pets.id = ANY (${ids}) AND coalesce(pets.status, '') = 'pending'`,
+};
+
+// A page scans `lim + 1` rows in id order: the extra one says whether more follow. The status
+// scan means `status = s AND id > after`, written so that only the (status, id) index can
+// serve it, from the right place, under a generic plan (the row comparison starts just after
+// (s, after), `status <= s` ends it); written plainly, a generic plan picks the primary key
+// and filters, which walks most of the table when the status is rare among the lowest ids.
+// The category scan is the same over the (category_id, id) index, `status` (null: any) a
+// filter on it. Removed pets are filtered out of every scan, as another status is: a page
+// holds back from its first pet that is not final among those it returns, whatever was
+// skipped before it (src/db/append-order.ts).
+const scan = (after: string, lim: string) => `SELECT id, as_json, visible_after FROM pets WHERE id > ${after} AND deleted_at IS NULL ORDER BY id LIMIT ${lim} + 1`;
+const statusScan = (status: string, after: string, lim: string) =>
+  `SELECT id, as_json, visible_after FROM pets WHERE (status, id) > (${status}, ${after}) AND status <= ${status} AND deleted_at IS NULL ORDER BY status, id LIMIT ${lim} + 1`;
+const categoryScan = (category: string, status: string, after: string, lim: string) =>
+  `SELECT id, as_json, visible_after FROM pets WHERE (category_id, id) > (${category}, ${after}) AND category_id <= ${category} AND deleted_at IS NULL
+    AND (${status} IS NULL OR status = ${status}) ORDER BY category_id, id LIMIT ${lim} + 1`;
+// A page as one row: its pets' JSON joined in id order (the aggregate's ORDER BY, not the
+// scan's, orders it), whether more follow, its last id, and `held_from`, the rank of its first
+// pet that is not final yet (src/db/append-order.ts; null: none). An aggregate without GROUP
+// BY gives its row for an empty page too.
+const page = (scanned: string, lim: string) =>
+  `SELECT '[' || coalesce(string_agg(as_json, ',' ORDER BY id) FILTER (WHERE n <= ${lim}), '') || ']' AS page,
+    count(*) > ${lim} AS more, max(id) FILTER (WHERE n <= ${lim}) AS last, ${heldFrom('pets', '0', lim)}
+  FROM (SELECT s.*, row_number() OVER (ORDER BY s.id) AS n FROM (${scanned}) AS s) AS q`;
+
+// A batch's parts, each row tagged with its slot: looked-up pets in slot 0 (their id as
+// `last`), pages in the slots the caller numbered.
+const lookups = (ids: string) => `SELECT 0 AS i, as_json AS page, false AS more, id AS last, NULL::bigint AS held_from FROM pets WHERE id = ANY (${ids}) AND deleted_at IS NULL`;
+const pages = (slots: string, afters: string, sizes: string) =>
+  `SELECT t.i, p.* FROM unnest(${slots}, ${afters}, ${sizes}) AS t(i, after, lim) CROSS JOIN LATERAL (${page(scan('t.after', 't.lim'), 't.lim')}) AS p`;
+const statusPages = (slots: string, statuses: string, afters: string, sizes: string) =>
+  `SELECT t.i, p.* FROM unnest(${slots}, ${statuses}, ${afters}, ${sizes}) AS t(i, status, after, lim) CROSS JOIN LATERAL (${page(statusScan('t.status', 't.after', 't.lim'), 't.lim')}) AS p`;
+
+// The first part of a change: the pet's row locked (`FOR UPDATE` waits for a writer that
+// holds it, then reads its newest version), and what that version allows: `matched`, the
+// If-Match condition ($tags: strong entity tags, null when there is none) holds; `reserved`,
+// the pet is pending and the change would touch its status ($status: whether it does).
+const decide = (id: string, tags: string, status: string) => `target AS MATERIALIZED (
+      SELECT id, status, as_json FROM pets WHERE id = ${id} AND deleted_at IS NULL FOR UPDATE
+    ), decided AS MATERIALIZED (
+      SELECT as_json, (${tags}::text[] IS NULL OR pet_etag(as_json) = ANY (${tags}::text[])) AS matched,
+        (${status} AND coalesce(status, '') = 'pending') AS reserved
+      FROM target
+    )`;
+interface ChangeRow {
+  matched: boolean;
+  reserved: boolean;
+  /** The pet's JSON after the change (or as it stands when nothing was written). */
+  as_json: string;
+}
+
+interface PageRow {
+  page: string;
+  more: boolean;
+  last: number | null;
+  held_from: number | null;
+}
+interface SlotRow extends PageRow {
+  /** 0: a looked-up pet (its id in `last`); else the page's slot. */
+  i: number;
+}
+
+/** The pet statements (bench:scale explains them; test/db/generic-plans.test.ts plans them). */
+export const PET_STATEMENTS = {
+  insert: statement<PetRow>('pets-insert', `INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${PET_COLUMNS}`),
+  // Several at once: rows reach the insert in the arrays' order (ORDER BY ordinality) and
+  // ids are drawn as rows are inserted, so ascending ids follow the arrays' order.
+  insertMany: statement<PetRow>(
+    'pets-insert-many',
+    `INSERT INTO pets (name, category_id, status)
+    SELECT name, category_id, status FROM unnest($1::text[], $2::bigint[], $3::text[]) WITH ORDINALITY AS t(name, category_id, status, i) ORDER BY i
+    RETURNING ${PET_COLUMNS}`,
+  ),
+  // Reads, one statement per kind of batch (a statement's plan is set up whole on every
+  // execution, so a single page does not pay for the parts of a mixed batch): a lookup, a
+  // page ($1 after, $2 size), a page of one status ($1 status, $2 after, $3 size), several of
+  // one kind (by slot), and any mix of them (`readMany`).
+  get: statement<{ as_json: string }>('pets-get', 'SELECT as_json FROM pets WHERE id = $1 AND deleted_at IS NULL'),
+  list: statement<PageRow>('pets-list', page(scan('$1', '$2::int'), '$2::int')),
+  listByStatus: statement<PageRow>('pets-list-by-status', page(statusScan('$1', '$2', '$3::int'), '$3::int')),
+  getMany: statement<SlotRow>('pets-get-many', lookups('$1::bigint[]')),
+  listMany: statement<SlotRow>('pets-list-many', pages('$1::int[]', '$2::bigint[]', '$3::int[]')),
+  listByStatusMany: statement<SlotRow>('pets-list-by-status-many', statusPages('$1::int[]', '$2::text[]', '$3::bigint[]', '$4::int[]')),
+  // ($1) ids to look up, ($2 slots, $3 afters, $4 sizes) pages, ($5 slots, $6 statuses,
+  // $7 afters, $8 sizes) pages of one status; an empty array makes its part empty.
+  readMany: statement<SlotRow>(
+    'pets-read-many',
+    `${lookups('$1::bigint[]')} UNION ALL ${pages('$2::int[]', '$3::bigint[]', '$4::int[]')} UNION ALL ${statusPages('$5::int[]', '$6::text[]', '$7::bigint[]', '$8::int[]')}`,
+  ),
+  // listPets with `id`: a page among the pets of these ids ($1 ids, $2 after, $3 size, $4
+  // status or null, $5 category or null), in id order (the primary key serves it).
+  listByIds: statement<PageRow>(
+    'pets-list-by-ids',
+    page(
+      `SELECT id, as_json, visible_after FROM pets WHERE id = ANY ($1::bigint[]) AND id > $2 AND deleted_at IS NULL
+        AND ($4::text IS NULL OR status = $4) AND ($5::bigint IS NULL OR category_id = $5) ORDER BY id LIMIT $3::int + 1`,
+      '$3::int',
+    ),
+  ),
+  // listPets with `categoryId` ($1 category, $2 status or null, $3 after, $4 size).
+  listByCategory: statement<PageRow>('pets-list-by-category', page(categoryScan('$1::bigint', '$2::text', '$3', '$4::int'), '$4::int')),
+  // updatePet ($1 id, $2 If-Match's strong tags or null: no condition, $3 name or null, $4
+  // category or null, $5 whether status is set, $6 the status it is set to). One statement:
+  // the pet's row is locked (after waiting for a writer that holds it, READ COMMITTED gives
+  // its newest version), the tags compared and the status rule checked on that version, and
+  // the row written only when both allow it and something changes. No row: no such pet.
+  update: statement<ChangeRow>(
+    'pets-update',
+    `WITH ${decide('$1', '$2', '$5::boolean')},
+    changed AS (
+      UPDATE pets SET name = coalesce($3::text, pets.name), category_id = coalesce($4::bigint, pets.category_id),
+        status = CASE WHEN $5::boolean THEN $6::text ELSE pets.status END
+      WHERE pets.id = $1 AND pets.deleted_at IS NULL AND EXISTS (SELECT FROM decided WHERE matched AND NOT reserved)
+        AND (pets.name, pets.category_id, pets.status) IS DISTINCT FROM (coalesce($3::text, pets.name), coalesce($4::bigint, pets.category_id), CASE WHEN $5::boolean THEN $6::text ELSE pets.status END)
+      RETURNING pets.as_json
+    )
+    SELECT decided.matched, decided.reserved, coalesce((SELECT as_json FROM changed), decided.as_json) AS as_json FROM decided`,
+  ),
+  // deletePet ($1 id, $2 If-Match's strong tags or null): as `update`, setting `deleted_at`;
+  // a pending pet is never removed.
+  remove: statement<ChangeRow>(
+    'pets-remove',
+    `WITH ${decide('$1', '$2', 'true')},
+    removed AS (
+      UPDATE pets SET deleted_at = statement_timestamp()
+      WHERE pets.id = $1 AND pets.deleted_at IS NULL AND EXISTS (SELECT FROM decided WHERE matched AND NOT reserved)
+      RETURNING pets.id
+    )
+    SELECT decided.matched, decided.reserved, decided.as_json FROM decided`,
+  ),
+};
+
+export interface PetPage {
+  /** The page's size: at most this many pets. */
+  limit: number;
+  status: PetStatus | undefined;
+  after: number;
+  /** Only pets of this category (undefined: any). */
+  categoryId?: number | undefined;
+}
+
+/** A pet as an answer sends it: its JSON, and its entity tag. */
+export interface TaggedPet<P> {
+  pet: P;
+  etag: string;
+}
+
+/**
+ * Strong entity tags that If-Match names (`"..."`, weak ones left out), or undefined for no
+ * condition (no If-Match, or `*`: any pet that exists).
+ */
+export type IfMatch = readonly string[] | undefined;
+
+/** What a change or a removal did: `reserved` when a placed order holds the pet (it is pending). */
+export type PetChange<Done> = Done | { outcome: 'not-found' } | { outcome: 'precondition-failed' } | { outcome: 'reserved' };
+
+/** A page of pets, as listPets answers it. */
+export interface PetsPage {
+  /** The page's pets, as the answer's JSON array. */
+  pets: Serialized<Pet[]>;
+  /** The id the next page starts after, or undefined when this page is the last. */
+  next: number | undefined;
+}
+
+const EMPTY: PageRow = { page: '[]', more: false, last: null, held_from: null };
+
+function toPet(row: PetRow): TaggedPet<Pet> {
+  const pet: Pet = { id: row.id, name: row.name, categoryId: row.category_id };
+  if (row.status !== null) pet.status = row.status;
+  return { pet, etag: petETag(row.as_json) };
+}
+
+/**
+ * What a change's row says (none: no such pet). RFC 9110 §13.2.1: preconditions are
+ * ignored when the request would fail without them, before its content is read. A pending
+ * pet refuses every removal (`reservedFirst`: 409 whatever If-Match says), and refuses a
+ * patch only for what its content sets (If-Match is evaluated first: 412).
+ */
+function toChange<Done>(row: ChangeRow | undefined, done: (row: ChangeRow) => Done, reservedFirst: boolean): PetChange<Done> {
+  if (!row) return { outcome: 'not-found' };
+  if (reservedFirst && row.reserved) return { outcome: 'reserved' };
+  if (!row.matched) return { outcome: 'precondition-failed' };
+  if (row.reserved) return { outcome: 'reserved' };
+  return done(row);
+}
+
+/** What the coalesced reader is asked: a pet by id, or a page. */
+type PetRead = { kind: 'get'; id: number } | { kind: 'page'; page: PetPage };
+/** What it answers: the pet's JSON (or undefined: none of that id), or a page's row. */
+type PetReadAnswer = Serialized<Pet> | undefined | PageRow;
+const readKey = (r: PetRead): string => (r.kind === 'get' ? `get:${r.id}` : `${r.page.status ?? ''}:${r.page.after}:${r.page.limit}`);
+
+/** The statement for a batch of reads, its values, and how to find each read's answer in its rows. */
+function readBatch(reads: readonly PetRead[]): { statement: Statement<SlotRow>; values: unknown[]; answer: (rows: SlotRow[]) => PetReadAnswer[] } {
+  const gets: number[] = [];
+  const plain: { slot: number; page: PetPage }[] = [];
+  const filtered: { slot: number; page: PetPage }[] = [];
+  reads.forEach((r, slot) => (r.kind === 'get' ? gets.push(r.id) : (r.page.status ? filtered : plain).push({ slot: slot + 1, page: r.page })));
+  const plainValues = [plain.map((p) => p.slot), plain.map((p) => p.page.after), plain.map((p) => p.page.limit)];
+  const filteredValues = [filtered.map((p) => p.slot), filtered.map((p) => p.page.status), filtered.map((p) => p.page.after), filtered.map((p) => p.page.limit)];
+  const [statement, values] =
+    gets.length === reads.length
+      ? [PET_STATEMENTS.getMany, [gets]]
+      : plain.length === reads.length
+        ? [PET_STATEMENTS.listMany, plainValues]
+        : filtered.length === reads.length
+          ? [PET_STATEMENTS.listByStatusMany, filteredValues]
+          : [PET_STATEMENTS.readMany, [gets, ...plainValues, ...filteredValues]];
+  return {
+    statement,
+    values,
+    answer: (rows) => {
+      const found = new Map<number, Serialized<Pet>>();
+      const pages = new Map<number, PageRow>();
+      for (const row of rows) {
+        if (row.i === 0) found.set(row.last as number, new Serialized<Pet>(row.page));
+        else pages.set(row.i, row);
+      }
+      return reads.map((r, slot) => (r.kind === 'get' ? found.get(r.id) : (pages.get(slot + 1) ?? EMPTY)));
+    },
+  };
+}
+
+/** One read alone: its own statement. */
+async function readOne(read: Reader, from: ReadFrom, r: PetRead): Promise<PetReadAnswer> {
+  if (r.kind === 'get') {
+    const [row] = await read(from, PET_STATEMENTS.get, [r.id]);
+    return row && new Serialized<Pet>(row.as_json);
+  }
+  const { status, after, limit } = r.page;
+  const [row] = status ? await read(from, PET_STATEMENTS.listByStatus, [status, after, limit]) : await read(from, PET_STATEMENTS.list, [after, limit]);
+  return row ?? EMPTY;
+}
+
+type Reader = ReturnType<typeof createReader>;
+
+/**
+ * `pools.primary` takes every write. With `pools.replica`, lookups and pages read from it
+ * unless asked for the primary (src/db/consistency.ts says when); a page the replica held
+ * pets back from (it cannot see which transactions are writing pets) is read again from
+ * the primary, which can.
+ */
+export function createPetsRepository(pools: Pools) {
+  const { primary, replica } = pools;
+  const read: Reader = createReader(pools);
+  const insertOne = async (pet: NewPet, on: Queryable): Promise<TaggedPet<Pet>> => toPet((await query(on, PET_STATEMENTS.insert, [pet.name, pet.categoryId, pet.status ?? null]))[0] as PetRow);
+  // Serial: an insert into pets waits on no other transaction (decision record 0001), so
+  // gathering the creates that arrive while one is in flight into the next statement only
+  // saves commits.
+  const insert = coalesce<NewPet, TaggedPet<Pet>>({
+    max: 100,
+    serial: true,
+    one: (pet) => insertOne(pet, primary),
+    many: async (pets) => {
+      const rows = await query(primary, PET_STATEMENTS.insertMany, [pets.map((p) => p.name), pets.map((p) => p.categoryId), pets.map((p) => p.status ?? null)]);
+      if (rows.length !== pets.length) throw new Error(`inserted ${rows.length} pets for ${pets.length}`);
+      return rows.sort((a, b) => a.id - b.id).map(toPet);
+    },
+  });
+  // Lookups and pages, coalesced per server they read from: what arrives in one turn is one
+  // statement. The same page or pet asked twice in a batch is read once.
+  const reader = (from: ReadFrom) => {
+    const many = async (reads: PetRead[]): Promise<PetReadAnswer[]> => {
+      const { statement, values, answer } = readBatch(reads);
+      return answer(await read(from, statement, values));
+    };
+    return coalesce<PetRead, PetReadAnswer>({ max: 100, key: readKey, one: (r) => readOne(read, from, r), many });
+  };
+  const readers = { primary: reader('primary'), replica: reader('replica') };
+  const lookup = async (from: ReadFrom, id: number) => (await readers[from]({ kind: 'get', id })) as Serialized<Pet> | undefined;
+  /**
+   * The page `read` answers, cut before its first pet that is not final (src/db/append-order.ts).
+   * A replica cannot tell which transactions are writing pets: there, the primary answers.
+   */
+  const settle = async (row: PageRow, from: ReadFrom, p: PetPage, read: (from: ReadFrom, p: PetPage) => Promise<PageRow>): Promise<PetsPage> => {
+    if (row.held_from === null) return { pets: new Serialized<Pet[]>(row.page), next: nextAfter(row.more, row.last ?? undefined, p.after) };
+    if (from === 'replica' && replica) return settle(await read('primary', p), 'primary', p, read);
+    if (row.held_from === 1) return { pets: new Serialized<Pet[]>('[]'), next: p.after };
+    // The pets before it, read again (rarely: only at the newest pets while one is being added).
+    const shorter = { ...p, limit: row.held_from - 1 };
+    return settle(await read(from, shorter), from, shorter, read);
+  };
+  const readPage = async (from: ReadFrom, p: PetPage) => (await readers[from]({ kind: 'page', page: p })) as PageRow;
+  const pageOf = async (from: ReadFrom, p: PetPage): Promise<PetsPage> => settle(await readPage(from, p), from, p, readPage);
+
+  // A category's pages are read alone (not coalesced).
+  const readCategory = async (on: ReadFrom, q: PetPage) => (await read(on, PET_STATEMENTS.listByCategory, [q.categoryId, q.status ?? null, q.after, q.limit]))[0] ?? EMPTY;
+
+  return {
+    /** At most `limit` pets with an id above `after` (of `status`, of `categoryId`), in id order, and where the next page starts. */
+    async list(p: PetPage, from: ReadFrom = 'replica'): Promise<PetsPage> {
+      if (p.categoryId !== undefined) return settle(await readCategory(from, p), from, p, readCategory);
+      return pageOf(from, p);
+    },
+
+    /** Like `list`, only among the pets of these ids (not coalesced: one-off look-ups). */
+    async listByIds(ids: readonly number[], p: PetPage, from: ReadFrom = 'replica'): Promise<PetsPage> {
+      const readIds = async (on: ReadFrom, q: PetPage) => (await read(on, PET_STATEMENTS.listByIds, [ids, q.after, q.limit, q.status ?? null, q.categoryId ?? null]))[0] ?? EMPTY;
+      return settle(await readIds(from, p), from, p, readIds);
+    },
+
+    /** The pet's JSON, or undefined when none has this id. */
+    async get(id: number, from: ReadFrom = 'replica'): Promise<Serialized<Pet> | undefined> {
+      const pet = await lookup(from, id);
+      // Not on a lagging replica may still mean created a moment ago: the primary decides.
+      if (!pet && from === 'replica' && replica) return lookup('primary', id);
+      return pet;
+    },
+
+    /**
+     * Stores a pet: in `tx`, as one statement of the caller's transaction; otherwise
+     * coalesced with the creates that arrive at the same time (one statement, one commit).
+     */
+    create(pet: NewPet, tx?: Queryable): Promise<TaggedPet<Pet>> {
+      return tx ? insertOne(pet, tx) : insert(pet);
+    },
+
+    /**
+     * Applies a merge patch to a pet, if `ifMatch` allows it and, when it sets `status`, the
+     * pet is not pending; a patch that changes nothing writes nothing. One statement (see
+     * PET_STATEMENTS.update), in `tx` when given.
+     */
+    async update(id: number, patch: PetPatch, ifMatch: IfMatch, tx?: Queryable): Promise<PetChange<{ outcome: 'changed' } & TaggedPet<Serialized<Pet>>>> {
+      const setsStatus = Object.hasOwn(patch, 'status');
+      const values = [id, ifMatch ?? null, patch.name ?? null, patch.categoryId ?? null, setsStatus, patch.status ?? null];
+      const [row] = await query(tx ?? primary, PET_STATEMENTS.update, values);
+      return toChange(row, (r) => ({ outcome: 'changed' as const, pet: new Serialized<Pet>(r.as_json), etag: petETag(r.as_json) }), false);
+    },
+
+    /** Removes a pet (soft: see migrations/1763700000009), if `ifMatch` allows it and it is not pending. */
+    async remove(id: number, ifMatch: IfMatch, tx?: Queryable): Promise<PetChange<{ outcome: 'removed' }>> {
+      const [row] = await query(tx ?? primary, PET_STATEMENTS.remove, [id, ifMatch ?? null]);
+      return toChange(row, () => ({ outcome: 'removed' as const }), true);
+    },
+  };
+}
+
+export type PetsRepository = ReturnType<typeof createPetsRepository>;
