@@ -1,5 +1,6 @@
 // Configuration comes only from the environment and is validated once, at start-up:
 // a wrong value stops the process with one line that names the variable.
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import envSchema from 'env-schema';
 import { projectRoot } from './paths.js';
@@ -131,6 +132,23 @@ export const configSchema = {
 } as const;
 
 export class ConfigError extends Error {}
+
+/**
+ * Reads settings from a `.env` file into the environment, as `npm start` and the CLI do
+ * before `loadConfig`: `ENV_FILE` names the file (empty: none), else `.env` in the project
+ * root when there is one. A variable already in the environment wins over the file's.
+ * Returns the file read, if any.
+ */
+export function readEnvFile(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const file = env.ENV_FILE ?? path.join(projectRoot, '.env');
+  if (file === '' || (env.ENV_FILE === undefined && !existsSync(file))) return undefined;
+  try {
+    process.loadEnvFile(file);
+  } catch (error) {
+    throw new ConfigError(`Invalid configuration: ENV_FILE ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)}): give a readable file, or ENV_FILE= for none`);
+  }
+  return file;
+}
 
 /** Reads and validates the configuration; throws ConfigError with a one-line message. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {

@@ -6,7 +6,7 @@
 // before it: a restart is ready sooner (docs/performance.md, "npm start").
 import closeWithGrace from 'close-with-grace';
 import { newSecret } from './auth/apiKeys.js';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { ConfigError, loadConfig, readEnvFile, type Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
 import type { buildApp } from './app.js';
 import type { ApiKeysRepository } from './db/api-keys.js';
@@ -148,6 +148,8 @@ function listenError(error: unknown, { HOST, PORT }: Config): unknown {
 
 let config: Config;
 try {
+  const envFile = readEnvFile();
+  if (envFile) note(`Settings read from ${envFile} (the environment's own win over it).`);
   config = loadConfig();
 } catch (error) {
   note(error instanceof ConfigError ? error.message : String(error));

@@ -11,7 +11,8 @@ function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
   delete base.TEST_DATABASE_URL;
   delete base.NODE_OPTIONS;
   delete base.VITEST;
-  return { ...base, ...env };
+  // A developer's .env is theirs, not the tests': none is read unless a test names one.
+  return { ...base, ENV_FILE: '', ...env };
 }
 
 export interface RunResult {

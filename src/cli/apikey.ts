@@ -16,6 +16,7 @@ const usage = [
   'usage: apikey create <name> [--scopes <scope>,...] [--expires <when>]',
   '       apikey list',
   '       apikey revoke <id>',
+  '       apikey --help',
   `scopes: ${SCOPES.join(', ')} (default: all of them)`,
   'when: an ISO 8601 date-time with its offset (2030-01-01T00:00:00Z), or a duration from now: 30d, 12h, 90m, 45s (default: never)',
 ].join('\n');
@@ -54,7 +55,11 @@ function table(rows: string[][]): string {
 }
 
 async function run(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, strict: true, options: { scopes: { type: 'string' }, expires: { type: 'string' } } });
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, strict: true, options: { scopes: { type: 'string' }, expires: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+  if (values.help || positionals[0] === 'help') {
+    process.stdout.write(`${usage}\n`);
+    return 0;
+  }
   const [command, argument, ...rest] = positionals;
   if (rest.length > 0 || !command || !['create', 'list', 'revoke'].includes(command)) throw new UsageError(usage);
   if (command !== 'create' && (values.scopes !== undefined || values.expires !== undefined)) throw new UsageError(`apikey ${command}: --scopes and --expires are for create\n${usage}`);

@@ -2,12 +2,13 @@
 // embedded PostgreSQL (shared with a running service, or started just for this command).
 // Migrated to the current schema first, under the same lock the service uses.
 import type pg from 'pg';
-import { loadConfig } from '../config.js';
+import { loadConfig, readEnvFile } from '../config.js';
 import { openDatabase as resolve } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
 import { closePool, createPool } from '../db/pool.js';
 
 export async function openDatabase(): Promise<{ pool: pg.Pool; url: string; close: () => Promise<void> }> {
+  readEnvFile();
   const config = loadConfig();
   const log = (m: string) => process.stderr.write(`${m}\n`);
   const database = await resolve(config, { shareRunning: true, log });

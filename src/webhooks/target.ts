@@ -49,13 +49,21 @@ function unparsable(text: string): UrlRefusal {
   return { rule: 'https', message: 'is not a URL that can be read: give an absolute URL, such as https://receiver.example/hooks' };
 }
 
-const refusedAddress = (shownHost: string, address: string, kind: Parameters<typeof describeKind>[0]): UrlRefusal => ({
-  rule: 'address',
-  message:
-    shownHost === address
-      ? `${address} is ${describeKind(kind)}, which deliveries never call: give a URL whose host is a public address`
-      : `${shownHost} resolves to ${address}, ${describeKind(kind)}, which deliveries never call: give a URL whose host resolves only to public addresses`,
-});
+/** What a developer whose receiver runs on their own machine or network is told. */
+const ON_A_DEVELOPMENT_MACHINE = 'on a development machine, WEBHOOK_ALLOW_PRIVATE=true allows it';
+/** The kinds of address a development receiver has: the hint above is given for them. */
+const DEVELOPMENT_KINDS: ReadonlySet<string> = new Set(['loopback', 'private']);
+
+const refusedAddress = (shownHost: string, address: string, kind: Parameters<typeof describeKind>[0]): UrlRefusal => {
+  const hint = DEVELOPMENT_KINDS.has(kind) ? ` (${ON_A_DEVELOPMENT_MACHINE})` : '';
+  return {
+    rule: 'address',
+    message:
+      shownHost === address
+        ? `${address} is ${describeKind(kind)}, which deliveries never call: give a URL whose host is a public address${hint}`
+        : `${shownHost} resolves to ${address}, ${describeKind(kind)}, which deliveries never call: give a URL whose host resolves only to public addresses${hint}`,
+  };
+};
 
 /**
  * Why `text` may not be an endpoint's URL, or undefined when it may. With `allowPrivate`
@@ -69,7 +77,10 @@ export async function checkUrl(text: string, options: { allowPrivate: boolean; r
     return unparsable(text);
   }
   const schemes = options.allowPrivate ? ['https:', 'http:'] : ['https:'];
-  if (!schemes.includes(url.protocol) || url.hostname === '') return { rule: 'https', message: options.allowPrivate ? 'must be an http or https URL' : 'must be an https URL' };
+  if (!schemes.includes(url.protocol) || url.hostname === '') {
+    const hint = url.protocol === 'http:' ? ` (http: ${ON_A_DEVELOPMENT_MACHINE})` : '';
+    return { rule: 'https', message: options.allowPrivate ? 'must be an http or https URL' : `must be an https URL${hint}` };
+  }
   if (url.username !== '' || url.password !== '') return { rule: 'userinfo', message: 'must not hold a user name or password: give the URL without them' };
   if (url.port === '0') return { rule: 'port', message: 'port 0 is no port a receiver listens on: give the port your receiver listens on, or none' };
   if (options.allowPrivate) return undefined;
@@ -81,7 +92,8 @@ export async function checkUrl(text: string, options: { allowPrivate: boolean; r
   const host = url.hostname;
   const shownHost = host.length > 60 ? `${host.slice(0, 60)}...` : host;
   if (SPECIAL_USE.test(host)) {
-    return { rule: 'address', message: `${shownHost} is a special-use name, which deliveries never call: give a URL whose host is a public name or address` };
+    const hint = /(^|\.)localhost\.?$/i.test(host) ? ` (${ON_A_DEVELOPMENT_MACHINE})` : '';
+    return { rule: 'address', message: `${shownHost} is a special-use name, which deliveries never call: give a URL whose host is a public name or address${hint}` };
   }
   let addresses: LookupAddress[];
   let timer: NodeJS.Timeout | undefined;
