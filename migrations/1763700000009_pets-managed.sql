@@ -6,7 +6,7 @@
 -- pet (orders.pet_id REFERENCES pets) and stay readable. A removed pet is never read by the
 -- service again: every statement of src/catalogue/pets.ts, and orders' placement, skip it. It is
 -- never pending (deletePet refuses a pending pet, and a placement skips a removed one).
--- Operators erase removed pets no order names with the SQL in docs/operations.md.
+-- Operators erase removed pets no order names with the SQL in docs/production.md.
 -- Nullable without a default: adding it rewrites nothing.
 ALTER TABLE pets ADD COLUMN deleted_at timestamptz;
 

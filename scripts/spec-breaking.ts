@@ -1,6 +1,6 @@
 // `npm run spec:breaking`: refuses a contract change that would break a client of the
 // released contract (openapi/released/v1.yaml). The checks are in scripts/breaking/ (one
-// rule per breaking change, catalogued in scripts/breaking/rules.ts and docs/governance.md):
+// rule per breaking change, catalogued in scripts/breaking/rules.ts; `--rules` prints them):
 // they cover oasdiff's error-level rules that can apply to a contract like ours, plus our
 // policy on x-sunset and x-stability. They run in-process, in milliseconds.
 import { readFileSync } from 'node:fs';
@@ -12,6 +12,7 @@ import { lineIndex } from './breaking/lines.js';
 import { compareDocuments } from './breaking/operations.js';
 import { existsSync } from 'node:fs';
 import { asAnnotations, asJson, asText, fails, type Acceptance, type Outcome } from './breaking/report.js';
+import { RULES } from './breaking/rules.js';
 
 export const EXIT = { clean: 0, breaking: 1, error: 2 } as const;
 
@@ -23,6 +24,7 @@ export const ACCEPTED_HEADER = `# Breaking changes accepted on purpose since the
 `;
 
 const USAGE = `Usage: tsx scripts/spec-breaking.ts [--base FILE] [--head FILE] [--accepted FILE] [--today YYYY-MM-DD] [--format text|json]
+       tsx scripts/spec-breaking.ts --rules [--format text|json]
 
 Compares the head contract (default openapi/v1.yaml) with the released one (default
 openapi/released/v1.yaml) and lists every change that breaks a client of the released one:
@@ -34,6 +36,8 @@ released contract.
   --format json   {base, head, breaking, findings: [{rule, pointer, side, file, line, message, breaks,
                   and for something removed: near, baseFile, baseLine}]}
   --today DATE    the date the sunset policy is judged on (default: today, UTC)
+  --rules         print every rule the check applies, with whom it breaks and the
+                  error-level oasdiff rules it covers, and exit 0 (json: [{rule, breaks, oasdiff}])
   --accepted FILE breaking changes accepted on purpose, each {rule, pointer, reason}
                   (default: accepted-breaks.yaml beside the head; none when absent). An
                   accepted change is shown with its reason and does not fail; an entry
@@ -93,19 +97,31 @@ function readAcceptances(file: string): Acceptance[] {
   });
 }
 
+/** The rule catalogue (scripts/breaking/rules.ts), as `--rules` prints it. */
+export function rulesReport(format: 'text' | 'json'): string {
+  const entries = Object.entries(RULES).map(([rule, { breaks, oasdiff }]) => ({ rule, breaks, oasdiff }));
+  if (format === 'json') return JSON.stringify(entries, null, 2);
+  return entries.map((e) => `${e.rule}\n  breaks: ${e.breaks}\n  oasdiff: ${e.oasdiff.length > 0 ? e.oasdiff.join(', ') : '-'}`).join('\n');
+}
+
 /** For spec:release: whether the change is safe to release, and the report if it is not. */
 export async function checkBreaking(baseFile: string, headFile: string, today: string, acceptedFile?: string): Promise<{ ok: boolean; report: string }> {
   const outcome = checkFiles(baseFile, headFile, today, acceptedFile);
   return { ok: !fails(outcome), report: asText(outcome) };
 }
 
-function parseArguments(argv: string[]): { base: string; head: string; accepted: string; today: string; format: 'text' | 'json' } | 'help' {
+function parseArguments(argv: string[]): { base: string; head: string; accepted: string; today: string; format: 'text' | 'json'; rules: boolean } | 'help' {
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
   const rel = (p: string) => path.relative(process.cwd(), path.join(root, p)) || p;
   const options: Record<string, string> = { base: rel('openapi/released/v1.yaml'), head: rel('openapi/v1.yaml'), today: new Date().toISOString().slice(0, 10), format: 'text' };
+  let rules = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (arg === '--help' || arg === '-h') return 'help';
+    if (arg === '--rules') {
+      rules = true;
+      continue;
+    }
     const name = arg.startsWith('--') ? arg.slice(2) : '';
     const value = argv[i + 1];
     if (!(name in options || name === 'accepted') || value === undefined) throw new UsageError(`unknown or incomplete option ${arg}`);
@@ -116,7 +132,7 @@ function parseArguments(argv: string[]): { base: string; head: string; accepted:
   if (!/^\d{4}-\d{2}-\d{2}$/.test(options.today ?? '')) throw new UsageError(`--today must be YYYY-MM-DD, not ${options.today}`);
   // The acceptances beside the head contract, unless named.
   const accepted = options.accepted ?? path.join(path.dirname(options.head as string), 'accepted-breaks.yaml');
-  return { base: options.base as string, head: options.head as string, accepted, today: options.today as string, format: options.format };
+  return { base: options.base as string, head: options.head as string, accepted, today: options.today as string, format: options.format, rules };
 }
 
 function main(): number {
@@ -125,6 +141,10 @@ function main(): number {
     args = parseArguments(process.argv.slice(2));
     if (args === 'help') {
       console.log(USAGE);
+      return EXIT.clean;
+    }
+    if (args.rules) {
+      console.log(rulesReport(args.format));
       return EXIT.clean;
     }
     const outcome = checkFiles(args.base, args.head, args.today, args.accepted);

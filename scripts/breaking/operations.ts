@@ -92,9 +92,8 @@ function compareServers(ctx: Context, base: unknown, basePointer: string, head: 
   };
   // A client reaches the address a template gives with the values it is offered: its
   // defaults, and each value of an enum. A template may be written out in full as those
-  // addresses once the template itself is gone (docs/governance.md, "Servers"): every
-  // address the released contract named is still named, and a generated SDK gets a
-  // concrete base URL instead of '{host}'.
+  // addresses once the template itself is gone: every address the released contract named
+  // is still named, and a generated SDK gets a concrete base URL instead of '{host}'.
   const concrete = new Set(headServers.filter((s) => Object.keys(nodeOf(s.variables)).length === 0).map(url));
   const addresses = (server: Node): string[] =>
     Object.entries(nodeOf(server.variables)).reduce(

@@ -1,7 +1,7 @@
 // The catalogue of breaking-change rules that `npm run spec:breaking` applies: each rule's
 // id, the one sentence a CI user reads on whom it breaks, and the error-level oasdiff rules
-// it stands for (docs/governance.md lists them as a table). The checker refuses to report a
-// rule that is not here, so the table and the checks cannot drift apart.
+// it stands for (`npm run spec:breaking -- --rules` prints them). The checker refuses to
+// report a rule that is not here, so this catalogue is the complete list of what is checked.
 
 export interface Rule {
   /** Whom the change breaks, as one sentence. */
@@ -241,7 +241,7 @@ rule('response-property-became-write-only', 'Clients read this property in respo
 
 export const RULES: Readonly<Record<string, Rule>> = rules;
 
-/** The rule, or an error: a check must not report a rule the catalogue (and so the docs) lacks. */
+/** The rule, or an error: a check must not report a rule the catalogue lacks. */
 export function ruleOf(id: string): Rule {
   const found = RULES[id];
   if (!found) throw new Error(`spec:breaking: rule ${id} is not in scripts/breaking/rules.ts`);

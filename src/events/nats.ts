@@ -19,7 +19,7 @@
 // (src/events/feed.ts).
 //
 // It runs on a timer (src/app.ts), never on a request's path: NATS being away only delays
-// publishing, and the job says so once in the log (src/plugins/jobs.ts).
+// publishing, and the job says so once in the log (src/jobs/plugin.ts).
 import { connect, Events, nanos, type JetStreamClient, type NatsConnection } from 'nats';
 import type { EventsRepository, RelayedEvent } from './feed.js';
 

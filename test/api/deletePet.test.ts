@@ -198,9 +198,9 @@ describe('If-Match on deletePet', () => {
   });
 });
 
-describe('erasing removed pets, as docs/operations.md says', () => {
+describe('erasing removed pets, as docs/production.md says', () => {
   it('its SQL deletes the removed pets no order names, keeps the others, and leaves the inventory as it was', async () => {
-    const docs = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
+    const docs = readFileSync(new URL('../../docs/production.md', import.meta.url), 'utf8');
     const sql = /\*\*Erasing removed pets\.\*\*[\s\S]*?```sql\n([\s\S]*?)```/.exec(docs)?.[1];
     expect(sql).toBeDefined();
     const [lone, ordered, kept] = [await newPet('available'), await newPet('available'), await newPet('sold')];

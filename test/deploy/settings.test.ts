@@ -1,4 +1,4 @@
-// Every documented combination of settings starts (docs/operations.md, "Configuration"):
+// Every documented combination of settings starts (docs/production.md, "Settings"):
 // the real service process (src/server.ts) with metrics open or off, a streaming replica
 // (DATABASE_READ_URL) or none, Redis for the rate limit or none, CORS or none, and an
 // external or the embedded PostgreSQL. All 32 combinations would be 32 starts; the rows

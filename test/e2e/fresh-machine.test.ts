@@ -175,7 +175,7 @@ describe('a fresh machine, with the README commands', { timeout: 180_000 }, () =
     expect(created.status).toBe(201);
     petId = ((await created.json()) as { id: number }).id;
 
-    // docs/operations.md: node is npm's own child (the start script execs it: no shell between), so
+    // docs/running.md: node is npm's own child (the start script execs it: no shell between), so
     // npm's SIGTERM and SIGINT reach it.
     const { pid } = owner();
     expect(parentOf(pid)).toBe(first.child.pid);

@@ -12,7 +12,7 @@ import { exists } from '../../scripts/breaking/document.js';
 import { compareDocuments } from '../../scripts/breaking/operations.js';
 import { RULES } from '../../scripts/breaking/rules.js';
 import { fileURLToPath } from 'node:url';
-import { checkFiles } from '../../scripts/spec-breaking.js';
+import { checkFiles, rulesReport } from '../../scripts/spec-breaking.js';
 import { runTs } from '../process.js';
 
 type Spec = Record<string, any>;
@@ -419,10 +419,17 @@ describe('spec:breaking rules, one edit each', () => {
     expect(outcome.stale).toEqual([]);
   });
 
-  it('docs/governance.md lists every rule the checker reports', () => {
+  // The catalogue lives in one place, scripts/breaking/rules.ts; `--rules` prints it and
+  // docs/governance.md says so instead of copying it.
+  it('--rules prints every rule of the catalogue, each with whom it breaks and the oasdiff rules it covers', () => {
+    expect(JSON.parse(rulesReport('json'))).toEqual(Object.entries(RULES).map(([rule, { breaks, oasdiff }]) => ({ rule, breaks, oasdiff })));
+    const text = rulesReport('text');
+    for (const [id, { breaks }] of Object.entries(RULES)) expect(text).toContain(`${id}\n  breaks: ${breaks}\n  oasdiff: `);
+  });
+
+  it('docs/governance.md tells how to list the rules', () => {
     const docs = readFileSync(new URL('../../docs/governance.md', import.meta.url), 'utf8');
-    const missing = Object.keys(RULES).filter((id) => !docs.includes(`\`${id}\``));
-    expect(missing).toEqual([]);
+    expect(docs).toContain('npm run spec:breaking -- --rules');
   });
 });
 
@@ -532,6 +539,12 @@ describe('npm run spec:breaking, end to end', () => {
     expect(run.code).toBe(1);
     const line = readFileSync(head, 'utf8').split('\n').findIndex((l) => /^\s+bearerAuth:/.test(l)) + 1;
     expect(run.stdout).toMatch(new RegExp(`^::error file=${head.replace(/[/.]/g, '\\$&')},line=${line},title=api-security-scheme-changed::security scheme bearerAuth: type changed from http to apiKey`, 'm'));
+  });
+
+  it('--rules prints the catalogue and exits 0', { timeout: TIMEOUT }, async () => {
+    const run = await runTs('scripts/spec-breaking.ts', ['--rules', '--format', 'json'], { GITHUB_ACTIONS: undefined });
+    expect(run.code, run.stderr).toBe(0);
+    expect((JSON.parse(run.stdout) as { rule: string }[]).map((r) => r.rule)).toEqual(Object.keys(RULES));
   });
 
   it('exits 2 when it cannot check', { timeout: TIMEOUT }, async () => {
