@@ -13,9 +13,10 @@ import { bearerAuth } from './api-keys/bearer.js';
 import apiKeys from './api-keys/plugin.js';
 import catalogue from './catalogue/plugin.js';
 import type { Config } from './config.js';
-import { BODY_LIMIT, registerJsonBody } from './contract/json-body.js';
-import contract from './contract/routes.js';
-import { validatorCompiler } from './contract/validation.js';
+import { BODY_LIMIT } from './errors/media-type.js';
+import { registerJsonBody } from './routes/json-body.js';
+import contract from './routes/plugin.js';
+import { validatorCompiler } from './routes/validation.js';
 import { createRecentWriters } from './db/consistency.js';
 import database from './db/plugin.js';
 import errors, { handleFrameworkError } from './errors/plugin.js';
@@ -24,7 +25,7 @@ import events from './events/plugin.js';
 import type { Resolver } from './events/webhooks/target.js';
 import { AccessLog, logAnswerAfterClose } from './http/access-log.js';
 import { requestIdOf } from './http/message.js';
-import { nodeServer } from './http/node-server.js';
+import { nodeServer } from './errors/node-server.js';
 import { awaitTurn } from './http/pipelining.js';
 import securityHeaders from './http/security-headers.js';
 import jobs from './jobs/plugin.js';
@@ -99,7 +100,7 @@ export function serverOptions(deps: AppDeps): FastifyHttpOptions<Server> {
     logController: new AccessLog(),
     bodyLimit: BODY_LIMIT,
     // The Node server, which answers a request without Host or with an Expect it does not
-    // meet before Fastify sees it (src/http/node-server.ts).
+    // meet before Fastify sees it (src/errors/node-server.ts).
     serverFactory: nodeServer({
       log: logger,
       requestTimeout: deps.config.REQUEST_TIMEOUT_MS,

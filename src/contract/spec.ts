@@ -1,7 +1,7 @@
 // Facts the server needs from the contract, from the operation table that `npm run
 // generate` wrote into generated/operations.ts (scripts/generate.ts): the contract is read,
 // and its `$ref`s resolved, once, by the generator, never here at run time. The base path
-// comes from `servers`; each operation's middleware (src/contract/middleware.ts composes
+// comes from `servers`; each operation's middleware (src/routes/middleware.ts composes
 // it, src/app.ts lists it) from its parameters, security, request body and `deprecated` /
 // `x-sunset` / `x-deprecated-since` / `x-successor`. `spec` is the document itself, for
 // what needs the whole of it: fastify-openapi-glue's routes, Swagger UI, the served copy.

@@ -1,6 +1,6 @@
 // A body that is already the contract's JSON: the pets table keeps each pet's JSON
 // (migrations/1763700000007_pets-as-json.sql), and a page of pets is those strings joined
-// by PostgreSQL. The route sends the text as it is (src/contract/middleware.ts) instead of
+// by PostgreSQL. The route sends the text as it is (src/routes/middleware.ts) instead of
 // parsing rows into objects only to serialize them again.
 //
 // `T` is the body the text stands for, so a handler's answer still has to be declared for

@@ -1,5 +1,5 @@
 // The one way an error answer is made, whoever makes it: the error and not-found handlers
-// (src/errors/plugin.ts), a handler's error answer (src/contract/middleware.ts), /metrics,
+// (src/errors/plugin.ts), a handler's error answer (src/routes/middleware.ts), /metrics,
 // /readyz, load shedding, and the answers written before Fastify has a reply to write them
 // with (Node's parser errors, an Expect it does not meet, a missing Host:
 // src/errors/raw-answers.ts). `errorResponse` makes the answer; the writers below only frame it

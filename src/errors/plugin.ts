@@ -8,7 +8,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { BODY_LIMIT, repeatedContentType, unsupportedMediaType } from '../contract/json-body.js';
+import { BODY_LIMIT, repeatedContentType, unsupportedMediaType } from './media-type.js';
 import { basePath, declaredHeaderNames } from '../contract/spec.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { ApiError, errorBody, type ErrorCode } from './catalogue.js';

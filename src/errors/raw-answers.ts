@@ -3,7 +3,7 @@
 // - Node's HTTP parser refused the bytes (Fastify's `clientErrorHandler`);
 // - Node's 'checkExpectation': an Expect other than 100-continue;
 // - an HTTP/1.1 request without Host.
-// The last two are requests Node hands over whole; src/http/node-server.ts answers them
+// The last two are requests Node hands over whole; src/errors/node-server.ts answers them
 // before Fastify sees them. Each is logged at info with the id its answer carries.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';

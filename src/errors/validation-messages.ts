@@ -1,5 +1,5 @@
 // What a request that fails the contract's schemas is told: Ajv's errors (the validators
-// compile with `allErrors` and `verbose`: src/contract/validation.ts) as the Error body's
+// compile with `allErrors` and `verbose`: src/routes/validation.ts) as the Error body's
 // details, one per rule broken, each naming where (body, query, path, header), which field,
 // and why in words a client can act on. At most MAX_DETAILS are listed, so that hostile
 // input (a body of thousands of unknown properties) gets a bounded answer; the message says
@@ -96,7 +96,7 @@ export function validationBody(error: FastifyError, headerNames: ReadonlyMap<str
  * The 400 for the problems found in one part of a request (`body`, `query`, `path` or
  * `header`), each naming its field: one per field (the first found), the first in the
  * message, at most MAX_DETAILS in details, and the message says how many there were. The
- * body parser's findings (src/contract/json-body.ts) are answered the same way.
+ * body parser's findings (src/routes/json-body.ts) are answered the same way.
  */
 export function problemsBody(location: string, problems: readonly ErrorDetail[]): ErrorBody {
   const seen = new Set<string>();

@@ -2,7 +2,7 @@ import type { Handler } from '../contract/handler.js';
 import { errorAnswer } from '../errors/catalogue.js';
 import { ifMatchCondition } from '../http/conditional.js';
 import { callerOf } from '../api-keys/caller.js';
-import { changedSince, unlessHeld } from '../catalogue/pet-changes.js';
+import { changedSince, unlessHeld } from '../store/holds.js';
 
 // Removes a pet from the catalogue (soft: its orders keep naming it), in one statement under
 // its row lock (src/catalogue/pets.ts). A pending pet is 409 whatever If-Match says: its order

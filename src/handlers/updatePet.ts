@@ -2,7 +2,7 @@ import type { Handler } from '../contract/handler.js';
 import { errorAnswer } from '../errors/catalogue.js';
 import { ifMatchCondition } from '../http/conditional.js';
 import { callerOf } from '../api-keys/caller.js';
-import { changedSince, unlessHeld } from '../catalogue/pet-changes.js';
+import { changedSince, unlessHeld } from '../store/holds.js';
 
 // A JSON Merge Patch of name, categoryId and status, decided and written in one statement
 // under the pet's row lock (src/catalogue/pets.ts): If-Match, then the rule that a pending pet's

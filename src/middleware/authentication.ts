@@ -7,7 +7,7 @@
 // passes with any one of them. A scheme without a handler, or a requirement this service
 // cannot enforce (alternatives over several schemes), stops the start-up.
 import type { onRequestHookHandler } from 'fastify';
-import type { OperationMiddleware } from '../contract/middleware.js';
+import type { OperationMiddleware } from '../routes/middleware.js';
 
 /** A scheme's handler for one operation, given the scopes of each alternative (one list, or several of which any one suffices). */
 export type SchemeHandler = (operationId: string, alternatives: readonly (readonly string[])[]) => onRequestHookHandler;

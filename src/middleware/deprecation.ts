@@ -3,7 +3,7 @@
 // (RFC 9745), Sunset (RFC 8594) and Link to the successor (RFC 8288), computed once from
 // the contract. With metrics on, each call is counted by API key: who still calls it.
 import type { FastifyRequest, onRequestHookHandler, onResponseHookHandler } from 'fastify';
-import type { OperationMiddleware } from '../contract/middleware.js';
+import type { OperationMiddleware } from '../routes/middleware.js';
 import { deprecationOf } from '../contract/spec.js';
 
 export function deprecation(options: { onCall?: (operationId: string, request: FastifyRequest) => void } = {}): OperationMiddleware {

@@ -13,7 +13,7 @@
 // retry is processed afresh. Keys are kept 24 hours; the jobs plugin purges older ones.
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import type { OperationInput, OperationMiddleware } from '../contract/middleware.js';
+import type { OperationInput, OperationMiddleware } from '../routes/middleware.js';
 import { isIdempotent } from '../contract/spec.js';
 import type { IdempotencyKeysRepository } from './idempotency-keys.js';
 import { inTransaction } from '../db/transaction.js';

@@ -4,7 +4,7 @@
 // given several times where one value is expected (`?limit=1&limit=2`: which one counts?).
 // Before validation, so that the answer says this rather than a schema rule.
 import type { preValidationHookHandler } from 'fastify';
-import type { OperationMiddleware } from '../contract/middleware.js';
+import type { OperationMiddleware } from '../routes/middleware.js';
 import { ApiError, shown } from '../errors/catalogue.js';
 
 export function queryParameters(): OperationMiddleware {

@@ -17,7 +17,7 @@ import fp from 'fastify-plugin';
 import { Redis } from 'ioredis';
 import type { ApiKeyVerifier } from '../api-keys/verifier.js';
 import { bearerToken } from '../api-keys/bearer.js';
-import type { OperationMiddleware } from '../contract/middleware.js';
+import type { OperationMiddleware } from '../routes/middleware.js';
 import { ApiError } from '../errors/catalogue.js';
 
 /** The middleware: every operation spends from its caller's budget, first. */

@@ -2,7 +2,7 @@
 // reads from the primary for READ_YOUR_WRITES_MS, so its own new data shows at once on the
 // instance that wrote it. Reads are the GET operations, writes the others. Without a
 // replica there is nothing to route, and no operation is wrapped.
-import type { OperationMiddleware } from '../contract/middleware.js';
+import type { OperationMiddleware } from '../routes/middleware.js';
 import type { RecentWriters } from '../db/consistency.js';
 
 export function readYourWrites(writers: RecentWriters): OperationMiddleware {

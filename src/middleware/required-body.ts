@@ -2,7 +2,7 @@
 // and no Content-Type has none, so the validator never runs. For an operation whose
 // contract marks the body required, its absence is the same 400 a validation failure gets.
 import type { preValidationHookHandler } from 'fastify';
-import type { OperationMiddleware } from '../contract/middleware.js';
+import type { OperationMiddleware } from '../routes/middleware.js';
 import { requestBodyOf } from '../contract/spec.js';
 import { ApiError } from '../errors/catalogue.js';
 

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { basePath } from '../contract/spec.js';
-import { requestOrigin, servedJson, servedYaml } from '../contract/served.js';
+import { requestOrigin, servedJson, servedYaml } from '../routes/served.js';
 
 export default fp(
   async function servedContract(fastify: FastifyInstance, { publicUrl }: { publicUrl?: string }) {

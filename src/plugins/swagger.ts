@@ -12,7 +12,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import type { OpenAPIV3 } from 'openapi-types';
-import { requestOrigin, servedServers } from '../contract/served.js';
+import { requestOrigin, servedServers } from '../routes/served.js';
 import { spec } from '../contract/spec.js';
 import pageSecurityHeaders from './helmet.js';
 

@@ -5,7 +5,7 @@
 // keep Fastify's defaults).
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import contract from '../../src/contract/routes.js';
+import contract from '../../src/routes/plugin.js';
 import errors from '../../src/errors/plugin.js';
 import health from '../../src/plugins/health.js';
 import loadShedding from '../../src/plugins/under-pressure.js';

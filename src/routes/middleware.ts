@@ -13,9 +13,9 @@
 import type { FastifyReply, FastifyRequest, onRequestHookHandler, onResponseHookHandler, preValidationHookHandler } from 'fastify';
 import type { ErrorBody } from '../errors/catalogue.js';
 import { sendError } from '../errors/answer.js';
-import type { HandlerInput, HandlerResult, OperationId, RequestContext } from './handler.js';
+import type { HandlerInput, HandlerResult, OperationId, RequestContext } from '../contract/handler.js';
 import { Serialized } from '../db/serialized.js';
-import { headerParameters, type OperationInfo } from './spec.js';
+import { headerParameters, type OperationInfo } from '../contract/spec.js';
 
 // What Fastify writes for a body it serializes as JSON; a serialized one gets the same.
 const JSON_TYPE = 'application/json; charset=utf-8';

@@ -3,7 +3,7 @@
 // generators pointed at this instance talk to this instance.
 import { stringify } from 'yaml';
 import openapi, { yamlSource } from '../../generated/openapi.js';
-import { basePath } from './spec.js';
+import { basePath } from '../contract/spec.js';
 
 type Server = { url: string; description?: string; variables?: Record<string, unknown> };
 

@@ -13,7 +13,7 @@
 // making). HOST is an address everywhere this service runs (127.0.0.1, 0.0.0.0).
 import { createServer, type Server, type ServerOptions } from 'node:http';
 import type { FastifyServerFactory } from 'fastify';
-import { answerExpectationFailed, answerHostRequired, lacksHost, type AnswerLog } from '../errors/raw-answers.js';
+import { answerExpectationFailed, answerHostRequired, lacksHost, type AnswerLog } from './raw-answers.js';
 
 export interface NodeServerSettings {
   /** node:http's options (header and request timeouts, their checking interval, Host). */

@@ -2,13 +2,13 @@
 // a route under the contract's base path, with request validation and response
 // serialization from the spec's schemas. Each route's hooks and handler come from glue's
 // documented `operationResolver`, composed once at start-up: the operation's handler
-// wrapped in its middleware (src/contract/middleware.ts).
+// wrapped in its middleware (src/routes/middleware.ts).
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import openapiGlue from 'fastify-openapi-glue';
-import type { Handler, OperationId } from './handler.js';
+import type { Handler, OperationId } from '../contract/handler.js';
 import { composeRoute, untyped, type ComposedRoute, type OperationMiddleware } from './middleware.js';
-import { basePath, operations, spec } from './spec.js';
+import { basePath, operations, spec } from '../contract/spec.js';
 
 export interface ContractOptions {
   /** One handler per operation (generated/handlers.ts), given the app's instance: what its feature plugins decorated it with. */

@@ -23,9 +23,9 @@ import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isLosslessNumber, isSafeNumber, parse } from 'lossless-json';
 import { ApiError, shown, type ErrorDetail } from '../errors/catalogue.js';
-import { repeatsHeader } from '../http/message.js';
+import { declaredMediaTypes, encodedBody, repeatedContentType, unsupportedMediaType } from '../errors/media-type.js';
 import { problemsBody } from '../errors/validation-messages.js';
-import { operationIdOf, optionalBodies } from './spec.js';
+import { operationIdOf, optionalBodies } from '../contract/spec.js';
 
 declare global {
   interface String {
@@ -33,9 +33,6 @@ declare global {
     isWellFormed(): boolean;
   }
 }
-
-/** Request bodies above this are refused with 413 (documented in the contract). */
-export const BODY_LIMIT = 64 * 1024;
 
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
 // A digit followed by a fraction or an exponent: only then can JSON.parse have rounded a
@@ -96,12 +93,6 @@ function inspect(value: unknown, pointer: string, replaced: boolean, add: Detail
   return value;
 }
 
-/** Several Content-Type headers (also when the first is not JSON: src/errors/plugin.ts). */
-export function repeatedContentType(request: FastifyRequest): ApiError | undefined {
-  if (!repeatsHeader(request.raw.rawHeaders, 'content-type')) return undefined;
-  return new ApiError('bad_request', 'Send one Content-Type header, not several');
-}
-
 /**
  * What is wrong with a body JSON.parse refused, and where: JSON.parse's own words differ
  * from one Node version to the next and rarely give a position, so the text is read again
@@ -136,22 +127,6 @@ function syntaxError(error: Error, text: string): Error {
 /** The JSON media types this parser reads. */
 export const JSON_MEDIA_TYPES = ['application/json', 'application/merge-patch+json'] as const;
 
-/** The media types the request's operation declares for its body (none: it takes no body). */
-function declaredMediaTypes(request: FastifyRequest): string[] {
-  const body = (request.routeOptions.schema as { body?: { content?: Record<string, unknown> } } | undefined)?.body;
-  return Object.keys(body?.content ?? {});
-}
-
-/**
- * The 415 for a body whose media type the operation does not read: it names those it
- * does (`application/json` where it takes no body, as for any other media type).
- */
-export function unsupportedMediaType(request: FastifyRequest): ApiError {
-  const declared = declaredMediaTypes(request);
-  const named = declared.length > 0 ? declared.join(' or ') : 'application/json';
-  return new ApiError('unsupported_media_type', `Content-Type must be ${named}`);
-}
-
 export function registerJsonBody(fastify: FastifyInstance): void {
   const jsonParse = fastify.getDefaultJsonParser('error', 'error');
   fastify.removeContentTypeParser('application/json');
@@ -168,9 +143,9 @@ export function registerJsonBody(fastify: FastifyInstance): void {
       return;
     }
     // A compressed body would be read as JSON text and fail there, with words about JSON.
-    const encoding = request.headers['content-encoding']?.trim();
-    if (encoding !== undefined && encoding !== '' && encoding.toLowerCase() !== 'identity') {
-      done(new ApiError('unsupported_media_type', `Content-Encoding ${shown(encoding)} is not accepted: send the body uncompressed, without Content-Encoding`), undefined);
+    const encoded = encodedBody(request);
+    if (encoded) {
+      done(encoded, undefined);
       return;
     }
     const charset = CHARSET.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase();

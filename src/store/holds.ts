@@ -1,5 +1,5 @@
-import type { OrdersRepository } from '../store/orders.js';
-import type { PetChange } from './pets.js';
+import type { OrdersRepository } from './orders.js';
+import type { PetChange } from '../catalogue/pets.js';
 import type { Queryable } from '../db/query.js';
 
 /** The 412 of updatePet and deletePet. */

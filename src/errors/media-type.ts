@@ -1,0 +1,38 @@
+// The answers to a body the service does not read: its size, its Content-Type, its
+// encoding. The JSON body parser (src/routes/json-body.ts) and the error handler
+// (src/errors/plugin.ts) both give them, for what each sees first.
+import type { FastifyRequest } from 'fastify';
+import { repeatsHeader } from '../http/message.js';
+import { ApiError, shown } from './catalogue.js';
+
+/** Request bodies above this are refused with 413 (documented in the contract). */
+export const BODY_LIMIT = 64 * 1024;
+
+/** Several Content-Type headers (also when the first is not JSON). */
+export function repeatedContentType(request: FastifyRequest): ApiError | undefined {
+  if (!repeatsHeader(request.raw.rawHeaders, 'content-type')) return undefined;
+  return new ApiError('bad_request', 'Send one Content-Type header, not several');
+}
+
+/** The media types the request's operation declares for its body (none: it takes no body). */
+export function declaredMediaTypes(request: FastifyRequest): string[] {
+  const body = (request.routeOptions.schema as { body?: { content?: Record<string, unknown> } } | undefined)?.body;
+  return Object.keys(body?.content ?? {});
+}
+
+/**
+ * The 415 for a body whose media type the operation does not read: it names those it
+ * does (`application/json` where it takes no body, as for any other media type).
+ */
+export function unsupportedMediaType(request: FastifyRequest): ApiError {
+  const declared = declaredMediaTypes(request);
+  const named = declared.length > 0 ? declared.join(' or ') : 'application/json';
+  return new ApiError('unsupported_media_type', `Content-Type must be ${named}`);
+}
+
+/** The 415 for a body sent compressed (any Content-Encoding but identity), or undefined. */
+export function encodedBody(request: FastifyRequest): ApiError | undefined {
+  const encoding = request.headers['content-encoding']?.trim();
+  if (encoding === undefined || encoding === '' || encoding.toLowerCase() === 'identity') return undefined;
+  return new ApiError('unsupported_media_type', `Content-Encoding ${shown(encoding)} is not accepted: send the body uncompressed, without Content-Encoding`);
+}
