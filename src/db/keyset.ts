@@ -1,0 +1,46 @@
+// Keyset pages in any order: the rows after a key, in the order of a list of sort columns
+// followed by `id`, the tie-breaker that makes the order total. The continuation and the
+// ORDER BY are written from the same list, so they cannot disagree (a continuation that is
+// not aligned with its ORDER BY skips rows; one without a tie-breaker repeats or skips rows
+// whose sort values are equal).
+//
+// When every column goes the same way (the id with them), the continuation is one row
+// comparison, `(name, id) > ($1, $2)`, which a btree index on (name, id) reads as a range,
+// forward or backward. Mixed directions are written out: `a > $1 OR (a = $1 AND id < $2)`.
+// Sort columns are NOT NULL: a NULL compares as unknown, and its row would fall out of every
+// page (sort by an expression that has none, `coalesce(...)`, instead).
+
+/** A sort column: an SQL expression over the table's row, and its direction. */
+export interface SortColumn {
+  /** The column, or an SQL expression of the row (it is written into SQL as it is: never from a client). */
+  sql: string;
+  desc?: boolean;
+}
+
+/** The key of a row in an order: the values of its sort columns, then its id. */
+export interface Key {
+  values: readonly (string | number)[];
+  id: number;
+}
+
+/**
+ * SQL for an order: `order`, the ORDER BY list (the sort columns, then `id` going the way the
+ * first does), and `after(first)`, the condition that a row comes after the key whose values
+ * are the statement's parameters from `$first` on (the values, then the id).
+ */
+export function keysetOrder(columns: readonly SortColumn[], id = 'id') {
+  const all: SortColumn[] = [...columns, { sql: id, desc: columns[0]?.desc ?? false }];
+  const order = all.map((c) => `${c.sql}${c.desc ? ' DESC' : ''}`).join(', ');
+  const sameWay = all.every((c) => (c.desc ?? false) === (all[0]?.desc ?? false));
+  const after = (first: number): string => {
+    const parameter = (i: number) => `$${first + i}`;
+    if (sameWay) return `(${all.map((c) => c.sql).join(', ')}) ${all[0]?.desc ? '<' : '>'} (${all.map((_, i) => parameter(i)).join(', ')})`;
+    // The key's prefix is equal, and the next column is past it.
+    const terms = all.map((c, i) => [...all.slice(0, i).map((p, j) => `${p.sql} = ${parameter(j)}`), `${c.sql} ${c.desc ? '<' : '>'} ${parameter(i)}`].join(' AND '));
+    return `(${terms.map((t) => `(${t})`).join(' OR ')})`;
+  };
+  return { order, after, parameters: all.length };
+}
+
+/** The statement's parameters for a key (its values, then its id), in the order `keysetOrder` reads them. */
+export const keyParameters = (key: Key): unknown[] => [...key.values, key.id];
