@@ -9,8 +9,8 @@
 //                  a parameter, response, header or request body resolved; the base path
 //   handlers.ts    the handler table: per operationId, the handler src/handlers/<operationId>.ts
 //                  exports (the compiler refuses a missing one, or one of another type)
-//   pet-json.sql   pet_json(), the SQL function that writes a Pet's JSON from its columns
-//                  (the pets table's generated column as_json), from the Pet schema
+//   pet-json.sql   pet_json(), the SQL function that writes a Pet's JSON from a pets row,
+//                  from the Pet schema (every read of a pet builds it)
 //   webhooks.ts    the webhook payloads, from the contract's top-level `webhooks` (which
 //                  openapi-typescript types per webhook but maps to no event type):
 //                  WEBHOOK_EVENT_TYPES in the contract's order, WebhookPayloads (event type ->
@@ -576,37 +576,46 @@ function petJsonSql(document: JsonObject): string {
   if (pet.type !== 'object') fail(where, 'pet_json writes an object; the Pet schema is not one');
   const required = Array.isArray(pet.required) ? pet.required : [];
   const properties = Object.entries(objectAt(pet.properties, `${where}.properties`));
-  const extend = 'extend the column mapping of petJsonSql in scripts/generate.ts';
-  const columns = properties.map(([key, property], i) => {
+  const extend = 'extend the mapping of petJsonSql in scripts/generate.ts';
+  const fields = properties.map(([key, property], i) => {
     const at = `${where}.properties.${key}`;
     if (!/^[a-z][A-Za-z0-9]*$/.test(key)) fail(at, `the property name is not camelCase letters and digits; ${extend}`);
-    const column = key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    // The pet's field of that name: a column of pets, or a function of a pets row that reads
+    // it from elsewhere (PostgreSQL's computed fields: `(p).name` calls name(pets) when
+    // pets has no column of that name).
+    const field = `(p).${key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`;
     const type = schemaType(document, property, at);
-    const sql = type === 'integer' ? { type: 'bigint', value: column } : type === 'string' ? { type: 'text', value: `to_json(${column})` } : undefined;
-    if (!sql) fail(at, `type ${type ?? '(none)'} has no column mapping; ${extend}`);
+    const format = schemaKeyword(document, property, 'format', at);
+    const value =
+      type === 'integer'
+        ? field
+        : type === 'string' && format === 'date-time'
+          ? `'"' || json_instant(${field}) || '"'`
+          : type === 'string' || type === 'array'
+            ? `to_json(${field})`
+            : undefined;
+    if (!value) fail(at, `type ${type ?? '(none)'} has no mapping; ${extend}`);
     const optional = !required.includes(key);
     if (optional && i === 0) fail(at, `the first property is optional, so every key after it would have to know whether a comma precedes it; ${extend}`);
-    const pair = `'${i === 0 ? '{' : ','}"${key}":' || ${sql.value}`;
-    return { column, type: sql.type, optional, part: optional ? `coalesce(${pair}, '')` : pair };
+    const pair = `'${i === 0 ? '{' : ','}"${key}":' || ${value}`;
+    return { optional, part: optional ? `coalesce(${pair}, '')` : pair };
   });
-  if (columns.length === 0) fail(where, 'no properties');
+  if (fields.length === 0) fail(where, 'no properties');
   // The properties up to the first optional one on the first line, each after it on its own.
-  const firstOptional = columns.findIndex((c) => c.optional);
-  const head = firstOptional === -1 ? columns : columns.slice(0, firstOptional);
-  const tail = firstOptional === -1 ? [] : columns.slice(firstOptional);
+  const firstOptional = fields.findIndex((c) => c.optional);
+  const head = firstOptional === -1 ? fields : fields.slice(0, firstOptional);
+  const tail = firstOptional === -1 ? [] : fields.slice(firstOptional);
   const body = [`  SELECT ${head.map((c) => c.part).join(' || ')}`, ...tail.map((c) => `    || ${c.part}`)].join('\n') + ` || '}'`;
-  const parameters = columns.map((c) => `${c.column} ${c.type}`).join(', ');
-  const argumentsList = columns.map((c) => c.column).join(', ');
   return (
-    banner("pet_json(), a Pet's JSON from the pets table's columns, keys in the Pet schema's order", '--') +
-    '-- Installed by migrations/1763700000007_pets-as-json.sql, as the generated column\n' +
-    `--   ALTER TABLE pets ADD COLUMN as_json text NOT NULL GENERATED ALWAYS AS (pet_json(${argumentsList})) STORED;\n` +
-    '-- test/db/pet-json-contract.test.ts fails when the installed function differs from this one: a\n' +
-    '-- change to the Pet schema needs a migration that drops as_json and pet_json, creates this\n' +
-    '-- function and adds the column again (replacing the function alone would not recompute the\n' +
-    '-- values stored).\n' +
-    `CREATE FUNCTION pet_json(${parameters}) RETURNS text\n` +
-    '  LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$\n' +
+    banner("pet_json(), a Pet's JSON from a pets row, keys in the Pet schema's order", '--') +
+    '-- Each property is the field of its snake_case name: a column of pets, or a function of a\n' +
+    '-- pets row (a field read from another table). The JSON is built when a pet is read, so a\n' +
+    '-- new field takes a migration that adds its column (nullable, or with a constant default:\n' +
+    '-- no rewrite of the table) or its function, then installs this function as it is here\n' +
+    '-- (CREATE OR REPLACE). test/db/pet-json-contract.test.ts fails while the installed\n' +
+    '-- function differs from this one.\n' +
+    'CREATE OR REPLACE FUNCTION pet_json(p pets) RETURNS text\n' +
+    '  LANGUAGE sql STABLE PARALLEL SAFE AS $$\n' +
     `${body}\n` +
     '$$;\n'
   );

@@ -1,9 +1,8 @@
 // Bootstrap only: configuration, database, migrations, listen, graceful close.
 //
 // Only what opening the database needs is imported up front. The rest (the app, the
-// migrator, the pools: 0.3-0.6 s of module loading, by Node version) is imported while the
-// embedded PostgreSQL starts in its own process, which takes about as long, rather than
-// before it: a restart is ready sooner (docs/performance.md, "npm start").
+// migrator, the pools) is imported while the embedded PostgreSQL starts in its own process,
+// not before it, so that the two overlap.
 import closeWithGrace from 'close-with-grace';
 import { newSecret } from './api-keys/verifier.js';
 import { ConfigError, loadConfig, readEnvFile, type Config } from './config.js';

@@ -20,12 +20,12 @@ import { AnimalStoreConnectionError, AnimalStoreError } from './errors.js';
 import { operationTable } from './generated/operations.js';
 import type { components, operations, paths } from './generated/v1.js';
 import { retryingFetch, type RetryOptions } from './retry.js';
-import type { AnswersETag, BodyOf, DataOf, ETagOperationId, IsDeprecated, ItemOf, OperationId, PaginatedOperationId, PathOf, QueryOf, TakesIdempotencyKey, TakesIfMatch } from './types.js';
+import type { AnswersETag, BodyOf, DataOf, ETagOperationId, IsDeprecated, ItemOf, OperationId, PaginatedOperationId, ParamsOf, PathOf, QueryOf, TakesIdempotencyKey, TakesIfMatch } from './types.js';
 
 export { AnimalStoreConnectionError, AnimalStoreError, UNEXPECTED_RESPONSE, type ApiError, type ErrorDetail } from './errors.js';
 export { contractVersion, operationTable } from './generated/operations.js';
 export { DEFAULT_RETRY, type RetryEvent, type RetryOptions } from './retry.js';
-export type { AnswersETag, BodyOf, DataOf, DeprecationNotice, ETagOperationId, ItemOf, OperationId, PaginatedOperationId, PathOf, QueryOf, TakesIdempotencyKey, TakesIfMatch };
+export type { AnswersETag, BodyOf, DataOf, DeprecationNotice, ETagOperationId, ItemOf, OperationId, PaginatedOperationId, ParamsOf, PathOf, QueryOf, TakesIdempotencyKey, TakesIfMatch };
 export type { components, operations, paths };
 export { WEBHOOK_EVENT_TYPES, type WebhookEvent, type WebhookEventType, type WebhookPayloads } from './generated/webhooks.js';
 export { verifyWebhook, WebhookVerificationError, type WebhookHeaders, type WebhookRefusal } from './webhooks.js';
@@ -294,6 +294,13 @@ export function createAnimalStoreClient(options: AnimalStoreClientOptions) {
   return {
     /** The underlying openapi-fetch client (with the same retries and default Idempotency-Keys), for anything the methods do not cover. */
     raw,
+
+    /**
+     * Any operation of the contract by its operationId, typed by it: what every method below
+     * calls (`store.call('getCategory', { path: { categoryId: 1 } })`). An operation added to
+     * the contract is callable this way before it has a method of its own.
+     */
+    call: <K extends OperationId>(operation: K, params: ParamsOf<K>, callOptions?: CallOptions<K>) => call(operation, params as Params, callOptions),
 
     /** `listPets`: one page of pets; `response.headers.get('link')` names the next. */
     listPets: (query?: QueryOf<'listPets'>, callOptions?: CallOptions<'listPets'>) => call('listPets', { query }, callOptions),

@@ -52,3 +52,11 @@ export type PaginatedOperationId = {
 
 /** One element of a paginated operation's array body. */
 export type ItemOf<K extends OperationId> = DataOf<K> extends readonly (infer T)[] ? T : never;
+
+/**
+ * What `call` takes for an operation: its path parameters, its query and its JSON body, each
+ * where the contract has them (required where the contract requires them).
+ */
+export type ParamsOf<K extends OperationId> = ([PathOf<K>] extends [never] ? unknown : { path: PathOf<K> }) &
+  ([QueryOf<K>] extends [never] ? unknown : { query?: QueryOf<K> }) &
+  ([BodyOf<K>] extends [never] ? unknown : undefined extends operations[K]['requestBody'] ? { body?: BodyOf<K> } : { body: BodyOf<K> });

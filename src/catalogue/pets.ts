@@ -3,8 +3,8 @@
 // an order and its pet change in one statement) and by updatePet (`update`), which never
 // makes a pet pending nor changes a pending pet's status.
 //
-// Reads are each pet's JSON as the contract writes it (`as_json`, built by PostgreSQL:
-// docs/decisions/0003-postgresql-built-json.md), joined into pages by PostgreSQL and sent
+// Reads are each pet's JSON as the contract writes it (built by PostgreSQL as it reads the
+// row, `pet_json(pets)`, generated from the Pet schema: docs/decisions/0003-postgresql-built-json.md), joined into pages by PostgreSQL and sent
 // as they are (src/db/serialized.ts). Pages are keyset pages in id order that keep
 // every pet exactly once while pets are being added (docs/decisions/0001-append-order.md).
 // Reads and creates that arrive together share a statement (src/db/coalesce.ts,
@@ -34,12 +34,12 @@ interface PetRow {
   name: string;
   category_id: number;
   status: PetStatus | null;
-  as_json: string;
+  json: string;
 }
-const PET_COLUMNS = 'id, name, category_id, status, as_json';
+const PET_COLUMNS = 'id, name, category_id, status, pet_json(pets) AS json';
 
 /**
- * A pet's strong entity tag, from its JSON (`as_json`): `"` + base64url of the first 16
+ * A pet's strong entity tag, from its JSON (`pet_json`): `"` + base64url of the first 16
  * bytes of its SHA-256 + `"`. The SQL function `pet_etag` (migrations/1763700000009) is the
  * same computation, used where If-Match is compared under the row's lock; a test holds the
  * two equal. Same JSON, same tag: it changes exactly when the representation does.
@@ -76,24 +76,24 @@ export const PET_STATUS_CHANGES = {
 // filter on it. Removed pets are filtered out of every scan, as another status is: a page
 // holds back from its first pet that is not final among those it returns, whatever was
 // skipped before it (src/db/append-order.ts).
-const scan = (after: string, lim: string) => `SELECT id, as_json, visible_after FROM pets WHERE id > ${after} AND deleted_at IS NULL ORDER BY id LIMIT ${lim} + 1`;
+const scan = (after: string, lim: string) => `SELECT id, pet_json(pets) AS json, visible_after FROM pets WHERE id > ${after} AND deleted_at IS NULL ORDER BY id LIMIT ${lim} + 1`;
 const statusScan = (status: string, after: string, lim: string) =>
-  `SELECT id, as_json, visible_after FROM pets WHERE (status, id) > (${status}, ${after}) AND status <= ${status} AND deleted_at IS NULL ORDER BY status, id LIMIT ${lim} + 1`;
+  `SELECT id, pet_json(pets) AS json, visible_after FROM pets WHERE (status, id) > (${status}, ${after}) AND status <= ${status} AND deleted_at IS NULL ORDER BY status, id LIMIT ${lim} + 1`;
 const categoryScan = (category: string, status: string, after: string, lim: string) =>
-  `SELECT id, as_json, visible_after FROM pets WHERE (category_id, id) > (${category}, ${after}) AND category_id <= ${category} AND deleted_at IS NULL
+  `SELECT id, pet_json(pets) AS json, visible_after FROM pets WHERE (category_id, id) > (${category}, ${after}) AND category_id <= ${category} AND deleted_at IS NULL
     AND (${status} IS NULL OR status = ${status}) ORDER BY category_id, id LIMIT ${lim} + 1`;
 // A page as one row: its pets' JSON joined in id order (the aggregate's ORDER BY, not the
 // scan's, orders it), whether more follow, its last id, and `held_from`, the rank of its first
 // pet that is not final yet (src/db/append-order.ts; null: none). An aggregate without GROUP
 // BY gives its row for an empty page too.
 const page = (scanned: string, lim: string) =>
-  `SELECT '[' || coalesce(string_agg(as_json, ',' ORDER BY id) FILTER (WHERE n <= ${lim}), '') || ']' AS page,
+  `SELECT '[' || coalesce(string_agg(json, ',' ORDER BY id) FILTER (WHERE n <= ${lim}), '') || ']' AS page,
     count(*) > ${lim} AS more, max(id) FILTER (WHERE n <= ${lim}) AS last, ${heldFrom('pets', '0', lim)}
   FROM (SELECT s.*, row_number() OVER (ORDER BY s.id) AS n FROM (${scanned}) AS s) AS q`;
 
 // A batch's parts, each row tagged with its slot: looked-up pets in slot 0 (their id as
 // `last`), pages in the slots the caller numbered.
-const lookups = (ids: string) => `SELECT 0 AS i, as_json AS page, false AS more, id AS last, NULL::bigint AS held_from FROM pets WHERE id = ANY (${ids}) AND deleted_at IS NULL`;
+const lookups = (ids: string) => `SELECT 0 AS i, pet_json(pets) AS page, false AS more, id AS last, NULL::bigint AS held_from FROM pets WHERE id = ANY (${ids}) AND deleted_at IS NULL`;
 const pages = (slots: string, afters: string, sizes: string) =>
   `SELECT t.i, p.* FROM unnest(${slots}, ${afters}, ${sizes}) AS t(i, after, lim) CROSS JOIN LATERAL (${page(scan('t.after', 't.lim'), 't.lim')}) AS p`;
 const statusPages = (slots: string, statuses: string, afters: string, sizes: string) =>
@@ -104,9 +104,9 @@ const statusPages = (slots: string, statuses: string, afters: string, sizes: str
 // If-Match condition ($tags: strong entity tags, null when there is none) holds; `reserved`,
 // the pet is pending and the change would touch its status ($status: whether it does).
 const decide = (id: string, tags: string, status: string) => `target AS MATERIALIZED (
-      SELECT id, status, as_json FROM pets WHERE id = ${id} AND deleted_at IS NULL FOR UPDATE
+      SELECT id, status, pet_json(pets) AS json FROM pets WHERE id = ${id} AND deleted_at IS NULL FOR UPDATE
     ), decided AS MATERIALIZED (
-      SELECT as_json, (${tags}::text[] IS NULL OR pet_etag(as_json) = ANY (${tags}::text[])) AS matched,
+      SELECT json, (${tags}::text[] IS NULL OR pet_etag(json) = ANY (${tags}::text[])) AS matched,
         (${status} AND coalesce(status, '') = 'pending') AS reserved
       FROM target
     )`;
@@ -114,7 +114,7 @@ interface ChangeRow {
   matched: boolean;
   reserved: boolean;
   /** The pet's JSON after the change (or as it stands when nothing was written). */
-  as_json: string;
+  json: string;
 }
 
 interface PageRow {
@@ -143,7 +143,7 @@ export const PET_STATEMENTS = {
   // execution, so a single page does not pay for the parts of a mixed batch): a lookup, a
   // page ($1 after, $2 size), a page of one status ($1 status, $2 after, $3 size), several of
   // one kind (by slot), and any mix of them (`readMany`).
-  get: statement<{ as_json: string }>('pets-get', 'SELECT as_json FROM pets WHERE id = $1 AND deleted_at IS NULL'),
+  get: statement<{ json: string }>('pets-get', 'SELECT pet_json(pets) AS json FROM pets WHERE id = $1 AND deleted_at IS NULL'),
   list: statement<PageRow>('pets-list', page(scan('$1', '$2::int'), '$2::int')),
   listByStatus: statement<PageRow>('pets-list-by-status', page(statusScan('$1', '$2', '$3::int'), '$3::int')),
   getMany: statement<SlotRow>('pets-get-many', lookups('$1::bigint[]')),
@@ -160,7 +160,7 @@ export const PET_STATEMENTS = {
   listByIds: statement<PageRow>(
     'pets-list-by-ids',
     page(
-      `SELECT id, as_json, visible_after FROM pets WHERE id = ANY ($1::bigint[]) AND id > $2 AND deleted_at IS NULL
+      `SELECT id, pet_json(pets) AS json, visible_after FROM pets WHERE id = ANY ($1::bigint[]) AND id > $2 AND deleted_at IS NULL
         AND ($4::text IS NULL OR status = $4) AND ($5::bigint IS NULL OR category_id = $5) ORDER BY id LIMIT $3::int + 1`,
       '$3::int',
     ),
@@ -180,9 +180,9 @@ export const PET_STATEMENTS = {
         status = CASE WHEN $5::boolean THEN $6::text ELSE pets.status END
       WHERE pets.id = $1 AND pets.deleted_at IS NULL AND EXISTS (SELECT FROM decided WHERE matched AND NOT reserved)
         AND (pets.name, pets.category_id, pets.status) IS DISTINCT FROM (coalesce($3::text, pets.name), coalesce($4::bigint, pets.category_id), CASE WHEN $5::boolean THEN $6::text ELSE pets.status END)
-      RETURNING pets.as_json
+      RETURNING pet_json(pets) AS json
     )
-    SELECT decided.matched, decided.reserved, coalesce((SELECT as_json FROM changed), decided.as_json) AS as_json FROM decided`,
+    SELECT decided.matched, decided.reserved, coalesce((SELECT json FROM changed), decided.json) AS json FROM decided`,
   ),
   // deletePet ($1 id, $2 If-Match's strong tags or null): as `update`, setting `deleted_at`;
   // a pending pet is never removed.
@@ -194,7 +194,7 @@ export const PET_STATEMENTS = {
       WHERE pets.id = $1 AND pets.deleted_at IS NULL AND EXISTS (SELECT FROM decided WHERE matched AND NOT reserved)
       RETURNING pets.id
     )
-    SELECT decided.matched, decided.reserved, decided.as_json FROM decided`,
+    SELECT decided.matched, decided.reserved, decided.json FROM decided`,
   ),
 };
 
@@ -235,7 +235,7 @@ const EMPTY: PageRow = { page: '[]', more: false, last: null, held_from: null };
 function toPet(row: PetRow): TaggedPet<Pet> {
   const pet: Pet = { id: row.id, name: row.name, categoryId: row.category_id };
   if (row.status !== null) pet.status = row.status;
-  return { pet, etag: petETag(row.as_json) };
+  return { pet, etag: petETag(row.json) };
 }
 
 /**
@@ -293,7 +293,7 @@ function readBatch(reads: readonly PetRead[]): { statement: Statement<SlotRow>; 
 async function readOne(read: Reader, from: ReadFrom, r: PetRead): Promise<PetReadAnswer> {
   if (r.kind === 'get') {
     const [row] = await read(from, PET_STATEMENTS.get, [r.id]);
-    return row && new Serialized<Pet>(row.as_json);
+    return row && new Serialized<Pet>(row.json);
   }
   const { status, after, limit } = r.page;
   const [row] = status ? await read(from, PET_STATEMENTS.listByStatus, [status, after, limit]) : await read(from, PET_STATEMENTS.list, [after, limit]);
@@ -392,7 +392,7 @@ export function createPetsRepository(pools: Pools) {
       const setsStatus = Object.hasOwn(patch, 'status');
       const values = [id, ifMatch ?? null, patch.name ?? null, patch.categoryId ?? null, setsStatus, patch.status ?? null];
       const [row] = await query(tx ?? primary, PET_STATEMENTS.update, values);
-      return toChange(row, (r) => ({ outcome: 'changed' as const, pet: new Serialized<Pet>(r.as_json), etag: petETag(r.as_json) }), false);
+      return toChange(row, (r) => ({ outcome: 'changed' as const, pet: new Serialized<Pet>(r.json), etag: petETag(r.json) }), false);
     },
 
     /** Removes a pet (soft: see migrations/1763700000009), if `ifMatch` allows it and it is not pending. */

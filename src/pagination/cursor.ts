@@ -8,6 +8,8 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 export interface CursorPosition {
   /** The last id of the previous page. */
   after: number;
+  /** In an order other than id's: the last row's sort values (src/db/keyset.ts), before its id. */
+  values?: readonly (string | number)[] | undefined;
   /** The operation the cursor was made for; absent from cursors made before it was bound. */
   operation?: string | undefined;
   /** Its filters, in the canonical form of src/pagination/page.ts (empty: none). */
@@ -18,6 +20,7 @@ export class InvalidCursorError extends Error {}
 
 interface Payload {
   a?: unknown;
+  k?: unknown;
   o?: unknown;
   s?: unknown;
 }
@@ -50,15 +53,18 @@ export function createCursorCodec(secret: Buffer) {
 
   return {
     encode(position: CursorPosition): string {
-      const memo = `${position.after}:${position.operation ?? ''}:${position.filter ?? ''}`;
+      const values = position.values && position.values.length > 0 ? position.values : undefined;
+      const memo = `${position.after}:${position.operation ?? ''}:${position.filter ?? ''}${values ? `:${JSON.stringify(values)}` : ''}`;
       const known = made.get(memo);
       if (known !== undefined) return known;
-      const payload = Buffer.from(JSON.stringify({ a: position.after, ...(position.operation ? { o: position.operation } : {}), ...(position.filter ? { s: position.filter } : {}) })).toString('base64url');
+      const payload = Buffer.from(
+        JSON.stringify({ a: position.after, ...(values ? { k: values } : {}), ...(position.operation ? { o: position.operation } : {}), ...(position.filter ? { s: position.filter } : {}) }),
+      ).toString('base64url');
       const cursor = `${payload}.${sign(payload)}`;
       if (made.size >= MADE_MAX) made.clear();
       made.set(memo, cursor);
       if (issued.size >= MADE_MAX) issued.clear();
-      issued.set(cursor, { after: position.after, operation: position.operation ?? legacy(position.filter).operation, filter: position.filter ?? '' });
+      issued.set(cursor, { after: position.after, values: values ?? [], operation: position.operation ?? legacy(position.filter).operation, filter: position.filter ?? '' });
       return cursor;
     },
 
@@ -79,8 +85,10 @@ export function createCursorCodec(secret: Buffer) {
       }
       if (typeof decoded.a !== 'number' || !Number.isSafeInteger(decoded.a) || decoded.a < 0) throw new InvalidCursorError('is not a cursor from this API');
       const filter = typeof decoded.s === 'string' ? decoded.s : undefined;
-      if (typeof decoded.o === 'string') return { after: decoded.a, operation: decoded.o, filter: filter ?? '' };
-      return { after: decoded.a, ...legacy(filter) };
+      const values = decoded.k === undefined ? [] : decoded.k;
+      if (!Array.isArray(values) || !values.every((v) => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)))) throw new InvalidCursorError('is not a cursor from this API');
+      if (typeof decoded.o === 'string') return { after: decoded.a, values: values as (string | number)[], operation: decoded.o, filter: filter ?? '' };
+      return { after: decoded.a, values: [], ...legacy(filter) };
     },
   };
 }

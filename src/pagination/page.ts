@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import type { OperationId, QueryParams } from '../contract/handler.js';
 import { operationInfo, operationPath, parameterDefault } from '../contract/spec.js';
 import { errorAnswer } from '../errors/catalogue.js';
+import type { Key } from '../db/keyset.js';
 import { InvalidCursorError, type LazyCursorCodec } from './cursor.js';
 
 /** A filter's value as a query holds it: a scalar, or the values of a repeated parameter. */
@@ -32,6 +33,8 @@ export interface Paging {
   limit: number;
   /** The id the page starts after (0: from the first). */
   after: number;
+  /** The key the page starts after, in an order other than id's: the last row's sort values, then its id (none: from the first). */
+  key: Key | undefined;
   /** The request's filters as its cursors hold them: `status=sold&id=<digest>` (computed once a request). */
   filter: string;
 }
@@ -72,12 +75,12 @@ export function listPaging<K extends OperationId>(operationId: K) {
     async start(query: QueryParams<K> & ListQuery, cursors: LazyCursorCodec): Promise<Paging | ReturnType<typeof refuse>> {
       const limit = query.limit ?? defaultLimit;
       const filter = canonical(query);
-      if (query.cursor === undefined) return { limit, after: 0, filter };
+      if (query.cursor === undefined) return { limit, after: 0, key: undefined, filter };
       try {
         const position = await cursors.decode(query.cursor);
         if (position.operation !== operationId) return refuse(`belongs to ${position.operation}, not ${operationId}; start again without cursor`);
         if (position.filter !== filter) return refuse(`belongs to another ${others}; start again without cursor`);
-        return { limit, after: position.after, filter };
+        return { limit, after: position.after, key: { values: position.values, id: position.after }, filter };
       } catch (error) {
         if (!(error instanceof InvalidCursorError)) throw error;
         return refuse(error.message);
@@ -89,9 +92,10 @@ export function listPaging<K extends OperationId>(operationId: K) {
      * after `next` (undefined: this page is the last). `params`: the values of the path's
      * parameters (`{endpointId}`), when it has any.
      */
-    async answer<B>(query: QueryParams<K> & ListQuery, paging: Paging, body: B, next: number | undefined, cursors: LazyCursorCodec, params: Readonly<Record<string, string | number>> = {}) {
+    async answer<B>(query: QueryParams<K> & ListQuery, paging: Paging, body: B, next: Key | number | undefined, cursors: LazyCursorCodec, params: Readonly<Record<string, string | number>> = {}) {
       if (next === undefined) return { status: 200 as const, body };
-      const cursor = await cursors.encode({ after: next, operation: operationId, filter: paging.filter });
+      const key = typeof next === 'number' ? { values: [], id: next } : next;
+      const cursor = await cursors.encode({ after: key.id, values: key.values, operation: operationId, filter: paging.filter });
       const at = path.replace(/\{([^}]+)\}/g, (whole, name: string) => (name in params ? encodeURIComponent(String(params[name])) : whole));
       return { status: 200 as const, body, headers: { Link: `<${at}?limit=${paging.limit}${carried(query)}&cursor=${cursor}>; rel="next"` } };
     },

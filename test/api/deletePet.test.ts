@@ -23,7 +23,7 @@ async function newPet(status: Status = 'available', categoryId = 1): Promise<{ i
 const remove = (id: number | string, headers: Record<string, string> = {}) => t.api({ method: 'DELETE', url: `/v1/pets/${id}`, headers: { ...t.auth, ...headers } });
 const place = (petId: number) => t.api({ method: 'POST', url: '/v1/store/orders', headers: { ...t.auth, ...json }, payload: JSON.stringify({ petId }) });
 const action = (orderId: number, what: 'cancel' | 'complete') => t.api({ method: 'POST', url: `/v1/store/orders/${orderId}/${what}`, headers: t.auth });
-const stored = async (id: number) => (await t.pool.query('SELECT id, name, category_id, status, as_json, deleted_at FROM pets WHERE id = $1', [id])).rows[0];
+const stored = async (id: number) => (await t.pool.query('SELECT id, name, category_id, status, pet_json(pets) AS as_json, deleted_at FROM pets WHERE id = $1', [id])).rows[0];
 const get = (url: string) => t.api({ method: 'GET', url, headers: t.auth });
 const ids = async (url: string): Promise<number[]> => {
   const response = await get(url);

@@ -32,6 +32,7 @@ describe('npm run seed', () => {
     // The README's first requests: pets of category 1, and one of them by id.
     const dogs = (await t.api({ method: 'GET', url: '/v1/pets?categoryId=1', headers: t.auth })).json() as { name: string }[];
     expect(dogs.map((p) => p.name)).toEqual(['Rex', 'Max']);
+    expect((await t.api({ method: 'GET', url: '/v1/pets?id=1', headers: t.auth })).json()).toEqual([{ id: 1, name: 'Rex', categoryId: 1, status: 'available' }]);
 
     const before = await counts();
     const again = await seed();

@@ -67,7 +67,7 @@ async function act(action: Action, pet: { id: number; orderId?: number }): Promi
 
 /** Everything stored of a pet. */
 const stored = async (id: number) =>
-  (await t.pool.query<{ status: string | null; deleted_at: Date | null }>('SELECT id, name, category_id, status, as_json, deleted_at FROM pets WHERE id = $1', [id])).rows[0];
+  (await t.pool.query<{ status: string | null; deleted_at: Date | null }>('SELECT id, name, category_id, status, pet_json(pets) AS as_json, deleted_at FROM pets WHERE id = $1', [id])).rows[0];
 const statusOf = async (id: number): Promise<After> => {
   const row = await stored(id);
   return row?.deleted_at ? 'removed' : ((row?.status ?? 'none') as After);

@@ -115,7 +115,7 @@ it('every committed change has exactly one event, and every reader sees each eve
   const walks = await Promise.all(readers);
 
   // What was committed.
-  const pets = (await db.query<{ id: string; as_json: string }>('SELECT id, as_json FROM pets ORDER BY id')).rows;
+  const pets = (await db.query<{ id: string; as_json: string }>('SELECT id, pet_json(pets) AS as_json FROM pets ORDER BY id')).rows;
   const orders = (await db.query<{ id: string; api_key_id: string; pet_id: string; status: string; json: string }>(
     'SELECT id, api_key_id, pet_id, status, order_json(id, pet_id, status, placed_at, expires_at, closed_at) AS json FROM orders ORDER BY id',
   )).rows;

@@ -1,5 +1,5 @@
-// getPet and listPets answer with each pet's JSON as the pets table keeps it (`as_json`,
-// migrations/1763700000007_pets-as-json.sql), joined by PostgreSQL and sent as it is
+// getPet and listPets answer with each pet's JSON as PostgreSQL builds it from the row
+// (pet_json, generated/pet-json.sql), joined by PostgreSQL and sent as it is
 // (src/db/serialized.ts); createPet's answer is serialized by Fastify from the
 // contract's schema. Over a real socket, these hold the two against each other byte for
 // byte, and against JSON.stringify, for names that need escaping, pets written around the
