@@ -73,6 +73,12 @@ app.patch('/v1/pets/:petId', async (request, reply) => {
   return row ? toPet(row) : reply.code(404).send({ code: 'not_found', message: 'no', status: 404 });
 });
 
+// deletePet as a user writes it: the row deleted (404 when there was none).
+app.delete('/v1/pets/:petId', async (request, reply) => {
+  const result = await pool.query('DELETE FROM pets WHERE id = $1', [(request.params as { petId: string }).petId]);
+  return result.rowCount ? reply.code(204).send() : reply.code(404).send({ code: 'not_found', message: 'no', status: 404 });
+});
+
 // Orders as a user writes them: in one transaction, a conditional UPDATE takes the pet
 // (`WHERE status = 'available'`: of two concurrent placements for one pet, the second
 // finds it pending once the first commits, and updates nothing), then an INSERT; closing

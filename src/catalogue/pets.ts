@@ -110,12 +110,66 @@ const decide = (id: string, tags: string, status: string) => `target AS MATERIAL
         (${status} AND coalesce(status, '') = 'pending') AS reserved
       FROM target
     )`;
+// The same for several pets, each its own slot: `input`, a row per slot (its pet's `id`, its
+// If-Match `tags` as one space-separated text or null, and what it sets), and `decided`, a
+// row per slot whose pet exists. The pets' rows are locked in id order, so that two batches
+// that share pets wait for each other, never in a circle.
+const decideMany = (input: string, ids: string, changesStatus: string) => `input AS (${input}),
+    target AS MATERIALIZED (
+      SELECT id, status, pet_json(pets) AS json FROM pets WHERE id = ANY (${ids}) AND deleted_at IS NULL ORDER BY id FOR UPDATE
+    ), decided AS MATERIALIZED (
+      SELECT i.*, t.json, (i.tags IS NULL OR pet_etag(t.json) = ANY (string_to_array(i.tags, ' '))) AS matched,
+        (${changesStatus} AND coalesce(t.status, '') = 'pending') AS reserved
+      FROM input i JOIN target t ON t.id = i.id
+    )`;
 interface ChangeRow {
   matched: boolean;
   reserved: boolean;
   /** The pet's JSON after the change (or as it stands when nothing was written). */
   json: string;
 }
+
+/** A batch's row for one slot: its pet's columns null when no such pet. */
+interface SlotChangeRow {
+  slot: number;
+  matched: boolean | null;
+  reserved: boolean | null;
+  json: string | null;
+}
+
+/** A slot's row as a single change's (none: no such pet). */
+const asChange = (row: SlotChangeRow | undefined): ChangeRow | undefined =>
+  row && row.matched !== null && row.reserved !== null && row.json !== null ? { matched: row.matched, reserved: row.reserved, json: row.json } : undefined;
+
+/**
+ * Calls of a batch in rounds that each name a pet once: the first call for each pet, then
+ * the second, and so on. Each round is one statement, run after the one before, so that a
+ * pet changed twice is decided the second time on what the first change left.
+ */
+function rounds<T extends { id: number }>(inputs: readonly T[]): { slot: number; input: T }[][] {
+  const out: { slot: number; input: T }[][] = [];
+  const seen = new Map<number, number>();
+  inputs.forEach((input, slot) => {
+    const round = seen.get(input.id) ?? 0;
+    seen.set(input.id, round + 1);
+    (out[round] ??= []).push({ slot, input });
+  });
+  return out;
+}
+
+/** Runs each round's statement and gives every call its slot's row. */
+async function inRounds<T extends { id: number }>(inputs: readonly T[], run: (round: { slot: number; input: T }[]) => Promise<SlotChangeRow[]>): Promise<(ChangeRow | undefined)[]> {
+  const answers: (ChangeRow | undefined)[] = new Array(inputs.length);
+  for (const round of rounds(inputs)) {
+    const rows = await run(round);
+    const bySlot = new Map(rows.map((row) => [row.slot, row]));
+    for (const { slot } of round) answers[slot] = asChange(bySlot.get(slot));
+  }
+  return answers;
+}
+
+/** The If-Match condition as a batch carries it: the strong tags, space-separated (tags hold no space), or null. */
+const tagsText = (ifMatch: IfMatch): string | null => (ifMatch === undefined ? null : ifMatch.join(' '));
 
 interface PageRow {
   page: string;
@@ -184,6 +238,35 @@ export const PET_STATEMENTS = {
     )
     SELECT decided.matched, decided.reserved, coalesce((SELECT json FROM changed), decided.json) AS json FROM decided`,
   ),
+  // updatePet for several pets at once ($1 slots, $2 ids, $3 tags, $4 names, $5 categories,
+  // $6 whether status is set, $7 the statuses): each slot decided and written as `update`
+  // does, one row per slot (`matched` null: no such pet). A batch names each pet once (the
+  // repository splits repeats into rounds).
+  updateMany: statement<SlotChangeRow>(
+    'pets-update-many',
+    `WITH ${decideMany('SELECT * FROM unnest($1::int[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::boolean[], $7::text[]) AS i(slot, id, tags, name, category_id, sets_status, new_status)', '$2::bigint[]', 'i.sets_status')},
+    changed AS (
+      UPDATE pets SET name = coalesce(d.name, pets.name), category_id = coalesce(d.category_id, pets.category_id),
+        status = CASE WHEN d.sets_status THEN d.new_status ELSE pets.status END
+      FROM decided d
+      WHERE pets.id = d.id AND pets.deleted_at IS NULL AND d.matched AND NOT d.reserved
+        AND (pets.name, pets.category_id, pets.status) IS DISTINCT FROM (coalesce(d.name, pets.name), coalesce(d.category_id, pets.category_id), CASE WHEN d.sets_status THEN d.new_status ELSE pets.status END)
+      RETURNING d.slot, pet_json(pets) AS json
+    )
+    SELECT input.slot, decided.matched, decided.reserved, coalesce(changed.json, decided.json) AS json
+    FROM input LEFT JOIN decided ON decided.slot = input.slot LEFT JOIN changed ON changed.slot = input.slot`,
+  ),
+  // deletePet for several pets at once ($1 slots, $2 ids, $3 tags), as `remove` does each.
+  removeMany: statement<SlotChangeRow>(
+    'pets-remove-many',
+    `WITH ${decideMany('SELECT * FROM unnest($1::int[], $2::bigint[], $3::text[]) AS i(slot, id, tags)', '$2::bigint[]', 'true')},
+    removed AS (
+      UPDATE pets SET deleted_at = statement_timestamp() FROM decided d
+      WHERE pets.id = d.id AND pets.deleted_at IS NULL AND d.matched AND NOT d.reserved
+      RETURNING pets.id
+    )
+    SELECT input.slot, decided.matched, decided.reserved, decided.json FROM input LEFT JOIN decided ON decided.slot = input.slot`,
+  ),
   // deletePet ($1 id, $2 If-Match's strong tags or null): as `update`, setting `deleted_at`;
   // a pending pet is never removed.
   remove: statement<ChangeRow>(
@@ -206,6 +289,14 @@ export interface PetPage {
   /** Only pets of this category (undefined: any). */
   categoryId?: number | undefined;
 }
+
+/** One updatePet or deletePet, as the coalesced writers take it. */
+interface PetUpdate {
+  id: number;
+  patch: PetPatch;
+  ifMatch: IfMatch;
+}
+type PetRemoval = Omit<PetUpdate, 'patch'>;
 
 /** A pet as an answer sends it: its JSON, and its entity tag. */
 export interface TaggedPet<P> {
@@ -325,6 +416,36 @@ export function createPetsRepository(pools: Pools) {
       return rows.sort((a, b) => a.id - b.id).map(toPet);
     },
   });
+  // Changes and removals, coalesced: those that arrive in one turn are one statement, one
+  // commit (not serial: a change can wait for a pet's row that another transaction holds).
+  const updateOne = async ({ id, patch, ifMatch }: PetUpdate, on: Queryable) => {
+    const values = [id, ifMatch ?? null, patch.name ?? null, patch.categoryId ?? null, Object.hasOwn(patch, 'status'), patch.status ?? null];
+    return (await query(on, PET_STATEMENTS.update, values))[0];
+  };
+  const updates = coalesce<PetUpdate, ChangeRow | undefined>({
+    max: 100,
+    one: (u) => updateOne(u, primary),
+    many: (all) =>
+      inRounds(all, (round) => {
+        const u = round.map((r) => r.input);
+        const values = [
+          round.map((r) => r.slot),
+          u.map((x) => x.id),
+          u.map((x) => tagsText(x.ifMatch)),
+          u.map((x) => x.patch.name ?? null),
+          u.map((x) => x.patch.categoryId ?? null),
+          u.map((x) => Object.hasOwn(x.patch, 'status')),
+          u.map((x) => x.patch.status ?? null),
+        ];
+        return query(primary, PET_STATEMENTS.updateMany, values);
+      }),
+  });
+  const removeOne = async ({ id, ifMatch }: PetRemoval, on: Queryable) => (await query(on, PET_STATEMENTS.remove, [id, ifMatch ?? null]))[0];
+  const removals = coalesce<PetRemoval, ChangeRow | undefined>({
+    max: 100,
+    one: (r) => removeOne(r, primary),
+    many: (all) => inRounds(all, (round) => query(primary, PET_STATEMENTS.removeMany, [round.map((r) => r.slot), round.map((r) => r.input.id), round.map((r) => tagsText(r.input.ifMatch))])),
+  });
   // Lookups and pages, coalesced per server they read from: what arrives in one turn is one
   // statement. The same page or pet asked twice in a batch is read once.
   const reader = (from: ReadFrom) => {
@@ -389,15 +510,13 @@ export function createPetsRepository(pools: Pools) {
      * PET_STATEMENTS.update), in `tx` when given.
      */
     async update(id: number, patch: PetPatch, ifMatch: IfMatch, tx?: Queryable): Promise<PetChange<{ outcome: 'changed' } & TaggedPet<Serialized<Pet>>>> {
-      const setsStatus = Object.hasOwn(patch, 'status');
-      const values = [id, ifMatch ?? null, patch.name ?? null, patch.categoryId ?? null, setsStatus, patch.status ?? null];
-      const [row] = await query(tx ?? primary, PET_STATEMENTS.update, values);
+      const row = tx ? await updateOne({ id, patch, ifMatch }, tx) : await updates({ id, patch, ifMatch });
       return toChange(row, (r) => ({ outcome: 'changed' as const, pet: new Serialized<Pet>(r.json), etag: petETag(r.json) }), false);
     },
 
     /** Removes a pet (soft: see migrations/1763700000009), if `ifMatch` allows it and it is not pending. */
     async remove(id: number, ifMatch: IfMatch, tx?: Queryable): Promise<PetChange<{ outcome: 'removed' }>> {
-      const [row] = await query(tx ?? primary, PET_STATEMENTS.remove, [id, ifMatch ?? null]);
+      const row = tx ? await removeOne({ id, ifMatch }, tx) : await removals({ id, ifMatch });
       return toChange(row, () => ({ outcome: 'removed' as const }), true);
     },
   };

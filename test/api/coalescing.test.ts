@@ -128,3 +128,53 @@ describe('concurrent creates', () => {
     for (const page of pages) expect((page.json() as { id: number }[]).at(-1)).toEqual({ id: created.id, name: 'Seen', categoryId: 4, status: 'pending' });
   });
 });
+
+describe('concurrent changes and removals', () => {
+  const patch = (id: number, body: Record<string, unknown>, headers: Record<string, string> = {}) =>
+    t.api({ method: 'PATCH', url: `/v1/pets/${id}`, headers: { ...t.auth, 'content-type': 'application/merge-patch+json', ...headers }, payload: JSON.stringify(body) });
+  const remove = (id: number, headers: Record<string, string> = {}) => t.api({ method: 'DELETE', url: `/v1/pets/${id}`, headers: { ...t.auth, ...headers } });
+
+  it('sent at once, each is decided as alone on the newest version, and together they share statements and commits', async () => {
+    const made = await Promise.all(Array.from({ length: 8 }, (_, i) => create({ name: `Changed ${i}`, categoryId: 9, status: 'available' })));
+    const pets = made.map((r) => ({ id: (r.json() as { id: number }).id, etag: r.headers.etag as string }));
+    const [a, b, c, d, e, f, g, h] = pets as [typeof pets[0], typeof pets[0], typeof pets[0], typeof pets[0], typeof pets[0], typeof pets[0], typeof pets[0], typeof pets[0]];
+    // g is pending: an order holds it.
+    expect((await t.api({ method: 'POST', url: '/v1/store/orders', headers: { ...t.auth, 'content-type': 'application/json' }, payload: JSON.stringify({ petId: g.id }) })).statusCode).toBe(201);
+    const queries = recordQueries(t.pool);
+    let answers: Awaited<ReturnType<typeof patch>>[];
+    try {
+      answers = await Promise.all([
+        patch(a.id, { name: 'Renamed' }),
+        // Two changes of one pet, both against its first ETag: the first wins, the second finds it changed.
+        patch(b.id, { name: 'First' }, { 'if-match': b.etag }),
+        patch(b.id, { name: 'Second' }, { 'if-match': b.etag }),
+        patch(c.id, { status: 'sold', categoryId: 10 }),
+        patch(999_999_999, { name: 'Nobody' }),
+        patch(g.id, { status: 'available' }),
+        remove(d.id),
+        remove(e.id, { 'if-match': '"nope"' }),
+        remove(g.id),
+        patch(f.id, {}),
+        remove(h.id, { 'if-match': h.etag }),
+      ]);
+    } finally {
+      queries.restore();
+    }
+    expect(answers.map((r) => r.statusCode)).toEqual([200, 200, 412, 200, 404, 409, 204, 412, 409, 200, 204]);
+    expect(answers[0]?.json()).toEqual({ id: a.id, name: 'Renamed', categoryId: 9, status: 'available' });
+    expect(answers[1]?.json()).toEqual({ id: b.id, name: 'First', categoryId: 9, status: 'available' });
+    expect(answers[3]?.json()).toEqual({ id: c.id, name: 'Changed 2', categoryId: 10, status: 'sold' });
+    expect(answers[9]?.json()).toEqual({ id: f.id, name: 'Changed 5', categoryId: 9, status: 'available' });
+    const stored = async (id: number) => (await t.pool.query('SELECT name, category_id::int AS category, status, deleted_at IS NOT NULL AS removed FROM pets WHERE id = $1', [id])).rows[0];
+    expect(await stored(b.id)).toEqual({ name: 'First', category: 9, status: 'available', removed: false });
+    expect(await stored(d.id)).toMatchObject({ removed: true });
+    expect(await stored(e.id)).toMatchObject({ removed: false });
+    expect(await stored(g.id)).toEqual({ name: 'Changed 6', category: 9, status: 'pending', removed: false });
+    expect(await stored(h.id)).toMatchObject({ removed: true });
+    // Eleven requests, far fewer statements: the changes of one turn are one statement a
+    // round (b's second change is a round of its own), the removals another.
+    const writes = queries.requests().filter((name) => /^pets-(update|remove)/.test(name));
+    expect(writes.length).toBeLessThan(6);
+    expect(writes).toContain('pets-update-many');
+  });
+});

@@ -94,6 +94,11 @@ describe("statements on some pets read those pets' rows only, with statistics fr
     ['changing a pending pet\'s status (refused)', { given: () => [PET_STATEMENTS.update.text, [7, null, null, null, true, null]] as const, want: 1 }],
     ['removing a pet (deletePet)', { given: () => [PET_STATEMENTS.remove.text, [PENDING + 4, null]] as const, want: 1 }],
     [
+      'changing three pets together, one pending (coalesced)',
+      { given: () => [PET_STATEMENTS.updateMany.text, ['{1,2,3}', `{${PENDING + 6},${PENDING + 7},7}`, '{NULL,NULL,NULL}', '{Max,NULL,NULL}', '{NULL,2,NULL}', '{false,false,true}', '{NULL,NULL,sold}']] as const, want: 3 },
+    ],
+    ['removing three pets together, one pending (coalesced)', { given: () => [PET_STATEMENTS.removeMany.text, ['{1,2,3}', `{${PENDING + 8},${PENDING + 9},8}`, '{NULL,NULL,NULL}']] as const, want: 3 }],
+    [
       'a lookup and two pages together (coalesced, every kind)',
       { given: () => [PET_STATEMENTS.readMany.text, [`{${PENDING + 5}}`, '{1}', '{2000}', '{20}', '{2}', '{pending}', '{600}', '{20}']] as const, want: 21 },
     ],
