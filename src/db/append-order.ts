@@ -1,6 +1,7 @@
 // Pages of append-ordered tables: every row exactly once, in id order, while rows are being
 // inserted on any instance (docs/decisions/0001-append-order.md; the SQL side is
-// migrations/1763700000008_append-order.sql).
+// migrations/1763700000008_append-order.sql, with one register for every table since
+// migrations/1763700000019_append-order-one-register.sql).
 //
 // Invariant: a page returns its rows only up to, not including, the first one that is not
 // final for the statement's own snapshot (its `visible_after` is neither below the
@@ -16,11 +17,13 @@
 /** The largest xid8: the frontier when nothing is writing. */
 const NONE = "'18446744073709551615'::xid8";
 
+/** The register: at least the transaction id of every writer that has drawn an id of any append-ordered table. */
+const NEWEST = "coalesce(pg_sequence_last_value('append_order_newest_writer_seq'), 0)::text::xid8";
+
 /** SQL, true when a row (its `visible_after`) of `table` (of partition `partition`, an SQL expression; '0' for a table paged whole) is final for this statement's snapshot. */
 export function isFinal(table: string, partition: string): string {
-  const newest = `coalesce(pg_sequence_last_value('${table}_newest_writer_seq'), 0)::text::xid8`;
   return `(visible_after < (SELECT pg_snapshot_xmin(pg_current_snapshot()))
-    OR visible_after < (SELECT coalesce(append_order_frontier('${table}', ${partition}, pg_current_snapshot(), ${newest}), ${NONE})))`;
+    OR visible_after < (SELECT coalesce(append_order_frontier('${table}', ${partition}, pg_current_snapshot(), ${NEWEST}), ${NONE})))`;
 }
 
 /**

@@ -4,8 +4,9 @@
 // declarations, and a plain Node ESM script (client-package/consumer.mjs) that calls every
 // operation of the contract against a real service and reports on each.
 //
-// One case per operation of openapi/v1.yaml: an operation the client has no method for, or
-// the script no case for, fails its case by name.
+// One case per operation of openapi/v1.yaml, by name: the script's own case for it, or for an
+// operation it has none for, the derived one (the package's call() sends the contract's
+// method and path, and the service answers it without a 5xx).
 //
 // The install needs the package's dependencies, openapi-fetch and standardwebhooks (and
 // theirs). npm takes them from its cache, or else the registry. On a machine with neither
@@ -24,7 +25,12 @@ const contract = parse(readFileSync(path.join(root, 'openapi/v1.yaml'), 'utf8'))
   info: { version: string };
   paths: Record<string, Record<string, { operationId?: string }>>;
 };
-const contractOperations = Object.values(contract.paths).flatMap((item) => Object.values(item).flatMap((o) => (o?.operationId ? [o.operationId] : [])));
+// Each operation of the contract with its method and path (the script checks what an
+// operation without a case of its own sends against them).
+const contractRequests = Object.entries(contract.paths).flatMap(([where, item]) =>
+  Object.entries(item).flatMap(([method, o]) => (o?.operationId ? [{ operationId: o.operationId, method: method.toUpperCase(), path: where }] : [])),
+);
+const contractOperations = contractRequests.map((o) => o.operationId);
 const fixtures = path.join(root, 'test/e2e/client-package');
 const clientPackage = JSON.parse(readFileSync(path.join(root, 'client/package.json'), 'utf8')) as { name: string; version: string; dependencies: Record<string, string> };
 
@@ -145,7 +151,7 @@ describe('the client package', () => {
     let report: { operations: Record<string, string>; behaviours: Record<string, string> };
     beforeAll(async () => {
       copyFileSync(path.join(fixtures, 'consumer.mjs'), path.join(project, 'consumer.mjs'));
-      const env = childEnv({ BASE_URL: `${server.url}/v1`, LIMITED_URL: `${limited.url}/v1`, API_KEY: key, OPERATIONS: JSON.stringify(contractOperations) });
+      const env = childEnv({ BASE_URL: `${server.url}/v1`, LIMITED_URL: `${limited.url}/v1`, API_KEY: key, OPERATIONS: JSON.stringify(contractRequests) });
       const result = succeeded('node consumer.mjs', await run(process.execPath, ['consumer.mjs'], project, env));
       report = JSON.parse(result.stdout) as typeof report;
     }, 180_000);
