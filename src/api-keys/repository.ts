@@ -8,10 +8,13 @@
 // the primary only (the verifier's cache follows the primary through NOTIFY).
 import type { components } from '../../generated/v1.js';
 import { SCOPES, canonicalScopes, type Scope } from '../contract/scopes.js';
-import { finalPage, isFinal } from '../db/append-order.js';
+import { appendOrdered, finalPage } from '../db/append-order.js';
 import type pg from 'pg';
 import { columns, execute, query, statement } from '../db/query.js';
 import { inTransaction } from '../db/transaction.js';
+
+/** Keys are paged whole (migration 1763700000012). */
+const API_KEYS = appendOrdered('api_keys');
 
 export type ApiKey = components['schemas']['ApiKey'];
 
@@ -94,7 +97,7 @@ export const API_KEY_STATEMENTS = {
   // Why a rotation changed nothing, by the database's clock (the one the rotation judged by).
   state: statement<StateRow>('api-keys-state', `SELECT ${K}, coalesce(expires_at <= now(), false) AS expired FROM api_keys WHERE id = $1`),
   // A page ($1 after, $2 size) and one more key, each with whether it is final.
-  list: statement<ListRow>('api-keys-list', `SELECT ${K}, ${isFinal('api_keys', '0')} AS final FROM api_keys WHERE id > $1 ORDER BY id LIMIT $2::int + 1`),
+  list: statement<ListRow>('api-keys-list', `SELECT ${K}, ${API_KEYS.isFinal()} AS final FROM api_keys WHERE id > $1 ORDER BY id LIMIT $2::int + 1`),
   all: statement<KeyRow>('api-keys-all', `SELECT ${K} FROM api_keys ORDER BY id`),
   // A revoked key has no secret in force, the previous one included.
   revoke: statement<KeyRow>(

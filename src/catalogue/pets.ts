@@ -18,11 +18,14 @@
 import { createHash } from 'node:crypto';
 import type { components } from '../../generated/v1.js';
 import { Serialized } from '../db/serialized.js';
-import { heldFrom, nextAfter } from '../db/append-order.js';
+import { appendOrdered, nextAfter } from '../db/append-order.js';
 import { coalesce } from '../db/coalesce.js';
 import { createReader, type Pools, type ReadFrom } from '../db/consistency.js';
 import type { Statement } from '../db/query.js';
 import { query, statement, type Queryable } from '../db/query.js';
+
+/** pets are paged whole (migration 1763700000008). */
+const PETS = appendOrdered('pets');
 
 export type Pet = components['schemas']['Pet'];
 export type NewPet = components['schemas']['NewPet'];
@@ -88,7 +91,7 @@ const categoryScan = (category: string, status: string, after: string, lim: stri
 // BY gives its row for an empty page too.
 const page = (scanned: string, lim: string) =>
   `SELECT '[' || coalesce(string_agg(json, ',' ORDER BY id) FILTER (WHERE n <= ${lim}), '') || ']' AS page,
-    count(*) > ${lim} AS more, max(id) FILTER (WHERE n <= ${lim}) AS last, ${heldFrom('pets', '0', lim)}
+    count(*) > ${lim} AS more, max(id) FILTER (WHERE n <= ${lim}) AS last, ${PETS.heldFrom(lim)}
   FROM (SELECT s.*, row_number() OVER (ORDER BY s.id) AS n FROM (${scanned}) AS s) AS q`;
 
 // A batch's parts, each row tagged with its slot: looked-up pets in slot 0 (their id as

@@ -21,17 +21,48 @@ const NONE = "'18446744073709551615'::xid8";
 const NEWEST = "coalesce(pg_sequence_last_value('append_order_newest_writer_seq'), 0)::text::xid8";
 
 /** SQL, true when a row (its `visible_after`) of `table` (of partition `partition`, an SQL expression; '0' for a table paged whole) is final for this statement's snapshot. */
-export function isFinal(table: string, partition: string): string {
+function isFinal(table: string, partition: string): string {
   return `(visible_after < (SELECT pg_snapshot_xmin(pg_current_snapshot()))
     OR visible_after < (SELECT coalesce(append_order_frontier('${table}', ${partition}, pg_current_snapshot(), ${NEWEST}), ${NONE})))`;
 }
 
+/** What a repository pages an append-ordered table with (`appendOrdered`). */
+export interface AppendOrdered<P extends [] | [partition: string]> {
+  table: string;
+  /** The partition column its `append_order_join` named (none: the table is paged whole). */
+  partitionColumn: string | undefined;
+  /** SQL, true when the row is final for this statement's snapshot; a partitioned table takes the partition's value (an SQL expression). */
+  isFinal: (...partition: P) => string;
+  /**
+   * An aggregate over a page's rows ranked `n` from 1 in id order, of size `lim` (an SQL
+   * expression): `held_from`, the rank of the first row of the page that is not final (null:
+   * none). The page is the rows ranked below it.
+   */
+  heldFrom: (lim: string, ...partition: P) => string;
+}
+
+/** Every table a repository declared, by name: test/db/append-order.test.ts compares them with the database's triggers. */
+export const APPEND_ORDERED = new Map<string, string | undefined>();
+
 /**
- * An aggregate over a page's rows ranked `n` from 1 in id order, of size `lim` (an SQL
- * expression): `held_from`, the rank of the first row of the page that is not final (null:
- * none). The page is the rows ranked below it.
+ * A table joined to the append order, as its migration joined it: `appendOrdered('events')`
+ * for `append_order_join('events')`, `appendOrdered('orders', 'api_key_id')` for
+ * `append_order_join('orders', 'api_key_id')`. The frontier must be asked for the marks the
+ * writers take, so a table paged whole takes no partition, and a partitioned one must be
+ * given the value its page is of.
  */
-export const heldFrom = (table: string, partition: string, lim: string): string => `min(n) FILTER (WHERE n <= ${lim} AND NOT ${isFinal(table, partition)}) AS held_from`;
+export function appendOrdered(table: string): AppendOrdered<[]>;
+export function appendOrdered(table: string, partitionColumn: string): AppendOrdered<[partition: string]>;
+export function appendOrdered(table: string, partitionColumn?: string): AppendOrdered<[]> | AppendOrdered<[partition: string]> {
+  APPEND_ORDERED.set(table, partitionColumn);
+  const final = (partition = '0') => isFinal(table, partition);
+  return {
+    table,
+    partitionColumn,
+    isFinal: final,
+    heldFrom: (lim: string, partition?: string) => `min(n) FILTER (WHERE n <= ${lim} AND NOT ${final(partition)}) AS held_from`,
+  };
+}
 
 /** Where the next page starts: after the page's last row, or where it started when it is empty; none when nothing follows. */
 export function nextAfter(more: boolean, last: number | undefined, after: number): number | undefined {

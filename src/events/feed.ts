@@ -26,10 +26,13 @@
 import type pg from 'pg';
 import type { components } from '../../generated/v1.js';
 import { keyInForce } from '../api-keys/repository.js';
-import { finalPage, isFinal } from '../db/append-order.js';
+import { appendOrdered, finalPage } from '../db/append-order.js';
 import { query, statement, type Queryable, type Statement } from '../db/query.js';
 import { Serialized } from '../db/serialized.js';
 import { inTransaction } from '../db/transaction.js';
+
+/** Events are paged whole (migration 1763700000013). */
+const EVENTS = appendOrdered('events');
 
 export type Event = components['schemas']['Event'];
 export type EventType = components['schemas']['EventType'];
@@ -111,7 +114,7 @@ const HEAD_SCAN = 1000;
  * (the last of the newest HEAD_SCAN events before the first of them that is not; 0 when
  * there are none). An event written by a transaction that starts later comes after it.
  */
-export const NEWEST_POSITION = `(WITH recent AS (SELECT id, ${isFinal('events', '0')} AS final FROM events ORDER BY id DESC LIMIT ${HEAD_SCAN})
+export const NEWEST_POSITION = `(WITH recent AS (SELECT id, ${EVENTS.isFinal()} AS final FROM events ORDER BY id DESC LIMIT ${HEAD_SCAN})
   SELECT coalesce((SELECT min(id) - 1 FROM recent WHERE NOT final), (SELECT max(id) FROM recent), 0))`;
 
 // A page ($1 after, $2 size, then the statement's own) and one more event, each with whether
@@ -126,7 +129,7 @@ const pageStatement = (visibility: Visibility, typed: boolean) =>
   statement<PageRow>(
     `events-list-${visibility}${typed ? '-of-types' : ''}`,
     `WITH page AS MATERIALIZED (
-       SELECT id, ${EVENT_JSON} AS json, ${isFinal('events', '0')} AS final
+       SELECT id, ${EVENT_JSON} AS json, ${EVENTS.isFinal()} AS final
        FROM ${
          typed
            ? `(SELECT DISTINCT unnest($3::text[]) AS name) AS wanted CROSS JOIN LATERAL (${OF_TYPES[visibility]}) AS events ORDER BY id`
@@ -134,7 +137,7 @@ const pageStatement = (visibility: Visibility, typed: boolean) =>
        }
        LIMIT $2::int + 1
      ), head AS (
-       SELECT id, ${isFinal('events', '0')} AS final FROM events WHERE id > $1::bigint ORDER BY id LIMIT ${HEAD_SCAN}
+       SELECT id, ${EVENTS.isFinal()} AS final FROM events WHERE id > $1::bigint ORDER BY id LIMIT ${HEAD_SCAN}
      )
      SELECT kept.purged_through AS purged,
        CASE WHEN (SELECT count(*) FROM page) <= $2::int AND (SELECT bool_and(final) FROM page) IS NOT FALSE
@@ -162,7 +165,7 @@ export const EVENT_STATEMENTS = {
     `WITH kept AS (SELECT purged_through FROM events_retention FOR UPDATE SKIP LOCKED),
      held AS (SELECT min(position) AS position FROM event_relays WHERE holds_retention AND ran_at > now() - $1::int * interval '1 day'),
      batch AS (
-       SELECT id, created_at < now() - $1::int * interval '1 day' AND ${isFinal('events', '0')}
+       SELECT id, created_at < now() - $1::int * interval '1 day' AND ${EVENTS.isFinal()}
          AND id <= coalesce((SELECT position FROM held), 9007199254740991) AS old
        FROM events WHERE id > (SELECT purged_through FROM kept) ORDER BY id LIMIT $2::int
      ),
@@ -190,12 +193,12 @@ export const EVENT_STATEMENTS = {
   ),
   relayPage: statement<{ id: number; type: EventType; json: string; final: boolean }>(
     'events-relay-page',
-    `SELECT id, type, ${EVENT_JSON} AS json, ${isFinal('events', '0')} AS final FROM events WHERE id > $1::bigint ORDER BY id LIMIT $2::int + 1`,
+    `SELECT id, type, ${EVENT_JSON} AS json, ${EVENTS.isFinal()} AS final FROM events WHERE id > $1::bigint ORDER BY id LIMIT $2::int + 1`,
   ),
   // The same page without the events' JSON, for a relay that needs only where it ends.
   relayRange: statement<{ id: number; final: boolean }>(
     'events-relay-range',
-    `SELECT id, ${isFinal('events', '0')} AS final FROM events WHERE id > $1::bigint ORDER BY id LIMIT $2::int + 1`,
+    `SELECT id, ${EVENTS.isFinal()} AS final FROM events WHERE id > $1::bigint ORDER BY id LIMIT $2::int + 1`,
   ),
   relayMove: statement<Record<string, never>>('events-relay-move', 'UPDATE event_relays SET position = greatest(position, $2), ran_at = now() WHERE name = $1'),
 };

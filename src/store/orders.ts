@@ -7,11 +7,14 @@
 // Orders always read and write the primary: a page's frontier asks which transactions are
 // writing orders, which only the primary knows (docs/decisions/0001-append-order.md).
 import type { components } from '../../generated/v1.js';
-import { finalPage, isFinal } from '../db/append-order.js';
+import { appendOrdered, finalPage } from '../db/append-order.js';
 import { coalesce } from '../db/coalesce.js';
 import { PET_STATUS_CHANGES, type PetStatus } from '../catalogue/pets.js';
 import { columns, query, statement, type Queryable } from '../db/query.js';
 import type { Transaction } from '../db/transaction.js';
+
+/** Orders are paged per API key (migration 1763700000008). */
+const ORDERS = appendOrdered('orders', 'api_key_id');
 
 export type Order = components['schemas']['Order'];
 export type OrderStatus = components['schemas']['OrderStatus'];
@@ -42,7 +45,7 @@ const isOrder = (row: MaybeOrderRow): row is OrderRow => row.id !== null;
 
 /** A page of one key's orders, for each combination of filters: each has a plan that uses its index. */
 const listStatement = (name: string, filters: string) =>
-  statement<ListRow>(name, `SELECT ${O}, ${isFinal('orders', '$1')} AS final FROM orders WHERE api_key_id = $1 AND id > $2 ${filters} ORDER BY id LIMIT $3::int + 1`);
+  statement<ListRow>(name, `SELECT ${O}, ${ORDERS.isFinal('$1')} AS final FROM orders WHERE api_key_id = $1 AND id > $2 ${filters} ORDER BY id LIMIT $3::int + 1`);
 
 // The pet's status read in the statement's snapshot, before its update: why nothing was
 // placed. A removed pet is not found.

@@ -4,7 +4,7 @@
 // feed has no last page; retention (EVENT_RETENTION_DAYS) and the 410 for a cursor before it.
 // Every answer is checked against the contract by `t.api`.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isFinal } from '../../src/db/append-order.js';
+import { appendOrdered } from '../../src/db/append-order.js';
 import { buildTestApp, keysSettled, type TestApp } from '../helper.js';
 import { within } from '../process.js';
 
@@ -47,7 +47,7 @@ afterAll(async () => t?.close());
  * next pages; an event once final stays final.
  */
 async function feedSettled(): Promise<void> {
-  const settled = `SELECT coalesce(bool_and(${isFinal('events', '0')}), true) AS settled FROM events`;
+  const settled = `SELECT coalesce(bool_and(${appendOrdered('events').isFinal()}), true) AS settled FROM events`;
   await within(10_000, async () => (await t.pool.query<{ settled: boolean }>(settled)).rows[0]?.settled === true, 10);
 }
 

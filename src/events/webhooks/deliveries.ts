@@ -3,8 +3,11 @@
 // order partitioned by endpoint (docs/decisions/0001-append-order.md), so a page never
 // skips an attempt that another instance is still committing.
 import type { components } from '../../../generated/v1.js';
-import { finalPage, isFinal } from '../../db/append-order.js';
+import { appendOrdered, finalPage } from '../../db/append-order.js';
 import { columns, execute, query, statement, type Queryable } from '../../db/query.js';
+
+/** Deliveries are paged per endpoint (migration 1763700000015). */
+const DELIVERIES = appendOrdered('webhook_deliveries', 'endpoint_id');
 
 export type WebhookDelivery = components['schemas']['WebhookDelivery'];
 
@@ -29,7 +32,7 @@ function toDelivery(row: DeliveryRow): WebhookDelivery {
 const STATEMENTS = {
   list: statement<DeliveryRow & { final: boolean }>(
     'webhook-deliveries-list',
-    `SELECT ${C}, ${isFinal('webhook_deliveries', '$1')} AS final FROM webhook_deliveries WHERE endpoint_id = $1 AND id > $2 ORDER BY id LIMIT $3::int + 1`,
+    `SELECT ${C}, ${DELIVERIES.isFinal('$1')} AS final FROM webhook_deliveries WHERE endpoint_id = $1 AND id > $2 ORDER BY id LIMIT $3::int + 1`,
   ),
   // Attempts older than $1 days (they are kept as long as events are).
   purge: statement<Record<string, never>>('webhook-deliveries-purge', `DELETE FROM webhook_deliveries WHERE attempted_at < now() - $1::int * interval '1 day'`),

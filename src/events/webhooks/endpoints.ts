@@ -5,11 +5,14 @@
 // (docs/decisions/0001-append-order.md): listWebhookEndpoints pages a key's own by id.
 import type pg from 'pg';
 import type { components } from '../../../generated/v1.js';
-import { finalPage, isFinal } from '../../db/append-order.js';
+import { appendOrdered, finalPage } from '../../db/append-order.js';
 import { NEWEST_POSITION, type EventType } from '../feed.js';
 import { endpointRelaySql } from './dispatch.js';
 import { columns, execute, query, statement } from '../../db/query.js';
 import { inTransaction } from '../../db/transaction.js';
+
+/** Endpoints are paged per API key (migration 1763700000015). */
+const ENDPOINTS = appendOrdered('webhook_endpoints', 'api_key_id');
 
 export type WebhookEndpoint = components['schemas']['WebhookEndpoint'];
 
@@ -74,7 +77,7 @@ const STATEMENTS = {
   get: statement<EndpointRow>('webhook-endpoints-get', `SELECT ${C} FROM webhook_endpoints WHERE id = $2 AND api_key_id = $1`),
   list: statement<EndpointRow & { final: boolean }>(
     'webhook-endpoints-list',
-    `SELECT ${C}, ${isFinal('webhook_endpoints', '$1')} AS final FROM webhook_endpoints WHERE api_key_id = $1 AND id > $2 ORDER BY id LIMIT $3::int + 1`,
+    `SELECT ${C}, ${ENDPOINTS.isFinal('$1')} AS final FROM webhook_endpoints WHERE api_key_id = $1 AND id > $2 ORDER BY id LIMIT $3::int + 1`,
   ),
   // A merge patch: $3 url, $4 event types, $5 whether description is given and $6 its value
   // (null removes it), $7 enabled. Enabling a disabled endpoint delivers events created
