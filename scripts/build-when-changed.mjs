@@ -23,6 +23,16 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+// The Node majors package.json's engines names (22 and 24): an older one is refused here,
+// before anything is compiled or started, with what to do. Node 20 left its support on
+// 2026-04-30; the service is not tested on it.
+const major = Number(process.versions.node.split('.')[0]);
+if (major < 22) {
+  const engines = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).engines.node;
+  console.error(`The Animal Store API needs Node 22 or 24 (package.json engines: ${engines}); this is Node ${process.versions.node}. Install Node 24 (https://nodejs.org), then run npm ci && npm start again.`);
+  process.exit(1);
+}
 const INPUT_DIRS = ['src', 'generated'];
 const INPUT_FILES = ['tsconfig.json', 'tsconfig.build.json', 'package.json', 'package-lock.json'];
 const FINGERPRINT = path.join(root, 'dist', 'build-inputs.sha256');

@@ -1,5 +1,5 @@
 // `engines` in package.json says which Node versions are tested, no more: one `^x.y.z` per
-// major, each the version CI runs (scripts/with-node.sh pins 22 and 24; 20 is the machine's).
+// major, each the version CI runs (scripts/with-node.sh pins 22 and 24).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { root } from './process.js';
@@ -9,13 +9,13 @@ const floors = engines.split('||').map((part) => /^\s*\^(\d+)\.(\d+)\.(\d+)\s*$/
 const pinned = Object.fromEntries([...readFileSync(`${root}/scripts/with-node.sh`, 'utf8').matchAll(/^\s*(\d+)\) version=(\d+\.\d+\.\d+) /gm)].map((m) => [m[1], m[2]]));
 
 describe('engines', () => {
-  it('is ^x.y.z for Node 20, 22 and 24, and nothing else', () => {
-    expect(floors.map((floor) => (Array.isArray(floor) ? floor[0] : floor))).toEqual([20, 22, 24]);
+  it('is ^x.y.z for Node 22 and 24, and nothing else', () => {
+    expect(floors.map((floor) => (Array.isArray(floor) ? floor[0] : floor))).toEqual([22, 24]);
   });
 
   it("starts Node 22 and 24 at the versions scripts/with-node.sh pins (CI's)", () => {
     expect(pinned).toEqual({ '22': expect.any(String), '24': expect.any(String) });
-    for (const floor of floors) if (Array.isArray(floor) && floor[0] !== 20) expect(floor.join('.')).toBe(pinned[String(floor[0])]);
+    for (const floor of floors) if (Array.isArray(floor)) expect(floor.join('.')).toBe(pinned[String(floor[0])]);
   });
 
   // In CI every gate runs on a Node that engines names; elsewhere a newer patch release, or

@@ -36,9 +36,13 @@ export async function createTestDatabase(options: { empty?: boolean } = {}): Pro
   return { url: databaseUrl(adminUrl, name), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
-/** The configuration production would load, for this database, with logging off. */
+/**
+ * The configuration production would load, for this database, with logging off, and no load
+ * shedding unless a test turns it on (MAX_EVENT_LOOP_DELAY_MS): a test's answers must not
+ * depend on how busy the machine running it is.
+ */
 export function testConfig(url: string, overrides: Record<string, string> = {}): AppConfig {
-  return { ...loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent', ...overrides }), DATABASE_URL: url };
+  return { ...loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent', MAX_EVENT_LOOP_DELAY_MS: '0', ...overrides }), DATABASE_URL: url };
 }
 
 /** The webhook resolver of test apps that give none: no name resolves, so no test ever makes a DNS query. */

@@ -11,8 +11,9 @@ function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
   delete base.TEST_DATABASE_URL;
   delete base.NODE_OPTIONS;
   delete base.VITEST;
-  // A developer's .env is theirs, not the tests': none is read unless a test names one.
-  return { ...base, ENV_FILE: '', ...env };
+  // A developer's .env is theirs, not the tests': none is read unless a test names one. No
+  // load shedding unless a test turns it on: answers must not depend on the machine's load.
+  return { ...base, ENV_FILE: '', MAX_EVENT_LOOP_DELAY_MS: '0', ...env };
 }
 
 export interface RunResult {
@@ -34,9 +35,18 @@ export function run(command: string, args: string[], options: { cwd: string; env
   });
 }
 
+/**
+ * How node runs a TypeScript entry point of the project: one of the service's (under src/)
+ * from its compiled copy in dist/, as `npm start` does (test/setup/database.ts compiles it
+ * once per run, when src/ or generated/ changed); a script through tsx.
+ */
+export function nodeArgs(script: string): string[] {
+  return script.startsWith('src/') ? [path.join('dist', script.replace(/\.ts$/, '.js'))] : ['--import', 'tsx', script];
+}
+
 /** Runs a TypeScript entry point of the project to completion. */
 export function runTs(script: string, args: string[], env: Record<string, string | undefined>): Promise<RunResult> {
-  return run(process.execPath, ['--import', 'tsx', script, ...args], { cwd: root, env: childEnv(env) });
+  return run(process.execPath, [...nodeArgs(script), ...args], { cwd: root, env: childEnv(env) });
 }
 
 export const apikey = (args: string[], databaseUrl: string) => runTs('src/cli/apikey.ts', args, { DATABASE_URL: databaseUrl });
@@ -51,10 +61,10 @@ export interface ServerProcess {
   stop: (signal?: NodeJS.Signals) => Promise<number | null>;
 }
 
-/** Starts src/server.ts on a free port and resolves once it listens. */
+/** Starts the service (src/server.ts, compiled) on a free port and resolves once it listens. */
 export function startServer(env: Record<string, string | undefined>, timeoutMs = 120_000): Promise<ServerProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    const child = spawn(process.execPath, nodeArgs('src/server.ts'), {
       cwd: root,
       env: childEnv({ PORT: '0', LOG_LEVEL: 'info', ...env }),
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -29,10 +29,14 @@ export const CATEGORY_STATEMENTS = {
   list: TABLE_STATEMENTS.list,
   remove: TABLE_STATEMENTS.remove,
   // Names the id, or renames it: `created` is true when the row was inserted (an updated
-  // row's xmax is the updating transaction).
+  // row's xmax is the updating transaction). Puts of one id take turns (a transaction-level
+  // advisory lock keyed by the id, taken before the row is written): two inserts of one new
+  // id would otherwise each hold one of its two index entries (the id's, the name's) and
+  // deadlock, and under load every retry can deadlock again. The next in turn finds the row
+  // (ON CONFLICT checks the index with the latest committed rows) and renames it.
   put: statement<CategoryRow & { created: boolean }>(
     'categories-put',
-    'INSERT INTO categories (id, name) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name RETURNING id, name, (xmax = 0) AS created',
+    'INSERT INTO categories (id, name) SELECT $1, $2 FROM (SELECT pg_advisory_xact_lock($1::bigint)) AS in_turn ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name RETURNING id, name, (xmax = 0) AS created',
   ),
   // The category that holds a name, ignoring case (through NAME_INDEX).
   holder: statement<CategoryRow>('categories-holder', 'SELECT id, name FROM categories WHERE lower(name) = lower($1)'),

@@ -14,6 +14,9 @@ vi.mock('../../generated/openapi.js', async (importOriginal) => {
   return { ...original, default: spec };
 });
 
+// Test files share their worker's modules (vitest.config.ts, isolate: false): the modules
+// this file imports are evaluated again, on the mocked contract.
+vi.resetModules();
 const { afterAll, beforeAll, describe, expect, it } = await import('vitest');
 const { default: served } = await import('../../generated/openapi.js');
 const { buildTestApp } = await import('../helper.js');
@@ -22,7 +25,12 @@ let t: Awaited<ReturnType<typeof buildTestApp>>;
 beforeAll(async () => {
   t = await buildTestApp();
 });
-afterAll(async () => t.close());
+afterAll(async () => {
+  await t.close();
+  // The next file in this worker gets the contract as it is.
+  vi.doUnmock('../../generated/openapi.js');
+  vi.resetModules();
+});
 
 describe('the contract after a sunset: its deprecated operations removed', () => {
   it('has no deprecated operation left (the premise)', () => {

@@ -2,127 +2,22 @@
 // serves the API on an embedded PostgreSQL. The repository is copied into an empty
 // folder, installed and started there exactly as the README says, with DATABASE_URL unset.
 // Every way of stopping it (SIGTERM to the pid npm start hands a supervisor, SIGTERM to
-// node, Ctrl-C's SIGINT to the group) drains HTTP and leaves no process; a start that fails
-// leaves nothing running and no key it did not show. A restart compiles nothing when nothing
-// changed, compiles what changed before serving it, and never serves a build that failed.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+// node) drains HTTP and leaves no process; a start that fails leaves nothing running and no
+// key it did not show; a restart compiles nothing when nothing changed. What a change to the
+// sources does to the next start is test/e2e/rebuild.test.ts's.
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { alive, root } from '../process.js';
-import { createWhileStopping, undrained } from '../support/drain.js';
+import { alive } from '../process.js';
+import { copyOfTheTree, newcomerEnv, npmStartIn } from '../support/npm-start.js';
 
-const folder = mkdtempSync(path.join(tmpdir(), 'animal-store-fresh-'));
-const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', CI: 'true' };
-delete env.DATABASE_URL;
-delete env.TEST_DATABASE_URL;
-delete env.NODE_OPTIONS;
-delete env.VITEST;
-
-interface Started {
-  child: ChildProcess;
-  exited: Promise<number | null>;
-  url: string;
-  stdout: () => string;
-  stderr: () => string;
-  readyMs: number;
-}
-
-/** Runs the README's start command in the copy; resolves when /readyz answers 200. */
-async function start(): Promise<Started> {
-  const began = performance.now();
-  // Its own process group, as a terminal gives it: Ctrl-C is SIGINT to that group.
-  const child = spawn('npm', ['start'], { cwd: folder, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (c) => (stdout += c));
-  child.stderr?.on('data', (c) => (stderr += c));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  let url: string | undefined;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`npm start exited ${child.exitCode}:\n${stdout}\n${stderr}`);
-    url ??= /Server listening at (http:\/\/[\d.:]+)/.exec(stdout)?.[1];
-    if (url && (await fetch(`${url}/readyz`).then((r) => r.status === 200, () => false))) break;
-    if (performance.now() - began > 120_000) throw new Error(`not ready after 120 s:\n${stdout}\n${stderr}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  // What the service wrote before it answered ready is in the pipe by now, but the turn of
-  // the event loop that read the answer may not have read the pipe yet: the next one does.
-  for (let turn = 0; turn < 2; turn++) await new Promise((r) => setImmediate(r));
-  return { child, exited, url, stdout: () => stdout, stderr: () => stderr, readyMs: performance.now() - began };
-}
-
-/** Pids of the processes whose command line names `dir` (PostgreSQL's run with `-D dir`). */
-function processesOn(dir: string): number[] {
-  return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(dir);
-      } catch {
-        return false; // gone meanwhile
-      }
-    })
-    .map(Number);
-}
-
-/** A process group with no process left in it. */
-const groupGone = (pgid: number): boolean => {
-  try {
-    process.kill(-pgid, 0);
-    return false;
-  } catch {
-    return true;
-  }
-};
-
-async function gone(check: () => boolean, ms = 30_000): Promise<boolean> {
-  const deadline = performance.now() + ms;
-  while (!check()) {
-    if (performance.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return true;
-}
-
-/**
- * Stops the service with `stop` while creates are being sent (test/support/drain.ts), and
- * checks that HTTP drained: every create the service saw was answered 201 (the others were
- * refused or reset unseen), and afterwards npm, node, the embedded PostgreSQL and everything
- * in npm's process group are gone.
- */
-async function stopWhileInFlight(started: Started, key: string, tag: string, stop: () => void): Promise<void> {
-  const { pid, postgresPid } = owner();
-  // What the failed-start case's check would see of a running server.
-  expect(processesOn(path.join(folder, '.data', 'pg'))).toContain(postgresPid);
-  const outcomes = await createWhileStopping({ url: started.url, key, workers: 4, tag, before: 8, stop });
-  // npm (or node, for a supervisor that signals node) reports the clean stop as 0.
-  expect(await started.exited).toBe(0);
-  expect(undrained(outcomes, started.stdout())).toEqual([]);
-  expect(outcomes.some((o) => o.status === 201)).toBe(true);
-  expect(await gone(() => !alive(pid))).toBe(true);
-  expect(await gone(() => !alive(postgresPid))).toBe(true);
-  expect(await gone(() => groupGone(started.child.pid as number))).toBe(true);
-  expect(processesOn(path.join(folder, '.data', 'pg'))).toEqual([]);
-  expect(existsSync(path.join(folder, '.data', 'pg', 'postmaster.pid'))).toBe(false);
-}
-
-const owner = () => JSON.parse(readFileSync(path.join(folder, '.data', 'owner.json'), 'utf8')) as { pid: number; postgresPid: number };
-/** The parent pid of a process (/proc/<pid>/stat: pid, (comm), state, ppid, ...). */
-const parentOf = (pid: number): number => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[1]);
-/** When the compiled server was last written. */
-const compiledAt = (): number => statSync(path.join(folder, 'dist', 'src', 'server.js')).mtimeMs;
+const folder = copyOfTheTree();
+const env = newcomerEnv();
+const { start, processesOn, gone, stopWhileInFlight, owner, parentOf, compiledAt } = npmStartIn(folder, env);
 
 beforeAll(() => {
-  // Tracked files plus new ones not yet committed; nothing ignored (no node_modules, .data, dist).
-  const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], { cwd: root, encoding: 'utf8' }).split('\0').filter(Boolean);
-  for (const file of files) {
-    if (!existsSync(path.join(root, file))) continue;
-    mkdirSync(path.dirname(path.join(folder, file)), { recursive: true });
-    copyFileSync(path.join(root, file), path.join(folder, file));
-  }
   execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: folder, env, stdio: 'ignore' });
 }, 300_000);
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
@@ -217,47 +112,5 @@ describe('a fresh machine, with the README commands', { timeout: 180_000 }, () =
     await stopWhileInFlight(recovered, key, 'sigterm-npm', () => process.kill(recovered.child.pid as number, 'SIGTERM'));
     // dist/ was compiled by the failing start, the first case: none of these compiles.
     console.log(`start-to-ready through npm start: first (initdb) ${Math.round(timings.cold ?? 0)} ms, again ${Math.round(timings.warm ?? 0)} ms, after SIGKILL ${Math.round(timings.recovery ?? 0)} ms`);
-  });
-
-  it('a source change is compiled before the next start serves it; then Ctrl-C (SIGINT to the process group) drains and leaves nothing', async () => {
-    // An edit to a compiled input (here the contract's version in generated/openapi.ts) must
-    // be what the next start serves, never the dist/ of the start before.
-    const source = path.join(folder, 'generated', 'openapi.ts');
-    const text = readFileSync(source, 'utf8');
-    const version = /"version": "([^"]+)"/.exec(text)?.[1];
-    expect(version).toBeDefined();
-    writeFileSync(source, text.replace(`"version": "${version}"`, `"version": "${version}-edited"`));
-    const started = await start();
-    const served = (await (await fetch(`${started.url}/v1/openapi.json`)).json()) as { info: { version: string } };
-    expect(served.info.version).toBe(`${version}-edited`);
-    await stopWhileInFlight(started, key, 'sigint-group', () => process.kill(-(started.child.pid as number), 'SIGINT'));
-  });
-
-  it('a type error stops npm start before anything runs, on every start until it is undone; undoing it serves the last good sources', async () => {
-    // A failed `tsc -b` still writes what it compiled into dist/: here a changed version
-    // beside a type error. Once both edits are undone, the start must serve the sources as
-    // they are (the edited version of the case above), not what the failed build wrote.
-    const source = path.join(folder, 'generated', 'openapi.ts');
-    const broken = path.join(folder, 'src', 'paths.ts');
-    const [good, goodPaths] = [readFileSync(source, 'utf8'), readFileSync(broken, 'utf8')];
-    const version = /"version": "([^"]+)"/.exec(good)?.[1] as string;
-    writeFileSync(source, good.replace(`"version": "${version}"`, `"version": "${version}-broken"`));
-    writeFileSync(broken, `${goodPaths}\nexport const broken: number = 'not a number';\n`);
-    for (let attempt = 0; attempt < 2; attempt++) {
-      const child = spawn('npm', ['start'], { cwd: folder, env, stdio: ['ignore', 'pipe', 'pipe'] });
-      let output = '';
-      child.stdout?.on('data', (c) => (output += c));
-      child.stderr?.on('data', (c) => (output += c));
-      const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
-      expect(code, output).not.toBe(0);
-      expect(output).toContain('error TS2322');
-      expect(output).not.toContain('Server listening');
-    }
-    writeFileSync(source, good);
-    writeFileSync(broken, goodPaths);
-    const started = await start();
-    const served = (await (await fetch(`${started.url}/v1/openapi.json`)).json()) as { info: { version: string } };
-    expect(served.info.version).toBe(version);
-    await stopWhileInFlight(started, key, 'after-type-error', () => process.kill(started.child.pid as number, 'SIGTERM'));
   });
 });

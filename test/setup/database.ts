@@ -1,6 +1,8 @@
-// vitest globalSetup: one PostgreSQL server for the run, one template database migrated
+// vitest globalSetup: the service compiled, one PostgreSQL server for the run, one template database migrated
 // once, and every test file gets its own copy of it (test/helper.ts), so files are
 // isolated from each other and run in parallel.
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { migrate } from '../../src/db/migrate.js';
@@ -22,6 +24,9 @@ export function databaseUrl(adminUrl: string, database: string): string {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  // Tests run the service and the CLI compiled, as `npm start` does (test/process.ts):
+  // compiled here once, only when src/ or generated/ changed since the last build.
+  execFileSync(process.execPath, ['scripts/build-when-changed.mjs'], { cwd: path.resolve(import.meta.dirname, '../..'), stdio: 'inherit' });
   const server = await startTestServer();
   const templateDatabase = `animal_store_tpl_${process.pid}`;
   const admin = new pg.Client({ connectionString: server.adminUrl });
