@@ -15,7 +15,7 @@ import { closePool, createPool } from '../src/db/pool.js';
 import { createApiKeysRepository } from '../src/api-keys/repository.js';
 import type { Resolver } from '../src/events/webhooks/target.js';
 import { contractViolations } from './contract.js';
-import { within } from './process.js';
+import { within, WAIT_MS } from './process.js';
 import { databaseUrl } from './setup/database.js';
 
 export { databaseUrl };
@@ -99,7 +99,7 @@ export async function createApiKey(pool: pg.Pool, name = 'test'): Promise<{ key:
  */
 export async function keysSettled(pool: pg.Pool, accepts: (key: string) => Promise<boolean>): Promise<void> {
   const sentinel = await createApiKey(pool, 'sentinel');
-  await within(10_000, () => accepts(sentinel.key));
+  await within(WAIT_MS, () => accepts(sentinel.key));
 }
 
 /**

@@ -103,6 +103,12 @@ export function startServer(env: Record<string, string | undefined>, timeoutMs =
   });
 }
 
+/**
+ * The one limit of a test's wait for a condition: generous, so that a busy machine only makes
+ * a test slower, never fails it. What the wait took is the test's to print, not to judge.
+ */
+export const WAIT_MS = 60_000;
+
 /** Polls `check` until it returns true; resolves with the milliseconds it took. */
 export async function within(ms: number, check: () => Promise<boolean>, interval = 10): Promise<number> {
   const started = performance.now();

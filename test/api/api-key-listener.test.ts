@@ -7,7 +7,7 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool } from '../../src/db/pool.js';
 import { buildTestApp, createApiKey, createTestDatabase, type TestApp } from '../helper.js';
-import { within } from '../process.js';
+import { within, WAIT_MS } from '../process.js';
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 
@@ -105,10 +105,10 @@ describe('a listener that goes silent', () => {
     const t = await appListeningAt(link.url);
     try {
       const { key, id } = await createApiKey(t.pool, 'cut off');
-      await within(10_000, async () => (await t.api({ method: 'GET', url: '/v1/pets', headers: bearer(key) })).statusCode === 200);
+      await within(WAIT_MS, async () => (await t.api({ method: 'GET', url: '/v1/pets', headers: bearer(key) })).statusCode === 200);
       link.freeze();
       await t.pool.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [id]);
-      const took = await within(60_000, async () => (await t.api({ method: 'GET', url: '/v1/pets', headers: bearer(key) })).statusCode === 401);
+      const took = await within(WAIT_MS, async () => (await t.api({ method: 'GET', url: '/v1/pets', headers: bearer(key) })).statusCode === 401);
       console.log(`silent listener: the revocation was in force ${took.toFixed(0)} ms after it committed`);
       expect(t.logs.join('\n')).toContain('api key listener: no answer within 1000 ms');
     } finally {

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, keysSettled, type ApiRequest, type TestApp } from '../helper.js';
-import { within } from '../process.js';
+import { within, WAIT_MS } from '../process.js';
 
 const json = { 'content-type': 'application/json' };
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
@@ -64,7 +64,7 @@ describe('createApiKey', () => {
       expect(answer.body).not.toContain(secret);
       expect(answer.body).not.toMatch(/ask_[A-Za-z0-9_-]{5,}/);
     }
-    await within(10_000, async () => (await statusWith(secret)) === 200);
+    await within(WAIT_MS, async () => (await statusWith(secret)) === 200);
   });
 
   it('stores the scopes in the contract\'s order, and an expiresAt given', async () => {
@@ -147,11 +147,11 @@ describe('getApiKey', () => {
 describe('revokeApiKey', () => {
   it('answers the key revoked; it is refused at once, and revoking it again answers it as it is', async () => {
     const key = (await create({ name: 'to revoke', scopes: ['pets:read'] })).json();
-    await within(10_000, async () => (await statusWith(key.secret)) === 200);
+    await within(WAIT_MS, async () => (await statusWith(key.secret)) === 200);
     const revoked = await admin({ method: 'POST', url: `/v1/api-keys/${key.id}/revoke` });
     expect(revoked.statusCode).toBe(200);
     expect(revoked.json().revokedAt).toBeDefined();
-    const took = await within(2000, async () => (await statusWith(key.secret)) === 401);
+    const took = await within(WAIT_MS, async () => (await statusWith(key.secret)) === 401);
     console.log(`revoked key refused after ${took.toFixed(0)} ms`);
     const again = await admin({ method: 'POST', url: `/v1/api-keys/${key.id}/revoke`, payload: '{}' });
     expect(again.statusCode).toBe(200);
@@ -171,7 +171,7 @@ describe('revokeApiKey', () => {
 describe('rotateApiKey', () => {
   it('the same key gets a new secret; the old one works during the grace, then not', async () => {
     const key = (await create({ name: 'rotated', scopes: ['pets:read', 'orders:write', 'orders:read'] })).json();
-    await within(10_000, async () => (await statusWith(key.secret)) === 200);
+    await within(WAIT_MS, async () => (await statusWith(key.secret)) === 200);
     // An order placed with the first secret stays the key's, whichever secret asks.
     const pet = (await t.pool.query<{ id: string }>("INSERT INTO pets (name, category_id, status) VALUES ('Kept', 1, 'available') RETURNING id")).rows[0]?.id;
     const order = await t.api({ method: 'POST', url: '/v1/store/orders', headers: { ...json, ...bearer(key.secret) }, payload: JSON.stringify({ petId: Number(pet) }) });
@@ -189,7 +189,7 @@ describe('rotateApiKey', () => {
     expect(graceEnds - Date.now()).toBeLessThanOrEqual(2000);
     expect((await get(key.id)).json().prefix).toBe(next.prefix);
 
-    await within(10_000, async () => (await statusWith(next.secret)) === 200);
+    await within(WAIT_MS, async () => (await statusWith(next.secret)) === 200);
     for (const secret of [key.secret, next.secret]) {
       const orders = await t.api({ method: 'GET', url: '/v1/store/orders', headers: bearer(secret) });
       expect(orders.json().map((o: { id: number }) => o.id)).toEqual([order.json().id]);
@@ -197,7 +197,7 @@ describe('rotateApiKey', () => {
     }
     // The old secret works until the grace ends, and is refused from then on.
     let lastAccepted = 0;
-    await within(60_000, async () => {
+    await within(WAIT_MS, async () => {
       const sent = Date.now();
       const status = await statusWith(key.secret);
       // Judged after it was sent; a refusal, before it arrived.
@@ -212,9 +212,9 @@ describe('rotateApiKey', () => {
 
   it('with a grace of 0 the old secret stops at once; rotating again replaces the previous secret', async () => {
     const first = (await create({ name: 'twice', scopes: ['pets:read'] })).json();
-    await within(10_000, async () => (await statusWith(first.secret)) === 200);
+    await within(WAIT_MS, async () => (await statusWith(first.secret)) === 200);
     const second = (await rotate(first.id, first.secret, '{"graceSeconds":3600}')).json();
-    await within(10_000, async () => (await statusWith(second.secret)) === 200);
+    await within(WAIT_MS, async () => (await statusWith(second.secret)) === 200);
     const third = (await rotate(first.id, second.secret)).json();
     await settled();
     expect(await statusWith(first.secret)).toBe(401);
@@ -235,7 +235,7 @@ describe('rotateApiKey', () => {
   it('a grace never outlasts the key', async () => {
     const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
     const key = (await create({ name: 'short', scopes: ['pets:read'], expiresAt })).json();
-    await within(10_000, async () => (await statusWith(key.secret)) === 200);
+    await within(WAIT_MS, async () => (await statusWith(key.secret)) === 200);
     const rotated = await rotate(key.id, key.secret, '{"graceSeconds":604800}');
     expect(rotated.json().previousSecretExpiresAt).toBe(expiresAt);
   });
@@ -271,9 +271,9 @@ describe('expiry', () => {
     const expiresAt = Date.now() + 2500;
     const key = (await create({ name: 'expiring', scopes: ['pets:read'], expiresAt: new Date(expiresAt).toISOString() })).json();
     // Known to the cache first (it learns of a new key through NOTIFY).
-    await within(2000, async () => (await statusWith(key.secret)) === 200);
+    await within(WAIT_MS, async () => (await statusWith(key.secret)) === 200);
     let lastAccepted = 0;
-    await within(60_000, async () => {
+    await within(WAIT_MS, async () => {
       const sent = Date.now();
       const status = await statusWith(key.secret);
       // Judged after it was sent; a refusal, before it arrived.
@@ -294,7 +294,7 @@ describe('lastUsedAt', () => {
     const slow = await buildTestApp({ url: t.url, env: { API_KEY_USAGE_FLUSH_MS: '60000' } });
     try {
       const key = (await create({ name: 'used', scopes: ['pets:read'] })).json();
-      await within(10_000, async () => (await slow.app.inject({ method: 'GET', url: '/v1/pets', headers: bearer(key.secret) })).statusCode === 200);
+      await within(WAIT_MS, async () => (await slow.app.inject({ method: 'GET', url: '/v1/pets', headers: bearer(key.secret) })).statusCode === 200);
       const row = async () => (await t.pool.query<{ xmin: string; last_used_at: Date | null }>('SELECT xmin, last_used_at FROM api_keys WHERE id = $1', [key.id])).rows[0];
       const before = await row();
       const requested = Date.now();
@@ -317,13 +317,13 @@ describe('lastUsedAt', () => {
     const late = await buildTestApp({ url: t.url, env: { API_KEY_USAGE_FLUSH_MS: '60000' } });
     try {
       const key = (await create({ name: 'used often', scopes: ['pets:read'] })).json();
-      for (const app of [quick, late]) await within(10_000, async () => (await app.app.inject({ method: 'GET', url: '/v1/pets', headers: bearer(key.secret) })).statusCode === 200);
+      for (const app of [quick, late]) await within(WAIT_MS, async () => (await app.app.inject({ method: 'GET', url: '/v1/pets', headers: bearer(key.secret) })).statusCode === 200);
       // `late` saw the key used first, and writes that use only when it closes.
       await late.api({ method: 'GET', url: '/v1/pets', headers: bearer(key.secret) });
       await new Promise((resolve) => setTimeout(resolve, 20));
       const requested = Date.now();
       await quick.api({ method: 'GET', url: '/v1/pets', headers: bearer(key.secret) });
-      const took = await within(5000, async () => Date.parse((await get(key.id)).json().lastUsedAt ?? '0') >= requested);
+      const took = await within(WAIT_MS, async () => Date.parse((await get(key.id)).json().lastUsedAt ?? '0') >= requested);
       console.log(`lastUsedAt written ${took.toFixed(0)} ms after the request (flush every 100 ms)`);
       const written = (await get(key.id)).json().lastUsedAt;
       await late.close();

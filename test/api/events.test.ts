@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendOrdered } from '../../src/db/append-order.js';
 import { buildTestApp, keysSettled, type TestApp } from '../helper.js';
-import { within } from '../process.js';
+import { within, WAIT_MS } from '../process.js';
 
 type Json = Record<string, any>;
 interface Event {
@@ -48,7 +48,7 @@ afterAll(async () => t?.close());
  */
 async function feedSettled(): Promise<void> {
   const settled = `SELECT coalesce(bool_and(${appendOrdered('events').isFinal()}), true) AS settled FROM events`;
-  await within(10_000, async () => (await t.pool.query<{ settled: boolean }>(settled)).rows[0]?.settled === true, 10);
+  await within(WAIT_MS, async () => (await t.pool.query<{ settled: boolean }>(settled)).rows[0]?.settled === true, 10);
 }
 
 /** A reader of the feed: each call returns the events that came since the last (once those are final), following rel="next". */
@@ -154,7 +154,7 @@ describe('each change has one event, with the resource as the GET right after an
         const pet = await send('POST', '/v1/pets', { name: 'Lapsed', categoryId: 1, status: 'available' });
         const order = await send('POST', '/v1/store/orders', { petId: pet.id });
         const placed = [await get(`/v1/pets/${pet.id}`), await get(`/v1/store/orders/${order.id}`)];
-        await within(20_000, async () => (await get(`/v1/store/orders/${order.id}`)).status === 'expired', 100);
+        await within(WAIT_MS, async () => (await get(`/v1/store/orders/${order.id}`)).status === 'expired', 100);
         return [
           ['pet.created', await get(`/v1/pets/${pet.id}`)],
           ['pet.updated', placed[0]],
@@ -395,7 +395,7 @@ describe('retention (EVENT_RETENTION_DAYS)', () => {
     await relaysPast(c);
     const other = await buildTestApp({ url: t.url, pool: t.pool });
     try {
-      await within(20_000, async () => Number((await t.pool.query<{ p: string }>('SELECT purged_through AS p FROM events_retention')).rows[0]?.p) === a, 50);
+      await within(WAIT_MS, async () => Number((await t.pool.query<{ p: string }>('SELECT purged_through AS p FROM events_retention')).rows[0]?.p) === a, 50);
     } finally {
       await other.app.close();
     }
@@ -417,7 +417,7 @@ describe('retention (EVENT_RETENTION_DAYS)', () => {
     // With EVENT_RETENTION_DAYS=7, the 10-day-old ones go too, and the new one stays.
     const weekly = await buildTestApp({ url: t.url, pool: t.pool, env: { EVENT_RETENTION_DAYS: '7' } });
     try {
-      await within(20_000, async () => Number((await t.pool.query<{ p: string }>('SELECT purged_through AS p FROM events_retention')).rows[0]?.p) === b, 50);
+      await within(WAIT_MS, async () => Number((await t.pool.query<{ p: string }>('SELECT purged_through AS p FROM events_retention')).rows[0]?.p) === b, 50);
       const message = (await weekly.app.inject({ method: 'GET', url: `/v1/events?cursor=${atA}`, headers: t.auth })).json().message;
       expect(message).toBe('This cursor points before the oldest event kept (events are kept 7 days): start again without cursor');
     } finally {
@@ -439,7 +439,7 @@ describe('retention and a cursor held by a key that sees few events', () => {
     await u.pool.query("UPDATE events SET created_at = now() - interval '40 days' WHERE id <= $1", [last]);
     const other = await buildTestApp({ url: u.url, pool: u.pool });
     try {
-      await within(20_000, async () => (await purgedOf()) === last, 50);
+      await within(WAIT_MS, async () => (await purgedOf()) === last, 50);
     } finally {
       await other.app.close();
     }
@@ -510,7 +510,7 @@ describe('retention never moves past an event that is not final', () => {
     await relaysPast(want);
     const other = await buildTestApp({ url: t.url, pool: t.pool });
     try {
-      await within(20_000, async () => (await purged()) === want, 50);
+      await within(WAIT_MS, async () => (await purged()) === want, 50);
     } finally {
       await other.app.close();
     }
@@ -553,7 +553,7 @@ describe('retention never moves past an event that is not final', () => {
 
 /** Waits until every relay that retention waits for (NATS's; none: at once) has handled the events up to `id`. */
 async function relaysPast(id: number, pool = t.pool): Promise<void> {
-  await within(20_000, async () => Number((await pool.query<{ p: string }>('SELECT coalesce(min(position), 9007199254740991) AS p FROM event_relays WHERE holds_retention')).rows[0]?.p) >= id, 50);
+  await within(WAIT_MS, async () => Number((await pool.query<{ p: string }>('SELECT coalesce(min(position), 9007199254740991) AS p FROM event_relays WHERE holds_retention')).rows[0]?.p) >= id, 50);
 }
 
 /** The cursor a walk of listEvents (no filter) holds after reading up to event `id`, taken by following pages. */

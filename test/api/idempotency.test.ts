@@ -1,7 +1,7 @@
 // Idempotency-Key on createPet (draft-ietf-httpapi-idempotency-key-header).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createApiKey, type TestApp } from '../helper.js';
-import { within } from '../process.js';
+import { within, WAIT_MS } from '../process.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -46,7 +46,7 @@ describe('Idempotency-Key', () => {
   it('keys are scoped to the API key that sent them', async () => {
     const { key: otherKey } = await createApiKey(t.pool, 'other client');
     // A new key reaches the cache through NOTIFY, within milliseconds.
-    await within(10_000, async () => (await t.app.inject({ method: 'GET', url: '/v1/pets?limit=1', headers: { authorization: `Bearer ${otherKey}` } })).statusCode === 200);
+    await within(WAIT_MS, async () => (await t.app.inject({ method: 'GET', url: '/v1/pets?limit=1', headers: { authorization: `Bearer ${otherKey}` } })).statusCode === 200);
     const mine = await create({ name: 'Mine', categoryId: 1 }, 'key-scoped');
     const theirs = await create({ name: 'Theirs', categoryId: 1 }, 'key-scoped', { authorization: `Bearer ${otherKey}` });
     expect(theirs.statusCode).toBe(201);

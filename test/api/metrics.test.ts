@@ -2,7 +2,7 @@
 // checked for exact values after a known sequence of requests.
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildTestApp, createApiKey, type TestApp } from '../helper.js';
-import { within } from '../process.js';
+import { within, WAIT_MS } from '../process.js';
 
 const TOKEN = 'metrics-token-0123456789';
 const opened: TestApp[] = [];
@@ -56,7 +56,7 @@ describe('series after a known sequence of requests', () => {
     const caller = await createApiKey(t.pool, 'legacy-client');
     const other = { authorization: `Bearer ${caller.key}` };
     // New keys reach the app's cache through NOTIFY.
-    await within(10_000, async () => (await t.app.inject({ method: 'GET', url: '/v1/pets', headers: other })).statusCode === 200);
+    await within(WAIT_MS, async () => (await t.app.inject({ method: 'GET', url: '/v1/pets', headers: other })).statusCode === 200);
 
     const created = await t.api({ method: 'POST', url: '/v1/pets', headers: { ...t.auth, ...json, 'idempotency-key': 'k1' }, payload: { name: 'Rex', categoryId: 1 } });
     expect(created.statusCode).toBe(201);

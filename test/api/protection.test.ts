@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildTestApp, createApiKey, createTestDatabase, type TestApp } from '../helper.js';
-import { within } from '../process.js';
+import { within, WAIT_MS } from '../process.js';
 import { REDIS_URL, requires } from '../support/requires.js';
 
 const haveRedis = await requires('redis', 'test/api/protection.test.ts "with REDIS_URL, instances share one budget"');
@@ -32,7 +32,7 @@ describe('rate limits', () => {
     // Another key has its own budget.
     const { key } = await createApiKey(t.pool, 'second');
     // (A new key reaches the instance's cache through NOTIFY, within milliseconds.)
-    await within(10_000, async () => (await t.app.inject({ method: 'GET', url: '/v1/pets', headers: { authorization: `Bearer ${key}` } })).statusCode === 200);
+    await within(WAIT_MS, async () => (await t.app.inject({ method: 'GET', url: '/v1/pets', headers: { authorization: `Bearer ${key}` } })).statusCode === 200);
   });
 
   it('without a valid key: per client address, with its own (smaller) budget, before authentication', async () => {

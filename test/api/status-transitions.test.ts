@@ -6,7 +6,7 @@
 // the answer is an error, the pet's stored row is unchanged.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, lapseOrder, type TestApp } from '../helper.js';
-import { within } from '../process.js';
+import { within, WAIT_MS } from '../process.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -57,7 +57,7 @@ async function act(action: Action, pet: { id: number; orderId?: number }): Promi
     case 'the order expires': {
       // Its hold made to have ended; the expiry job (every 500 ms) closes it.
       await lapseOrder(t.pool, pet.orderId as number);
-      await within(20_000, async () => (await t.api({ method: 'GET', url: `/v1/store/orders/${pet.orderId}`, headers: t.auth })).json().status === 'expired', 50);
+      await within(WAIT_MS, async () => (await t.api({ method: 'GET', url: `/v1/store/orders/${pet.orderId}`, headers: t.auth })).json().status === 'expired', 50);
       return answer({ method: 'GET', url: `/v1/store/orders/${pet.orderId}`, headers: t.auth });
     }
     case 'deletePet':

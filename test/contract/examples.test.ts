@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool } from '../../src/db/pool.js';
 import { specDocument } from '../contract.js';
 import { buildTestApp, keysSettled, lapseOrder, type ApiRequest, type TestApp } from '../helper.js';
-import { within } from '../process.js';
+import { within, WAIT_MS } from '../process.js';
 
 type Json = Record<string, any>;
 
@@ -260,7 +260,7 @@ const cases: Record<string, () => Promise<unknown>> = {
       await revoker.query('BEGIN');
       await revoker.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [inactive.id]);
       const answer = bodyOf({ method: 'POST', url: `/v1/api-keys/${inactive.id}/rotate`, headers: { authorization: `Bearer ${inactive.secret}` } });
-      await within(10_000, async () => (await t.pool.query("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'UPDATE api_keys SET key_hash%'")).rowCount === 1);
+      await within(WAIT_MS, async () => (await t.pool.query("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'UPDATE api_keys SET key_hash%'")).rowCount === 1);
       await revoker.query('COMMIT');
       return await answer;
     } finally {

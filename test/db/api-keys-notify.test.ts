@@ -4,7 +4,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helper.js';
-import { within } from '../process.js';
+import { within, WAIT_MS } from '../process.js';
 
 let t: TestApp;
 let listener: pg.Client;
@@ -37,7 +37,7 @@ let marked = 0;
 const drained = async () => {
   const marker = `marker-${++marked}`;
   await t.pool.query("SELECT pg_notify('api_keys_changed', $1)", [marker]);
-  await within(5000, async () => markers.has(marker));
+  await within(WAIT_MS, async () => markers.has(marker));
 };
 
 describe('NOTIFY api_keys_changed', () => {
@@ -47,7 +47,7 @@ describe('NOTIFY api_keys_changed', () => {
     for (let round = 0; round < 3; round++) {
       const requested = Date.now();
       expect((await t.api({ method: 'GET', url: '/v1/pets', headers: t.auth })).statusCode).toBe(200);
-      await within(5000, async () => (await lastUsed()) >= requested);
+      await within(WAIT_MS, async () => (await lastUsed()) >= requested);
     }
     await drained();
     expect(notifications.length).toBe(before);
@@ -58,7 +58,7 @@ describe('NOTIFY api_keys_changed', () => {
     const before = notifications.length;
     const made = await t.api({ method: 'POST', url: '/v1/api-keys', headers: t.auth, payload: { name: 'notified', scopes: ['pets:read'] } });
     expect(made.statusCode).toBe(201);
-    await within(5000, async () => (await t.api({ method: 'GET', url: '/v1/pets?limit=1', headers: { authorization: `Bearer ${made.json().secret}` } })).statusCode === 200);
+    await within(WAIT_MS, async () => (await t.api({ method: 'GET', url: '/v1/pets?limit=1', headers: { authorization: `Bearer ${made.json().secret}` } })).statusCode === 200);
     // A key rotates its own secret.
     expect((await t.api({ method: 'POST', url: `/v1/api-keys/${made.json().id}/rotate`, headers: { authorization: `Bearer ${made.json().secret}` }, payload: {} })).statusCode).toBe(200);
     expect((await t.api({ method: 'POST', url: `/v1/api-keys/${made.json().id}/revoke`, headers: t.auth })).statusCode).toBe(200);

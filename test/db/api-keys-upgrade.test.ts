@@ -9,7 +9,7 @@ import { generateApiKey, hashApiKey } from '../../src/api-keys/verifier.js';
 import { migrate } from '../../src/db/migrate.js';
 import { specDocument } from '../contract.js';
 import { buildTestApp, createTestDatabase, type ApiRequest, type TestApp } from '../helper.js';
-import { within } from '../process.js';
+import { within, WAIT_MS } from '../process.js';
 import { everyOperation } from '../support/operation-requests.js';
 
 const LAST_OF_1_2 = '1763700000008_append-order';
@@ -105,7 +105,7 @@ describe('keys issued by 1.2, after the upgrade', () => {
     expect(rotated.statusCode).toBe(200);
     expect(rotated.json().prefix).toBe(rotated.json().secret.slice(0, 8));
     const secret = rotated.json().secret as string;
-    await within(10_000, async () => (await t.api({ method: 'GET', url: '/v1/store/orders', headers: bearer(secret) })).statusCode === 200);
+    await within(WAIT_MS, async () => (await t.api({ method: 'GET', url: '/v1/store/orders', headers: bearer(secret) })).statusCode === 200);
     const listed = await t.api({ method: 'GET', url: '/v1/store/orders', headers: bearer(secret) });
     expect(listed.json().map((o: { id: number }) => o.id)).toEqual(holder.orders);
     const made = await t.api({ method: 'POST', url: '/v1/api-keys', headers: { ...json, ...t.auth }, payload: '{"name":"after","scopes":["pets:read"]}' });

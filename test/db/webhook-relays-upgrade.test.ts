@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { generateApiKey, hashApiKey } from '../../src/api-keys/verifier.js';
 import { migrate } from '../../src/db/migrate.js';
 import { buildTestApp, createTestDatabase, type TestApp } from '../helper.js';
-import { within } from '../process.js';
+import { within, WAIT_MS } from '../process.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 
 const LAST_BEFORE = '1763700000015_webhooks';
@@ -69,7 +69,7 @@ it('gives each endpoint a relay at the position of the single one, which is gone
 it('delivers to each endpoint the message that was waiting and the events after the position, each once, and nothing before', async () => {
   t = await buildTestApp({ url: database.url, env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '50' } });
   const names = () => receiver.received.map((got) => JSON.parse(got.body).data?.name as string).sort();
-  await within(20_000, async () => receiver.received.length >= 4);
+  await within(WAIT_MS, async () => receiver.received.length >= 4);
   // A moment more for anything that should not come.
   await new Promise((resolve) => setTimeout(resolve, 500));
   expect(names()).toEqual(['Fanned out, waiting', 'Fanned out, waiting', 'Not fanned out yet', 'Not fanned out yet']);

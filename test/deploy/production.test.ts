@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey, hashApiKey } from '../../src/api-keys/verifier.js';
 import { contractViolations, specDocument } from '../contract.js';
 import { createTestDatabase } from '../helper.js';
-import { root, within } from '../process.js';
+import { root, within, WAIT_MS } from '../process.js';
 
 // ---- The Dockerfile, read rather than restated, so this test and the image cannot drift.
 
@@ -255,7 +255,7 @@ describe('the production image, without Docker', () => {
     // Polled, as an orchestrator polls readiness: in the first second after listening the
     // service may still shed requests (probes included) for a start-up that stalled its
     // event loop on a busy machine.
-    await within(10_000, async () => (await get(service as Service, '/readyz')).status === 200, 50);
+    await within(WAIT_MS, async () => (await get(service as Service, '/readyz')).status === 200, 50);
     expect((await get(service, '/healthz')).status).toBe(200);
 
     const contract = await get(service, '/v1/openapi.json');
@@ -276,7 +276,7 @@ describe('the production image, without Docker', () => {
       await client.end();
     }
     const auth = { authorization: `Bearer ${key}` };
-    await within(10_000, async () => (await get(service as Service, '/v1/pets', auth)).status === 200);
+    await within(WAIT_MS, async () => (await get(service as Service, '/v1/pets', auth)).status === 200);
     const pets = await get(service, '/v1/pets', auth);
     expect(pets.status).toBe(200);
     expect(JSON.parse(pets.body)).toEqual([]);

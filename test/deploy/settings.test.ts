@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../src/db/migrate.js';
 import { closePool, createPool } from '../../src/db/pool.js';
 import { createApiKey, createTestDatabase } from '../helper.js';
-import { runTs, startServer, within, type ServerProcess } from '../process.js';
+import { runTs, startServer, within, WAIT_MS, type ServerProcess } from '../process.js';
 import { startReplicatedPair, type ReplicatedPair } from '../support/replication.js';
 import { REDIS_URL, requires } from '../support/requires.js';
 import { call, type RawAnswer } from '../support/wire.js';
@@ -174,10 +174,10 @@ async function answers(row: Settings): Promise<void> {
       expect(server.output()).toContain(`Using the embedded PostgreSQL in ${env.DATA_DIR}`);
       // The development key is stored and printed once the service listens; /readyz is
       // 200 from then on, and the key cache has it once the table's NOTIFY arrives.
-      await within(60_000, async () => (await get('/readyz')).status === 200, 100);
+      await within(WAIT_MS, async () => (await get('/readyz')).status === 200, 100);
       key = /Development API key \(shown once, keep it\): (ask_\S+)/.exec(server.output())?.[1] ?? '';
       expect(key, server.output()).not.toBe('');
-      await within(10_000, async () => {
+      await within(WAIT_MS, async () => {
         const status = (await listPets()).status;
         if (status !== 200 && status !== 401) throw new Error(`GET /v1/pets answered ${status}`);
         return status === 200;
@@ -216,7 +216,7 @@ async function answers(row: Settings): Promise<void> {
 
     expect(await server.stop('SIGTERM'), server.output()).toBe(0);
     // The next row counts the replica's connections from zero.
-    if (replica) await within(10_000, async () => (await replicaConnections(replica.replicaUrl)) === 0, 50);
+    if (replica) await within(WAIT_MS, async () => (await replicaConnections(replica.replicaUrl)) === 0, 50);
   } finally {
     await server?.stop('SIGKILL');
     await drop?.();

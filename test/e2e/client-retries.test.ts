@@ -11,7 +11,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAnimalStoreClient, type RetryEvent } from '../../client/src/index.js';
 import { createTestDatabase } from '../helper.js';
-import { apikey, startServer, within, type ServerProcess } from '../process.js';
+import { apikey, startServer, within, WAIT_MS, type ServerProcess } from '../process.js';
 
 let server: ServerProcess;
 let database: { url: string; drop: () => Promise<void> };
@@ -46,7 +46,7 @@ async function serviceWaits(query: string): Promise<number> {
   await watcher.connect();
   let pid = 0;
   try {
-    await within(30_000, async () => {
+    await within(WAIT_MS, async () => {
       const { rows } = await watcher.query<{ pid: number }>(
         "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE $1",
         [query],

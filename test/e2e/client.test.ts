@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AnimalStoreError, createAnimalStoreClient, type AnimalStoreClient } from '../../client/src/index.js';
 import { contractViolations } from '../contract.js';
 import { createTestDatabase } from '../helper.js';
-import { apikey, root, startServer, within, type ServerProcess } from '../process.js';
+import { apikey, root, startServer, within, WAIT_MS, type ServerProcess } from '../process.js';
 
 let server: ServerProcess;
 let database: { url: string; drop: () => Promise<void> };
@@ -414,15 +414,15 @@ describe('the typed client against the running service', () => {
     // secret it replaces gets the new grace, 0 here: it stops too.
     expect(await failure(() => as(created.secret).rotateApiKey(created.id))).toMatchObject({ status: 403, code: 'forbidden', operation: 'rotateApiKey' });
     const again = await as(rotated.data.secret).rotateApiKey(created.id, { graceSeconds: 0 });
-    await within(3000, async () => (await answers(created.secret)) === 401, 100);
-    await within(3000, async () => (await answers(rotated.data.secret)) === 401, 100);
+    await within(WAIT_MS, async () => (await answers(created.secret)) === 401, 100);
+    await within(WAIT_MS, async () => (await answers(rotated.data.secret)) === 401, 100);
     expect(await answers(again.data.secret)).toBe(200);
 
     // Revoked: its secrets stop on every instance within 2 s; revoking again answers it as it is.
     const revoked = await store.revokeApiKey(created.id);
     expect(revoked.data).toMatchObject({ id: created.id, revokedAt: expect.any(String) });
     expect(revoked.data).not.toHaveProperty('secret');
-    await within(3000, async () => (await answers(again.data.secret)) === 401, 100);
+    await within(WAIT_MS, async () => (await answers(again.data.secret)) === 401, 100);
     expect((await store.revokeApiKey(created.id)).data.revokedAt).toBe(revoked.data.revokedAt);
     expect(await failure(() => as(again.data.secret).rotateApiKey(created.id))).toMatchObject({ status: 401, code: 'unauthorized', operation: 'rotateApiKey' });
     expect((await store.getApiKey(created.id)).data.revokedAt).toBe(revoked.data.revokedAt);
@@ -432,7 +432,7 @@ describe('the typed client against the running service', () => {
     const { data: brief } = await store.createApiKey({ name: 'brief', scopes: ['pets:read'], expiresAt });
     expect(brief.expiresAt).toBe(expiresAt);
     expect(await answers(brief.secret)).toBe(200);
-    await within(8000, async () => (await answers(brief.secret)) === 401, 250);
+    await within(WAIT_MS, async () => (await answers(brief.secret)) === 401, 250);
     expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(expiresAt));
     expect(await failure(() => as(brief.secret).rotateApiKey(brief.id))).toMatchObject({ status: 401, code: 'unauthorized' });
   });

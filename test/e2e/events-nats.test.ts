@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { connect, nanos, type JetStreamManager, type NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createApiKey, keysSettled, type TestApp } from '../helper.js';
-import { within } from '../process.js';
+import { within, WAIT_MS } from '../process.js';
 import { NATS_URL, requires } from '../support/requires.js';
 
 const haveNats = await requires('nats', 'test/e2e/events-nats.test.ts (the NATS JetStream relay)');
@@ -59,10 +59,10 @@ describe.skipIf(!haveNats)('the NATS JetStream relay', () => {
       await app.api({ method: 'PUT', url: `/v1/categories/${100 + i}`, headers: { ...auth, ...json }, payload: JSON.stringify({ name: `C${i}` }) });
     }
     // The orders left placed expire (a second), then every event is published.
-    await within(20_000, async () => (await first.pool.query("SELECT 1 FROM orders WHERE status = 'placed'")).rowCount === 0, 100);
+    await within(WAIT_MS, async () => (await first.pool.query("SELECT 1 FROM orders WHERE status = 'placed'")).rowCount === 0, 100);
     const last = async () => Number((await first.pool.query<{ m: string }>('SELECT coalesce(max(id), 0) AS m FROM events')).rows[0]?.m);
     const position = async () => Number((await first.pool.query<{ p: string }>("SELECT position AS p FROM event_relays WHERE name = 'nats'")).rows[0]?.p ?? -1);
-    await within(30_000, async () => (await position()) === (await last()), 100);
+    await within(WAIT_MS, async () => (await position()) === (await last()), 100);
 
     const stored = (await first.pool.query<{ id: string; type: string; api_key_id: string | null }>('SELECT id, type, api_key_id FROM events ORDER BY id')).rows;
     expect(new Set(stored.map((e) => e.type))).toEqual(new Set(['pet.created', 'pet.updated', 'order.placed', 'order.completed', 'order.cancelled', 'order.expired', 'category.updated']));
@@ -101,7 +101,7 @@ describe.skipIf(!haveNats)('the NATS JetStream relay', () => {
       const before = Number((await first.pool.query<{ p: string }>("SELECT position AS p FROM event_relays WHERE name = 'nats'")).rows[0]?.p);
       const created = await away.app.inject({ method: 'POST', url: '/v1/pets', headers: { ...first.auth, ...json }, payload: '{"name":"Waiting","categoryId":1}' });
       expect(created.statusCode).toBe(201);
-      await within(20_000, async () => away.logs.some((line) => line.includes('events to NATS failed')), 50);
+      await within(WAIT_MS, async () => away.logs.some((line) => line.includes('events to NATS failed')), 50);
       expect(Number((await first.pool.query<{ p: string }>("SELECT position AS p FROM event_relays WHERE name = 'nats'")).rows[0]?.p)).toBe(before);
       expect(away.logs.join('')).not.toMatch(/password|postgres:\/\//);
     } finally {
@@ -127,7 +127,7 @@ describe.skipIf(!haveNats)('the NATS JetStream relay', () => {
       await base.pool.query("UPDATE events SET created_at = now() - interval '40 days'");
       const other = await buildTestApp({ url: base.url, pool: base.pool });
       try {
-        await within(20_000, async () => (await purged()) === want, 50);
+        await within(WAIT_MS, async () => (await purged()) === want, 50);
       } finally {
         await other.app.close();
       }
@@ -137,9 +137,9 @@ describe.skipIf(!haveNats)('the NATS JetStream relay', () => {
       for (const name of ['Before 1', 'Before 2', 'Before 3']) await pet(name);
       const relaying = await buildTestApp({ url: base.url, pool: base.pool, env: { EVENTS_NATS_URL: NATS_URL, EVENTS_NATS_STREAM: LATE_STREAM, EVENTS_NATS_SUBJECT_PREFIX: LATE_PREFIX } });
       try {
-        await within(20_000, async () => (await position('nats')) >= 0, 50);
+        await within(WAIT_MS, async () => (await position('nats')) >= 0, 50);
         const after = await pet('After');
-        await within(20_000, async () => (await position('nats')) === after, 50);
+        await within(WAIT_MS, async () => (await position('nats')) === after, 50);
         const info = await jsm.streams.info(LATE_STREAM);
         expect(info.state.messages).toBe(1);
         expect((await jsm.streams.getMessage(LATE_STREAM, { seq: info.state.first_seq })).header.get('Nats-Msg-Id')).toBe(String(after));

@@ -12,7 +12,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createApiKey, createTestDatabase } from '../helper.js';
-import { startServer, within, type ServerProcess } from '../process.js';
+import { startServer, within, WAIT_MS, type ServerProcess } from '../process.js';
 
 const WRITERS = 8; // half per key
 const READERS_PER_KEY = 2;
@@ -110,7 +110,7 @@ it('every committed change has exactly one event, and every reader sees each eve
   const readers = keys.flatMap(({ key }, k) => Array.from({ length: READERS_PER_KEY }, (_, r) => reader(k * READERS_PER_KEY + r, key, () => finished)));
   await Promise.all(Array.from({ length: WRITERS }, (_, n) => writer(n, until)));
   // The orders left placed expire (the expiry job, on both instances); then nothing writes.
-  await within(30_000, async () => (await db.query("SELECT 1 FROM orders WHERE status = 'placed'")).rowCount === 0, 100);
+  await within(WAIT_MS, async () => (await db.query("SELECT 1 FROM orders WHERE status = 'placed'")).rowCount === 0, 100);
   finished = true;
   const walks = await Promise.all(readers);
 

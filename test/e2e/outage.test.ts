@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ensureDatabase, openEmbeddedPostgres, type EmbeddedPostgres } from '../../src/db/embedded.js';
 import { migrate } from '../../src/db/migrate.js';
 import { contractViolations } from '../contract.js';
-import { apikey, startServer, within, type ServerProcess } from '../process.js';
+import { apikey, startServer, within, WAIT_MS, type ServerProcess } from '../process.js';
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'animal-store-outage-'));
 let port: number;
@@ -95,11 +95,11 @@ it('answers 503 while PostgreSQL is down, reports not ready, and recovers by its
   expect(server.child.exitCode).toBeNull();
 
   database = await openEmbeddedPostgres({ dataDir, port, fast: true, log: () => {} });
-  const recoveredIn = await within(10_000, async () => (await call(requests[0])).status === 200, 100);
+  const recoveredIn = await within(WAIT_MS, async () => (await call(requests[0])).status === 200, 100);
   expect((await call(requests[1])).status).toBe(201);
   // Ready again once its answer (at most 1 s old) is renewed: about a second here, allowed 10 s
   // because a busy machine delays it (the 2 s bound above is the promise; this is recovery).
-  await within(10_000, async () => (await fetch(`${server.url}/readyz`)).status === 200, 50);
+  await within(WAIT_MS, async () => (await fetch(`${server.url}/readyz`)).status === 200, 50);
 
   // No connection leaked: the pool (10) at most, and one key listener. (Each failed
   // reconnection used to start a retry loop of its own, 500 ms apart: after an outage,
@@ -114,7 +114,7 @@ it('answers 503 while PostgreSQL is down, reports not ready, and recovers by its
     const byApp = Object.fromEntries(open.rows.map((r) => [r.app, Number(r.n)]));
     return { listeners: byApp['animal-store-api:api-keys'] ?? 0, pool: byApp['animal-store-api'] ?? 0 };
   };
-  await within(10_000, async () => (await connections()).listeners >= 1, 100);
+  await within(WAIT_MS, async () => (await connections()).listeners >= 1, 100);
   await new Promise((r) => setTimeout(r, 2000));
   const open = await connections();
   await client.end();

@@ -1,10 +1,8 @@
 // `npm start` compiles before it serves (scripts/build-when-changed.mjs): a changed source is
-// compiled before the next start serves it, and a type error stops every start until it is
-// undone, after which the last good sources are served, never what the failed build wrote.
+// compiled before the next start serves it (a type error: test/e2e/type-error.test.ts).
 // In a copy of the repository whose node_modules is this tree's (what is installed is not
 // what these cases are about: test/e2e/fresh-machine.test.ts runs `npm ci`), with the
 // embedded PostgreSQL; the stops are Ctrl-C (SIGINT to the process group) and SIGTERM to npm.
-import { spawn } from 'node:child_process';
 import { readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -14,17 +12,13 @@ import { copyOfTheTree, newcomerEnv, npmStartIn } from '../support/npm-start.js'
 const folder = copyOfTheTree();
 symlinkSync(path.join(root, 'node_modules'), path.join(folder, 'node_modules'), 'dir');
 const env = newcomerEnv();
-const { start, stopWhileInFlight } = npmStartIn(folder, env);
+const { start, firstStart, stopWhileInFlight } = npmStartIn(folder, env);
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
 describe('npm start after a change to the sources', { timeout: 180_000 }, () => {
-  let key = '';
-
   it('a source change is compiled before the next start serves it; then Ctrl-C (SIGINT to the process group) drains and leaves nothing', async () => {
     // A first start compiles dist/ and prints the development key; SIGTERM to npm stops it.
-    const first = await start();
-    key = /Development API key \(shown once, keep it\): (ask_\S+)/.exec(first.stderr())?.[1] ?? '';
-    expect(key, first.stderr()).toMatch(/^ask_/);
+    const { started: first, key } = await firstStart();
     await stopWhileInFlight(first, key, 'sigterm-npm', () => process.kill(first.child.pid as number, 'SIGTERM'));
     // An edit to a compiled input (here the contract's version in generated/openapi.ts) must
     // be what the next start serves, never the dist/ of the start before.
@@ -37,33 +31,5 @@ describe('npm start after a change to the sources', { timeout: 180_000 }, () => 
     const served = (await (await fetch(`${started.url}/v1/openapi.json`)).json()) as { info: { version: string } };
     expect(served.info.version).toBe(`${version}-edited`);
     await stopWhileInFlight(started, key, 'sigint-group', () => process.kill(-(started.child.pid as number), 'SIGINT'));
-  });
-
-  it('a type error stops npm start before anything runs, on every start until it is undone; undoing it serves the last good sources', async () => {
-    // A failed `tsc -b` still writes what it compiled into dist/: here a changed version
-    // beside a type error. Once both edits are undone, the start must serve the sources as
-    // they are (the edited version of the case above), not what the failed build wrote.
-    const source = path.join(folder, 'generated', 'openapi.ts');
-    const broken = path.join(folder, 'src', 'paths.ts');
-    const [good, goodPaths] = [readFileSync(source, 'utf8'), readFileSync(broken, 'utf8')];
-    const version = /"version": "([^"]+)"/.exec(good)?.[1] as string;
-    writeFileSync(source, good.replace(`"version": "${version}"`, `"version": "${version}-broken"`));
-    writeFileSync(broken, `${goodPaths}\nexport const broken: number = 'not a number';\n`);
-    for (let attempt = 0; attempt < 2; attempt++) {
-      const child = spawn('npm', ['start'], { cwd: folder, env, stdio: ['ignore', 'pipe', 'pipe'] });
-      let output = '';
-      child.stdout?.on('data', (c) => (output += c));
-      child.stderr?.on('data', (c) => (output += c));
-      const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
-      expect(code, output).not.toBe(0);
-      expect(output).toContain('error TS2322');
-      expect(output).not.toContain('Server listening');
-    }
-    writeFileSync(source, good);
-    writeFileSync(broken, goodPaths);
-    const started = await start();
-    const served = (await (await fetch(`${started.url}/v1/openapi.json`)).json()) as { info: { version: string } };
-    expect(served.info.version).toBe(version);
-    await stopWhileInFlight(started, key, 'after-type-error', () => process.kill(started.child.pid as number, 'SIGTERM'));
   });
 });

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contractViolations } from '../contract.js';
 import { generateApiKey, hashApiKey } from '../../src/api-keys/verifier.js';
 import { createTestDatabase } from '../helper.js';
-import { apikey, root, startServer, within, type ServerProcess } from '../process.js';
+import { apikey, root, startServer, within, WAIT_MS, type ServerProcess } from '../process.js';
 import { REDIS_URL, requires } from '../support/requires.js';
 
 // Without Redis the instances count in memory and only the shared-budget case is skipped.
@@ -99,7 +99,7 @@ async function newKey(name: string): Promise<{ key: string; id: number }> {
   const created = { key, id: Number(inserted.rows[0]?.id) };
   // Each instance on its own: stop asking one as soon as it accepts, so that the key's
   // budget is spent at most once per instance here (refusals count as anonymous).
-  await Promise.all(servers.map((s) => within(10_000, async () => (await call(s, '/v1/pets?limit=1', created.key)).status === 200)));
+  await Promise.all(servers.map((s) => within(WAIT_MS, async () => (await call(s, '/v1/pets?limit=1', created.key)).status === 200)));
   return created;
 }
 
@@ -146,7 +146,7 @@ describe('three instances on one database and one Redis', () => {
     // Polled, as an orchestrator polls readiness: in the first second after listening, an
     // instance whose start-up stalled its event loop (three starting at once on two cores)
     // may still shed every request, probes included, with 503 "overloaded".
-    await Promise.all(servers.map((s) => within(10_000, async () => (await fetch(`${s.url}/readyz`)).status === 200, 50)));
+    await Promise.all(servers.map((s) => within(WAIT_MS, async () => (await fetch(`${s.url}/readyz`)).status === 200, 50)));
   });
 
   it(`${CREATES} concurrent creates spread round-robin: all 201, and each instance lists exactly those pets`, async () => {
@@ -187,7 +187,7 @@ describe('three instances on one database and one Redis', () => {
     // Timed from the CLI's exit, when the revocation is committed.
     const revoked = await apikey(['revoke', String(id)], database.url);
     expect(revoked.code, revoked.stderr).toBe(0);
-    const took = await Promise.all(servers.map((s) => within(60_000, async () => (await call(s, '/v1/pets', key)).status === 401)));
+    const took = await Promise.all(servers.map((s) => within(WAIT_MS, async () => (await call(s, '/v1/pets', key)).status === 401)));
     console.log(`revoked through the CLI: refused by each instance ${took.map((ms) => ms.toFixed(0)).join(', ')} ms after`);
     for (const server of servers) {
       const refused = await call(server, '/v1/pets', key);

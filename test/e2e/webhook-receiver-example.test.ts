@@ -11,7 +11,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAnimalStoreClient } from '../../client/src/index.js';
 import { createTestDatabase } from '../helper.js';
-import { apikey, root, startServer, within, type ServerProcess } from '../process.js';
+import { apikey, root, startServer, within, WAIT_MS, type ServerProcess } from '../process.js';
 
 const secret = `whsec_${randomBytes(24).toString('base64')}`;
 let receiver: ChildProcess;
@@ -133,10 +133,10 @@ describe('the service delivering to the example receiver', () => {
     second = spawn(process.execPath, [path.join(root, 'docs/examples/webhook-receiver.mjs')], { cwd: root, env: { PATH: process.env.PATH, WEBHOOK_SECRET: hookSecret, HOST: '127.0.0.1', PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
     second.stdout?.on('data', (chunk) => (log += chunk));
     second.stderr?.on('data', (chunk) => (log += chunk));
-    await within(10_000, async () => log.includes('"listening"'));
+    await within(WAIT_MS, async () => log.includes('"listening"'));
     const { data: pet } = await store.createPet({ name: 'Delivered', categoryId: 2 });
     // Delivered at once, or after the first retry (5 s) if the receiver was not up yet.
-    await within(60_000, async () => /"received":\d+,"type":"pet.created"/.test(log), 100);
+    await within(WAIT_MS, async () => /"received":\d+,"type":"pet.created"/.test(log), 100);
     expect(log).not.toMatch(/"refused"/);
     const ids = [...log.matchAll(/"received":(\d+)/g)].map((m) => Number(m[1]));
     let found;

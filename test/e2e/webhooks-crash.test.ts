@@ -9,7 +9,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closePool, createPool } from '../../src/db/pool.js';
 import { createApiKey, createTestDatabase } from '../helper.js';
-import { startServer, within, type ServerProcess } from '../process.js';
+import { startServer, within, WAIT_MS, type ServerProcess } from '../process.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 
 const ENV = {
@@ -73,11 +73,11 @@ describe('webhook deliveries across a SIGKILL', () => {
     const { secret } = await post(a, '/v1/webhook-endpoints', { url: `${receiver.url}/hooks`, eventTypes: ['pet.created'] });
     for (let i = 0; i < 10; i++) await post(i % 2 ? b : a, '/v1/pets', { name: `Crash ${i}`, categoryId: 1 });
     // Failures first: every event attempted and answered 500 at least once.
-    await within(30_000, async () => new Set(receiver.received.map((got) => got.headers['webhook-id'])).size >= 10);
+    await within(WAIT_MS, async () => new Set(receiver.received.map((got) => got.headers['webhook-id'])).size >= 10);
 
     // Then one delivery held in flight; the instance that holds its lease is killed.
     mode = 'hold';
-    await within(30_000, async () => heldId !== undefined);
+    await within(WAIT_MS, async () => heldId !== undefined);
     const [lease] = (await db.query<{ lease_token: string }>('SELECT lease_token FROM webhook_endpoints WHERE lease_until > now()')).rows;
     const victim = servers.findIndex((s) => leaseTokenOf(s) === lease?.lease_token);
     expect(victim).toBeGreaterThanOrEqual(0);
@@ -95,7 +95,7 @@ describe('webhook deliveries across a SIGKILL', () => {
     for (let i = 0; i < 5; i++) await post(restarted, '/v1/pets', { name: `Restarted ${i}`, categoryId: 1 });
 
     // The held event, delivered within a minute of the kill.
-    await within(60_000, async () => delivered.has(heldId as string), 100);
+    await within(WAIT_MS, async () => delivered.has(heldId as string), 100);
     const heldDeliveredIn = Date.now() - killedAt;
     console.log(`the event the killed instance held was delivered ${heldDeliveredIn} ms after the kill`);
     expect(heldDeliveredIn).toBeLessThan(60_000);
@@ -103,7 +103,7 @@ describe('webhook deliveries across a SIGKILL', () => {
     // Every committed pet.created event, at least once with a 2xx.
     const events = (await db.query<{ id: string }>("SELECT id::text FROM events WHERE type = 'pet.created' ORDER BY id")).rows.map((r) => r.id);
     expect(events).toHaveLength(20);
-    await within(60_000, async () => events.every((id) => delivered.has(id)), 100);
+    await within(WAIT_MS, async () => events.every((id) => delivered.has(id)), 100);
     // Every request carried a valid signature (the library's verdict).
     const verifier = new Webhook(secret);
     for (const got of receiver.received) {

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closePool, createPool } from '../../src/db/pool.js';
 import { createApiKey, createTestDatabase } from '../helper.js';
-import { startServer, within, type ServerProcess } from '../process.js';
+import { startServer, within, WAIT_MS, type ServerProcess } from '../process.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 
 const ENV = { RATE_LIMIT_MAX: '10000000', MAX_EVENT_LOOP_DELAY_MS: '0', DB_CONNECT_TIMEOUT_MS: '10000', WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '50' };
@@ -64,7 +64,7 @@ describe('two instances delivering', () => {
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
     })();
-    await within(60_000, async () => receivers.every((r) => new Set(r.received.map((got) => got.headers['webhook-id'])).size === PETS), 50);
+    await within(WAIT_MS, async () => receivers.every((r) => new Set(r.received.map((got) => got.headers['webhook-id'])).size === PETS), 50);
     watching = false;
     await watcher;
     const tokenOf = (server: ServerProcess) => (/"leaseToken":"([0-9a-f-]+)"/.exec(server.output()) as RegExpExecArray)[1] as string;
@@ -88,7 +88,7 @@ describe('two instances delivering', () => {
     const [a, b] = servers as [ServerProcess, ServerProcess];
     const holding = (await createApiKey(db, 'holding')).key;
     // Both instances know the new key (their key caches reload on NOTIFY).
-    for (const server of [a, b]) await within(10_000, async () => (await fetch(`${server.url}/v1/webhook-endpoints`, { headers: { authorization: `Bearer ${holding}` } })).status === 200, 50);
+    for (const server of [a, b]) await within(WAIT_MS, async () => (await fetch(`${server.url}/v1/webhook-endpoints`, { headers: { authorization: `Bearer ${holding}` } })).status === 200, 50);
     const holders: Receiver[] = [];
     for (let i = 0; i < 6; i++) {
       const r = await startReceiver();
@@ -99,7 +99,7 @@ describe('two instances delivering', () => {
     }
     await post(a, '/v1/pets', { name: 'Held', categoryId: 1 });
     const reached = () => holders.filter((r) => r.received.some((got) => JSON.parse(got.body).data?.name === 'Held')).length;
-    await within(30_000, async () => reached() >= 4, 20);
+    await within(WAIT_MS, async () => reached() >= 4, 20);
     // Both instances have free slots (16 each) and poll every 50 ms: the two others wait for
     // one of the key's 4 to end (the 10 s timeout).
     await new Promise((resolve) => setTimeout(resolve, 2000));

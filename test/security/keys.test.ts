@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contractViolations } from '../contract.js';
 import { buildTestApp, createApiKey, recordQueries, type TestApp } from '../helper.js';
-import { within } from '../process.js';
+import { within, WAIT_MS } from '../process.js';
 
 const LIMIT = 40;
 const env = { API_KEY_LIMIT: String(LIMIT), WEBHOOK_ALLOW_PRIVATE: 'true', RATE_LIMIT_MAX: '100000', RATE_LIMIT_ANONYMOUS_MAX: '100000' };
@@ -57,7 +57,7 @@ async function newKey(name: string, scopes: string[], expiresAt?: string): Promi
   return made.json();
 }
 /** Waits until both instances answer `status` to `secret` on listPets. */
-const onBoth = (secret: string, status: number) => Promise.all([0, 1].map((on) => within(10_000, async () => (await call(on, 'GET', '/v1/pets?limit=1', secret)).status === status)));
+const onBoth = (secret: string, status: number) => Promise.all([0, 1].map((on) => within(WAIT_MS, async () => (await call(on, 'GET', '/v1/pets?limit=1', secret)).status === status)));
 const keyRow = async (id: number) => (await a.pool.query('SELECT key_hash, prefix, previous_key_hash, previous_expires_at, revoked_at, expires_at FROM api_keys WHERE id = $1', [id])).rows[0];
 const keysTable = async () => (await a.pool.query('SELECT id, name, key_hash, expires_at, revoked_at FROM api_keys ORDER BY id')).rows;
 const newPet = async (name: string) => (await a.pool.query<{ id: number }>("INSERT INTO pets (name, category_id, status) VALUES ($1, 1, 'available') RETURNING id::int", [name])).rows[0]?.id as number;
@@ -103,8 +103,8 @@ describe('F1: no key obtains a secret that acts as another key', () => {
     expect(rotated.status).toBe(200);
     const next = rotated.json().secret as string;
     for (const on of [0, 1]) {
-      await within(10_000, async () => (await call(on, 'GET', `/v1/store/orders/${order.json().id}`, next)).status === 200);
-      await within(10_000, async () => (await call(on, 'GET', '/v1/store/orders', shop.secret)).status === 401);
+      await within(WAIT_MS, async () => (await call(on, 'GET', `/v1/store/orders/${order.json().id}`, next)).status === 200);
+      await within(WAIT_MS, async () => (await call(on, 'GET', '/v1/store/orders', shop.secret)).status === 401);
     }
   });
 });
@@ -205,9 +205,9 @@ describe('F5: keys in force are capped, and a key change costs each instance tha
     const seen = recordQueries(b.pool);
     try {
       const key = await createApiKey(a.pool, 'one more');
-      await within(10_000, async () => (await call(1, 'GET', '/v1/pets?limit=1', key.key)).status === 200);
+      await within(WAIT_MS, async () => (await call(1, 'GET', '/v1/pets?limit=1', key.key)).status === 200);
       expect((await call(0, 'POST', `/v1/api-keys/${key.id}/revoke`, a.key)).status).toBe(200);
-      await within(10_000, async () => (await call(1, 'GET', '/v1/pets?limit=1', key.key)).status === 401);
+      await within(WAIT_MS, async () => (await call(1, 'GET', '/v1/pets?limit=1', key.key)).status === 401);
       const reads = seen.requests().filter((name) => name.startsWith('api-keys-active'));
       expect(reads.length).toBeGreaterThan(0);
       expect(reads.every((name) => name === 'api-keys-active-by-ids'), reads.join(', ')).toBe(true);

@@ -10,7 +10,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey, keysSettled } from '../helper.js';
-import { within } from '../process.js';
+import { within, WAIT_MS } from '../process.js';
 import { abort, call, expectErrorAnswer, listen, type HttpRequest, type ListeningApp, type RawAnswer } from '../support/wire.js';
 
 let t: ListeningApp;
@@ -46,7 +46,7 @@ const logLines = (): LogLine[] =>
     .map((line) => JSON.parse(line) as LogLine);
 /** The lines logged for one request, once its access line has been written. */
 async function logged(requestId: string): Promise<LogLine[]> {
-  await within(10_000, async () => logLines().some((l) => l.reqId === requestId && l.msg === 'request'));
+  await within(WAIT_MS, async () => logLines().some((l) => l.reqId === requestId && l.msg === 'request'));
   return logLines().filter((l) => l.reqId === requestId);
 }
 
@@ -281,7 +281,7 @@ describe('a client that goes away is logged once, at info, and is not a database
           await locker.query('SELECT pg_stat_clear_snapshot()');
           return Number((await locker.query<{ n: string }>(waiting)).rows[0]?.n) > 0;
         };
-        await abort(t.port, bytes, () => within(10_000, insertWaits));
+        await abort(t.port, bytes, () => within(WAIT_MS, insertWaits));
         await locker.query('COMMIT');
       } else await abort(t.port, bytes);
     } finally {
@@ -290,7 +290,7 @@ describe('a client that goes away is logged once, at info, and is not a database
     // If it fails, it says what the service logged, whether the pet was stored and what the
     // database ran. (On a busy machine the answer could be sent after the reset was read
     // but before 'close': no line at all, the pet stored. src/http/access-log.ts explains.)
-    await within(10_000, async () => logLines().some((l) => l.reqId === requestId)).catch(async (error: unknown) => {
+    await within(WAIT_MS, async () => logLines().some((l) => l.reqId === requestId)).catch(async (error: unknown) => {
       const activity = (await t.pool.query("SELECT state, wait_event_type, left(query, 60) AS query FROM pg_stat_activity WHERE datname = current_database()")).rows;
       throw new Error(`${String(error)}; stored: ${(await count()) - before}; last log lines: ${JSON.stringify(logLines().slice(-3).map((l) => [l.reqId, l.msg, l.statusCode]))}; pg_stat_activity: ${JSON.stringify(activity)}`);
     });

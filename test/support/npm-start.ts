@@ -128,5 +128,13 @@ export function npmStartIn(folder: string, env: NodeJS.ProcessEnv) {
   /** When the compiled server was last written. */
   const compiledAt = (): number => statSync(path.join(folder, 'dist', 'src', 'server.js')).mtimeMs;
 
-  return { start, processesOn, gone, groupGone, stopWhileInFlight, owner, parentOf, compiledAt };
+  /** The first start on a new data folder: it prints the development key, read here. */
+  async function firstStart(): Promise<{ started: Started; key: string }> {
+    const started = await start();
+    const key = /Development API key \(shown once, keep it\): (ask_\S+)/.exec(started.stderr())?.[1] ?? '';
+    expect(key, `no key line in:\n${started.stderr()}`).toMatch(/^ask_/);
+    return { started, key };
+  }
+
+  return { start, firstStart, processesOn, gone, groupGone, stopWhileInFlight, owner, parentOf, compiledAt };
 }

@@ -7,7 +7,7 @@ import type { LookupAddress } from 'node:dns';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helper.js';
-import { within } from '../process.js';
+import { within, WAIT_MS } from '../process.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 
 const json = { 'content-type': 'application/json' };
@@ -61,7 +61,7 @@ describe('deliveries', () => {
     const r = await receiver();
     const { id, secret } = await endpoint(`${r.url}/hooks`, ['pet.created']);
     const petId = await pet('Signed');
-    await within(10_000, async () => petNamed(r, 'Signed').length === 1);
+    await within(WAIT_MS, async () => petNamed(r, 'Signed').length === 1);
     const [got] = petNamed(r, 'Signed') as [(typeof r.received)[0]];
     const event = verify(secret, got) as { id: number; type: string; createdAt: string; data: unknown };
     expect(event).toMatchObject({ type: 'pet.created', data: { id: petId, name: 'Signed', categoryId: 1, status: 'available' } });
@@ -71,7 +71,7 @@ describe('deliveries', () => {
     expect(fromFeed.rows[0].type).toBe('pet.created');
     expect(() => verify('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', got)).toThrow();
     // Not delivered again.
-    await within(10_000, async () => (await deliveries(id)).length === 1);
+    await within(WAIT_MS, async () => (await deliveries(id)).length === 1);
     expect(await deliveries(id)).toEqual([expect.objectContaining({ eventId: event.id, attempt: 1, statusCode: 200 })]);
     expect(petNamed(r, 'Signed')).toHaveLength(1);
   });
@@ -82,7 +82,7 @@ describe('deliveries', () => {
     r.answer(() => (++calls <= 2 ? { status: 500 } : { status: 204 }));
     const { id, secret } = await endpoint(r.url, ['pet.created']);
     await pet('Retried');
-    await within(20_000, async () => (await deliveries(id)).some((d) => d.statusCode === 204));
+    await within(WAIT_MS, async () => (await deliveries(id)).some((d) => d.statusCode === 204));
     const log = await deliveries(id);
     expect(log.map((d) => [d.attempt, d.statusCode])).toEqual([
       [1, 500],
@@ -103,7 +103,7 @@ describe('deliveries', () => {
     await closed.close();
     const dead = await endpoint(deadUrl, ['pet.created']);
     await pet('Nobody');
-    await within(10_000, async () => (await deliveries(dead.id)).length >= 1);
+    await within(WAIT_MS, async () => (await deliveries(dead.id)).length >= 1);
     expect((await deliveries(dead.id))[0]).toMatchObject({ attempt: 1, error: 'connection_failed' });
     expect((await deliveries(dead.id))[0]?.statusCode).toBeUndefined();
   });
@@ -114,11 +114,11 @@ describe('deliveries', () => {
     r.answer(() => (++calls === 1 ? { status: 503, headers: { 'retry-after': '4' } } : { status: 200 }));
     const { id } = await endpoint(r.url, ['pet.created']);
     await pet('Patient');
-    await within(20_000, async () => petNamed(r, 'Patient').length === 2);
+    await within(WAIT_MS, async () => petNamed(r, 'Patient').length === 2);
     const [first, second] = petNamed(r, 'Patient') as unknown as [{ at: number }, { at: number }];
     // The schedule says 1 s; Retry-After says 4 s.
     expect(second.at - first.at).toBeGreaterThanOrEqual(3900);
-    await within(10_000, async () => (await deliveries(id)).length === 2);
+    await within(WAIT_MS, async () => (await deliveries(id)).length === 2);
     expect((await deliveries(id)).map((d) => d.statusCode)).toEqual([503, 200]);
   });
 
@@ -128,7 +128,7 @@ describe('deliveries', () => {
     r.answer(() => ({ status: 302, headers: { location: `${target.url}/elsewhere` } }));
     const { id } = await endpoint(r.url, ['pet.created']);
     await pet('Redirected');
-    await within(10_000, async () => (await deliveries(id)).length >= 2);
+    await within(WAIT_MS, async () => (await deliveries(id)).length >= 2);
     expect((await deliveries(id)).slice(0, 2).map((d) => [d.attempt, d.statusCode])).toEqual([
       [1, 302],
       [2, 302],
@@ -141,7 +141,7 @@ describe('deliveries', () => {
     r.answer(() => ({ status: 410 }));
     const { id } = await endpoint(r.url, ['pet.created']);
     await pet('Gone');
-    await within(10_000, async () => (await t.api({ method: 'GET', url: `/v1/webhook-endpoints/${id}`, headers: t.auth })).json().enabled === false);
+    await within(WAIT_MS, async () => (await t.api({ method: 'GET', url: `/v1/webhook-endpoints/${id}`, headers: t.auth })).json().enabled === false);
     const got = (await t.api({ method: 'GET', url: `/v1/webhook-endpoints/${id}`, headers: t.auth })).json();
     expect(got).toMatchObject({ enabled: false, disabledReason: 'the receiver answered 410 Gone' });
     expect(got.disabledAt).toBeDefined();
@@ -150,7 +150,7 @@ describe('deliveries', () => {
     const control = await receiver();
     await endpoint(control.url, ['pet.created']);
     await pet('Control');
-    await within(10_000, async () => petNamed(control, 'Control').length === 1);
+    await within(WAIT_MS, async () => petNamed(control, 'Control').length === 1);
     expect(r.received).toHaveLength(1);
     expect((await deliveries(id)).map((d) => d.statusCode)).toEqual([410]);
   });
@@ -160,7 +160,7 @@ describe('deliveries', () => {
     const { id, secret: old } = await endpoint(r.url, ['pet.created']);
     const rotated = (await t.api({ method: 'POST', url: `/v1/webhook-endpoints/${id}/rotate-secret`, headers: t.auth })).json();
     await pet('Rotated');
-    await within(10_000, async () => petNamed(r, 'Rotated').length === 1);
+    await within(WAIT_MS, async () => petNamed(r, 'Rotated').length === 1);
     const [got] = petNamed(r, 'Rotated') as [(typeof r.received)[0]];
     const signatures = String(got.headers['webhook-signature']).split(' ');
     expect(signatures).toHaveLength(2);
@@ -172,7 +172,7 @@ describe('deliveries', () => {
     // The 24 hours are over.
     await t.pool.query("UPDATE webhook_endpoints SET previous_secret_expires_at = now() - interval '1 second' WHERE id = $1", [id]);
     await pet('Rotated later');
-    await within(10_000, async () => petNamed(r, 'Rotated later').length === 1);
+    await within(WAIT_MS, async () => petNamed(r, 'Rotated later').length === 1);
     const [later] = petNamed(r, 'Rotated later') as [(typeof r.received)[0]];
     expect(String(later.headers['webhook-signature']).split(' ')).toHaveLength(1);
     expect(() => verify(rotated.secret, later)).not.toThrow();
@@ -188,13 +188,13 @@ describe('deliveries', () => {
     await endpoint(fast.url, ['pet.created']);
     const names = ['Fast 1', 'Fast 2', 'Fast 3'];
     for (const name of names) await pet(name);
-    await within(20_000, async () => names.every((name) => petNamed(fast, name).length === 1));
+    await within(WAIT_MS, async () => names.every((name) => petNamed(fast, name).length === 1));
     // All three reached the fast endpoint while the slow one was still on its first event,
     // one at a time: its attempt had not ended (nothing in its log yet).
     const slowLog = await deliveries(s.id);
     expect(slow.received.length).toBe(1);
     expect(slowLog).toEqual([]);
-    await within(20_000, async () => (await deliveries(s.id)).length >= 1);
+    await within(WAIT_MS, async () => (await deliveries(s.id)).length >= 1);
     expect((await deliveries(s.id))[0]).toMatchObject({ attempt: 1, error: 'timeout' });
     expect((await deliveries(s.id))[0]?.durationMs).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
     slow.release();
@@ -211,7 +211,7 @@ describe('deliveries', () => {
     const newest = Number((await t.pool.query<{ id: string }>('SELECT max(id) AS id FROM events')).rows[0]?.id);
     // Filled to more than half (1,000, or less when a step stopped before an event still
     // being committed), past which no refill follows; never more than 1,000.
-    await within(10_000, async () => ((await waiting()) ?? 0) > 500);
+    await within(WAIT_MS, async () => ((await waiting()) ?? 0) > 500);
     // It stays so: the rest wait in the feed, behind the endpoint's relay, over many polls (50 ms).
     for (let poll = 0; poll < 10; poll++) {
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -223,7 +223,7 @@ describe('deliveries', () => {
     r.answer(() => ({ status: 200 }));
     const backlog = (from: number) => r.received.slice(from).map((got) => JSON.parse(got.body).data?.name as string).filter((name) => name?.startsWith('Backlog '));
     await within(120_000, async () => new Set(backlog(answeredAt)).size === 1500, 100);
-    await within(10_000, async () => (await waiting()) === 0);
+    await within(WAIT_MS, async () => (await waiting()) === 0);
     // Every request from the switch on was answered 200: none came twice.
     expect(backlog(answeredAt)).toHaveLength(1500);
     expect(await relayed()).toBe(newest);
@@ -237,22 +237,22 @@ describe('deliveries', () => {
     const relayed = async () => Number((await t.pool.query<{ p: string }>("SELECT position AS p FROM event_relays WHERE name = 'webhook-' || $1", [id])).rows[0]?.p);
     await t.pool.query("INSERT INTO pets (name, category_id) SELECT 'Aged ' || i, 1 FROM generate_series(1, 1500) AS i");
     const newest = Number((await t.pool.query<{ id: string }>('SELECT max(id) AS id FROM events')).rows[0]?.id);
-    await within(10_000, async () => (await waiting()) > 500);
+    await within(WAIT_MS, async () => (await waiting()) > 500);
     expect(await relayed()).toBeLessThan(newest);
     // Every event so far made 40 days old (set-up); an instance's retention runs as it starts.
     await t.pool.query("UPDATE events SET created_at = now() - interval '40 days' WHERE id <= $1", [newest]);
     const other = await buildTestApp({ url: t.url, pool: t.pool });
     try {
-      await within(20_000, async () => Number((await t.pool.query<{ p: string }>('SELECT purged_through AS p FROM events_retention')).rows[0]?.p) >= newest, 50);
+      await within(WAIT_MS, async () => Number((await t.pool.query<{ p: string }>('SELECT purged_through AS p FROM events_retention')).rows[0]?.p) >= newest, 50);
     } finally {
       await other.app.close();
     }
     // The messages of deleted events are dropped without an attempt; none reaches the receiver.
     const answeredAt = r.received.length;
     r.answer(() => ({ status: 200 }));
-    await within(30_000, async () => (await waiting()) === 0, 100);
+    await within(WAIT_MS, async () => (await waiting()) === 0, 100);
     await pet('After the purge');
-    await within(10_000, async () => petNamed(r, 'After the purge').length === 1);
+    await within(WAIT_MS, async () => petNamed(r, 'After the purge').length === 1);
     expect(r.received.slice(answeredAt).map((got) => JSON.parse(got.body).data?.name)).toEqual(['After the purge']);
   });
 
@@ -264,12 +264,12 @@ describe('deliveries', () => {
       (await t.pool.query<{ id: string }>("INSERT INTO webhook_endpoints (api_key_id, url, event_types, secret) VALUES ($1, $2, '{pet.created}', $3) RETURNING id", [key, r.url, secret])).rows[0]?.id,
     );
     const relay = async () => (await t.pool.query("SELECT 1 FROM event_relays WHERE name = 'webhook-' || $1", [id])).rowCount;
-    await within(10_000, async () => (await relay()) === 1);
+    await within(WAIT_MS, async () => (await relay()) === 1);
     await pet('Around');
-    await within(10_000, async () => petNamed(r, 'Around').length === 1);
+    await within(WAIT_MS, async () => petNamed(r, 'Around').length === 1);
     verify(secret, petNamed(r, 'Around')[0] as { headers: Record<string, unknown>; body: string });
     await t.pool.query('DELETE FROM webhook_endpoints WHERE id = $1', [id]);
-    await within(10_000, async () => (await relay()) === 0);
+    await within(WAIT_MS, async () => (await relay()) === 0);
   });
 
   it('delivers order events only to the key that placed the order (another key with orders:read gets none); catalogue events to keys with pets:read', async () => {
@@ -283,18 +283,18 @@ describe('deliveries', () => {
     const order = await t.api({ method: 'POST', url: '/v1/store/orders', headers: { ...t.auth, ...json }, payload: JSON.stringify({ petId }) });
     expect(order.statusCode).toBe(201);
     const types = (r: Receiver) => r.received.map((got) => JSON.parse(got.body).type as string).sort();
-    await within(10_000, async () => types(mine).length === 2 && types(others).length === 1);
+    await within(WAIT_MS, async () => types(mine).length === 2 && types(others).length === 1);
     expect(types(mine)).toEqual(['order.placed', 'pet.updated']);
     expect(types(others)).toEqual(['pet.updated']);
     // A revoked key's endpoint receives nothing more.
     await t.api({ method: 'POST', url: `/v1/api-keys/${made.id}/revoke`, headers: t.auth });
     await t.api({ method: 'PATCH', url: `/v1/pets/${petId}`, headers: { ...t.auth, 'content-type': 'application/merge-patch+json' }, payload: '{"name":"Renamed"}' });
-    await within(10_000, async () => types(mine).length === 3);
+    await within(WAIT_MS, async () => types(mine).length === 3);
     await pet('Flush');
     const control = await receiver();
     await endpoint(control.url, ['pet.created']);
     await pet('Control 2');
-    await within(10_000, async () => control.received.length === 1);
+    await within(WAIT_MS, async () => control.received.length === 1);
     expect(types(others)).toEqual(['pet.updated']);
   });
 
@@ -308,17 +308,17 @@ describe('deliveries', () => {
     const control = await receiver();
     await endpoint(control.url, ['pet.created']);
     await pet('Control 3');
-    await within(10_000, async () => petNamed(control, 'Control 3').length === 1);
+    await within(WAIT_MS, async () => petNamed(control, 'Control 3').length === 1);
     await patch({ enabled: true });
     // Its relay moved past what was written meanwhile (it does not walk it again).
     const whileDisabled = Number((await t.pool.query<{ id: string }>("SELECT max(id) AS id FROM events WHERE type = 'pet.created' AND data::jsonb->>'name' = 'While disabled'")).rows[0]?.id);
     expect(Number((await t.pool.query<{ p: string }>("SELECT position AS p FROM event_relays WHERE name = 'webhook-' || $1", [id])).rows[0]?.p)).toBeGreaterThanOrEqual(whileDisabled);
     await pet('After enabling');
-    await within(10_000, async () => petNamed(r, 'After enabling').length === 1);
+    await within(WAIT_MS, async () => petNamed(r, 'After enabling').length === 1);
     expect(petNamed(r, 'While disabled')).toHaveLength(0);
     expect(await t.api({ method: 'DELETE', url: `/v1/webhook-endpoints/${id}`, headers: t.auth })).toMatchObject({ statusCode: 204 });
     await pet('After delete');
-    await within(10_000, async () => petNamed(control, 'After delete').length === 1);
+    await within(WAIT_MS, async () => petNamed(control, 'After delete').length === 1);
     expect(petNamed(r, 'After delete')).toHaveLength(0);
   });
 
@@ -364,10 +364,10 @@ describe('the address check at connection time', () => {
     const { id } = created.json();
     await strict.api({ method: 'POST', url: '/v1/pets', headers: { ...strict.auth, ...json }, payload: '{"name":"Rebound","categoryId":1}' });
     const log = async () => (await strict.api({ method: 'GET', url: `/v1/webhook-endpoints/${id}/deliveries`, headers: strict.auth })).json() as Array<{ error?: string }>;
-    await within(10_000, async () => (await log()).length >= 1);
+    await within(WAIT_MS, async () => (await log()).length >= 1);
     // An IPv4-mapped loopback address (only loopback: a bug here must not reach any other host).
     answerAtDelivery = '::ffff:127.0.0.1';
-    await within(10_000, async () => (await log()).length >= 2);
+    await within(WAIT_MS, async () => (await log()).length >= 2);
     expect((await log()).slice(0, 2).map((d) => d.error)).toEqual(['refused_address', 'refused_address']);
     expect(asked.length).toBeGreaterThanOrEqual(3);
     expect(r.connections()).toBe(0);

@@ -6,7 +6,7 @@
 // an expired previous secret cleared.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helper.js';
-import { within } from '../process.js';
+import { within, WAIT_MS } from '../process.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 
 const json = { 'content-type': 'application/json' };
@@ -65,7 +65,7 @@ describe('the retry window', () => {
     const { id } = await endpoint(r.url, ['pet.created']);
     await pet('Hopeless');
     // Attempts at 0 and 2 s; the next (4 s) would fall past the window: it is made at 3 s.
-    await within(15_000, async () => (await getEndpoint(id)).enabled === false);
+    await within(WAIT_MS, async () => (await getEndpoint(id)).enabled === false);
     const got = await getEndpoint(id);
     expect(got.disabledReason).toMatch(/^every delivery failed for 3 seconds \(from \d{4}-\d\d-\d\dT[\d:.]+Z\); the last: 503$/);
     const log = await deliveries(id);
@@ -81,7 +81,7 @@ describe('the retry window', () => {
     r.answer(() => ({ status: 200 }));
     await t.api({ method: 'PATCH', url: `/v1/webhook-endpoints/${id}`, headers: { ...t.auth, 'content-type': 'application/merge-patch+json' }, payload: '{"enabled":true}' });
     await pet('Hopeful');
-    await within(10_000, async () => named(r, 'Hopeful').length === 1);
+    await within(WAIT_MS, async () => named(r, 'Hopeful').length === 1);
     expect(named(r, 'Hopeless')).toHaveLength(3);
   });
 
@@ -97,14 +97,14 @@ describe('the retry window', () => {
     const { id } = await endpoint(r.url, ['pet.created']);
     await pet('Refused');
     await pet('Accepted');
-    await within(15_000, async () => named(r, 'Refused').length >= 2 && (await pending(id)) === 0);
+    await within(WAIT_MS, async () => named(r, 'Refused').length >= 2 && (await pending(id)) === 0);
     expect(named(r, 'Accepted')).toHaveLength(1);
     expect((await getEndpoint(id)).enabled).toBe(true);
     // Well past the window after the given-up event's failures: one failure now is one failure.
     await new Promise((resolve) => setTimeout(resolve, 3500));
     await pet('Later');
-    await within(15_000, async () => named(r, 'Later').length === 2);
-    await within(5000, async () => (await pending(id)) === 0);
+    await within(WAIT_MS, async () => named(r, 'Later').length === 2);
+    await within(WAIT_MS, async () => (await pending(id)) === 0);
     const got = await getEndpoint(id);
     expect(got.enabled).toBe(true);
     expect(got.disabledReason).toBeUndefined();
@@ -118,10 +118,10 @@ describe('the retry window', () => {
     r.answer(() => (++calls === 1 ? { status: 503, headers: { 'retry-after': '86400' } } : { status: 200 }));
     const { id } = await endpoint(r.url, ['pet.created']);
     await pet('Patient');
-    await within(15_000, async () => named(r, 'Patient').length === 2);
+    await within(WAIT_MS, async () => named(r, 'Patient').length === 2);
     const [first, second] = named(r, 'Patient') as unknown as [{ at: number }, { at: number }];
     expect(second.at - first.at).toBeGreaterThanOrEqual(2900);
-    await within(5000, async () => (await deliveries(id)).length === 2);
+    await within(WAIT_MS, async () => (await deliveries(id)).length === 2);
     expect((await deliveries(id)).map((d) => d.statusCode)).toEqual([503, 200]);
     expect((await getEndpoint(id)).enabled).toBe(true);
   });
@@ -138,10 +138,10 @@ describe("a key's endpoints", () => {
     expect((await t.api({ method: 'POST', url: `/v1/api-keys/${revoked.id}/revoke`, headers: t.auth })).statusCode).toBe(200);
     // The key that revoked or expired reads nothing any more: the table says.
     const state = async (id: number) => (await t.pool.query('SELECT enabled, disabled_reason, disabled_at FROM webhook_endpoints WHERE id = $1', [id])).rows[0];
-    await within(10_000, async () => (await state(a.id)).enabled === false);
+    await within(WAIT_MS, async () => (await state(a.id)).enabled === false);
     expect(await state(a.id)).toMatchObject({ enabled: false, disabled_reason: 'its API key was revoked' });
     expect((await state(a.id)).disabled_at).toBeInstanceOf(Date);
-    await within(10_000, async () => (await state(b.id)).enabled === false);
+    await within(WAIT_MS, async () => (await state(b.id)).enabled === false);
     expect(await state(b.id)).toMatchObject({ enabled: false, disabled_reason: 'its API key expired' });
     expect((await getEndpoint(kept.id)).enabled).toBe(true);
   });
@@ -154,14 +154,14 @@ describe("a key's endpoints", () => {
     const control = await receiver();
     await endpoint(control.url, ['pet.created'], otherKey.auth);
     await pet('Held');
-    await within(10_000, async () => named(control, 'Held').length === 1);
-    await within(5000, async () => holders.filter((h) => h.received.length > 0).length >= 4);
+    await within(WAIT_MS, async () => named(control, 'Held').length === 1);
+    await within(WAIT_MS, async () => holders.filter((h) => h.received.length > 0).length >= 4);
     // Every instance-wide slot is free (16), yet the key's other two wait for a slot of its own.
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(holders.filter((h) => h.received.length > 0)).toHaveLength(4);
     for (const h of holders) h.release();
     // Once attempts end (the 2 s timeout), the other two get theirs.
-    await within(15_000, async () => holders.every((h) => h.received.length > 0));
+    await within(WAIT_MS, async () => holders.every((h) => h.received.length > 0));
   });
 
   it('forget a previous secret once it has expired', async () => {
@@ -170,7 +170,7 @@ describe("a key's endpoints", () => {
     await t.api({ method: 'POST', url: `/v1/webhook-endpoints/${id}/rotate-secret`, headers: t.auth });
     await t.pool.query("UPDATE webhook_endpoints SET previous_secret_expires_at = now() - interval '1 second' WHERE id = $1", [id]);
     await pet('Forgotten');
-    await within(10_000, async () => named(r, 'Forgotten').length === 1);
+    await within(WAIT_MS, async () => named(r, 'Forgotten').length === 1);
     expect(String(named(r, 'Forgotten')[0]?.headers['webhook-signature']).split(' ')).toHaveLength(1);
     const { rows } = await t.pool.query('SELECT previous_secret, previous_secret_expires_at FROM webhook_endpoints WHERE id = $1', [id]);
     expect(rows[0]).toEqual({ previous_secret: null, previous_secret_expires_at: null });
