@@ -29,7 +29,7 @@ describe('two instances on one database', () => {
     await client.connect();
     const applied = await client.query<{ name: string }>('SELECT name FROM pgmigrations ORDER BY run_on, id');
     await client.end();
-    const files = readdirSync(`${root}/migrations`).map((f) => f.replace(/\.sql$/, '')).sort();
+    const files = readdirSync(`${root}/migrations`).map((f) => f.replace(/\.(sql|js)$/, '')).sort();
     expect(files.length).toBeGreaterThan(0);
     expect(applied.rows.map((r) => r.name)).toEqual(files);
     for (const server of servers) expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
