@@ -1,14 +1,14 @@
 -- Up Migration
--- Pets gain `tags`, `createdAt` and `updatedAt` (the Pet schema's new fields), `held` (whether
--- a placed order holds the pet), and the functions listPets' search reads by
+-- Pets gain `tags`, `createdAt` and `updatedAt` (the Pet schema's new fields), and the
+-- functions listPets' search reads by
 -- (docs/decisions/0004-pet-search.md). The indexes that serve them are built without
 -- blocking writes by the next migration.
 --
 -- `createdAt` is the column pets always had. `updatedAt` is a function of the row,
 -- updated_at(pets): `changed_at`, set by every write that changes the pet, or `created_at`
 -- while none has (a column whose existing rows took their created_at would rewrite the
--- table). Each column is added in place, without rewriting the table: `tags` and `held`
--- with a constant default, `changed_at` nullable. Their CHECKs are NOT VALID: every row
+-- table). Each column is added in place, without rewriting the table: `tags` with a
+-- constant default, `changed_at` nullable. Their CHECKs are NOT VALID: every row
 -- already satisfies them, and a validating scan would hold the table's lock all along; new
 -- rows and every change are checked.
 --
@@ -32,17 +32,11 @@ $$;
 ALTER TABLE pets
   ADD COLUMN tags text[] NOT NULL DEFAULT '{}',
   ADD COLUMN changed_at timestamptz,
-  -- Set by placing an order (with `pending`), cleared by closing it: the pet's own row says
-  -- whether an order holds it, so a change that locks the row decides on its newest version.
-  ADD COLUMN held boolean NOT NULL DEFAULT false,
   ADD CONSTRAINT pets_tags_valid CHECK (pet_tags_valid(tags)) NOT VALID,
   ADD CONSTRAINT pets_times_ordered CHECK (changed_at >= created_at) NOT VALID;
 
 CREATE FUNCTION updated_at(p pets) RETURNS timestamptz
   LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT coalesce((p).changed_at, (p).created_at) $$;
-
--- The pets placed orders hold now (one placed order per pet: orders_one_placed_per_pet).
-UPDATE pets SET held = true WHERE id IN (SELECT pet_id FROM orders WHERE status = 'placed');
 
 -- What `q` is matched against: the name and the tags, in lowercase, without accents.
 -- unaccent() is STABLE (its dictionary could be changed); this wrapper names the dictionary
@@ -64,8 +58,11 @@ $$;
 
 CREATE OR REPLACE FUNCTION pet_json(p pets) RETURNS text
   LANGUAGE sql STABLE PARALLEL SAFE AS $$
-  SELECT '{"id":' || (p).id || ',"name":' || to_json((p).name) || ',"categoryId":' || (p).category_id || ',"tags":' || to_json((p).tags) || ',"createdAt":' || '"' || json_instant((p).created_at) || '"' || ',"updatedAt":' || '"' || json_instant((p).updated_at) || '"'
-    || coalesce(',"status":' || to_json((p).status), '') || '}'
+  SELECT '{"id":' || (p).id || ',"name":' || to_json((p).name) || ',"categoryId":' || (p).category_id
+    || coalesce(',"status":' || to_json((p).status), '')
+    || coalesce(',"tags":' || to_json((p).tags), '')
+    || coalesce(',"createdAt":' || '"' || json_instant((p).created_at) || '"', '')
+    || coalesce(',"updatedAt":' || '"' || json_instant((p).updated_at) || '"', '') || '}'
 $$;
 
 -- Down Migration
@@ -79,5 +76,5 @@ DROP FUNCTION search_pattern(text);
 DROP FUNCTION pet_search_text(text, text[]);
 DROP FUNCTION search_text(text);
 DROP FUNCTION updated_at(pets);
-ALTER TABLE pets DROP COLUMN held, DROP COLUMN changed_at, DROP COLUMN tags;
+ALTER TABLE pets DROP COLUMN changed_at, DROP COLUMN tags;
 DROP FUNCTION pet_tags_valid(text[]);

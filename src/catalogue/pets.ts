@@ -63,17 +63,17 @@ export function petETag(json: string): string {
  * (PET_STATEMENTS.update), and never to or from `pending`.
  */
 export const PET_STATUS_CHANGES = {
-  /** available → pending and held, for the pets of `ids` (an SQL array) that are available and not removed; returns their `id`. */
+  /** available → pending, for the pets of `ids` (an SQL array) that are available and not removed; returns their `id`. */
   hold: (ids: string) =>
-    `UPDATE pets SET status = 'pending', held = true, changed_at = statement_timestamp() WHERE id = ANY (${ids}) AND status = 'available' AND deleted_at IS NULL RETURNING id`,
+    `UPDATE pets SET status = 'pending', changed_at = statement_timestamp() WHERE id = ANY (${ids}) AND status = 'available' AND deleted_at IS NULL RETURNING id`,
   /**
    * pending → sold for the pets of `sold`, pending → available for the other pets of `ids`
-   * (SQL arrays), of the pets an order holds (`held`: a pet created pending is held by none). The status is compared through coalesce, which no index serves: beside the
+   * (SQL arrays): the pets of the orders that close. The status is compared through coalesce, which no index serves: beside the
    * array, a plain `status = 'pending'` let the planner walk every pending pet instead.
    */
   release: (ids: string, sold: string) =>
-    `UPDATE pets SET status = CASE WHEN pets.id = ANY (${sold}) THEN 'sold' ELSE 'available' END, held = false, changed_at = statement_timestamp()
-    WHERE pets.id = ANY (${ids}) AND coalesce(pets.status, '') = 'pending' AND pets.held`,
+    `UPDATE pets SET status = CASE WHEN pets.id = ANY (${sold}) THEN 'sold' ELSE 'available' END, changed_at = statement_timestamp()
+    WHERE pets.id = ANY (${ids}) AND coalesce(pets.status, '') = 'pending'`,
 };
 
 // A page scans `lim + 1` rows in id order: the extra one says whether more follow. The status
@@ -111,14 +111,22 @@ const statusPages = (slots: string, statuses: string, afters: string, sizes: str
 // The first part of a change: the pet's row locked (`FOR UPDATE` waits for a writer that
 // holds it, then reads its newest version), and what that version allows: `matched`, the
 // If-Match condition ($tags: strong entity tags, null when there is none) holds; `reserved`,
-// a placed order holds the pet (`held`, set and cleared with `pending` by the orders'
-// statements) and the change would touch its status ($status: whether it does). A pet
-// created pending is held by none: it changes and goes like any other.
+// a placed order holds the pet and the change would touch its status ($status: whether it
+// does). A pet created pending is held by none: it changes and goes like any other.
+//
+// The placed orders are read in the statement's snapshot, taken before the row's lock was
+// waited for; only the locked row is its newest version. So a pending pet whose row changed
+// after that snapshot (an order placed meanwhile is one such change) counts as reserved, and
+// src/store/holds.ts asks again in a statement of its own: it names the order that holds
+// the pet, or, when none does, tries the change again on a fresh snapshot.
+const reservedBy = (changesStatus: string, t: string) =>
+  `(${changesStatus} AND coalesce(${t}.status, '') = 'pending'
+    AND (EXISTS (SELECT FROM orders o WHERE o.pet_id = ${t}.id AND o.status = 'placed') OR ${t}.version IS DISTINCT FROM (SELECT s.xmin::text FROM pets s WHERE s.id = ${t}.id)))`;
 const decide = (id: string, tags: string, status: string) => `target AS MATERIALIZED (
-      SELECT id, held, pet_json(pets) AS json FROM pets WHERE id = ${id} AND deleted_at IS NULL FOR UPDATE
+      SELECT id, status, xmin::text AS version, pet_json(pets) AS json FROM pets WHERE id = ${id} AND deleted_at IS NULL FOR UPDATE
     ), decided AS MATERIALIZED (
       SELECT json, (${tags}::text[] IS NULL OR pet_etag(json) = ANY (${tags}::text[])) AS matched,
-        (${status} AND held) AS reserved
+        ${reservedBy(status, 'target')} AS reserved
       FROM target
     )`;
 // The same for several pets, each its own slot: `input`, a row per slot (its pet's `id`, its
@@ -127,10 +135,10 @@ const decide = (id: string, tags: string, status: string) => `target AS MATERIAL
 // that share pets wait for each other, never in a circle.
 const decideMany = (input: string, ids: string, changesStatus: string) => `input AS (${input}),
     target AS MATERIALIZED (
-      SELECT id, held, pet_json(pets) AS json FROM pets WHERE id = ANY (${ids}) AND deleted_at IS NULL ORDER BY id FOR UPDATE
+      SELECT id, status, xmin::text AS version, pet_json(pets) AS json FROM pets WHERE id = ANY (${ids}) AND deleted_at IS NULL ORDER BY id FOR UPDATE
     ), decided AS MATERIALIZED (
       SELECT i.*, t.json, (i.tags IS NULL OR pet_etag(t.json) = ANY (string_to_array(i.tags, ' '))) AS matched,
-        (${changesStatus} AND t.held) AS reserved
+        ${reservedBy(changesStatus, 't')} AS reserved
       FROM input i JOIN target t ON t.id = i.id
     )`;
 interface ChangeRow {

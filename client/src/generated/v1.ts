@@ -1041,21 +1041,21 @@ export interface components {
             categoryId: components["schemas"]["Id"];
             /** @description Availability of the animal; absent when it was never given. */
             status?: components["schemas"]["PetStatus"];
-            /** @description The animal's tags, in the order they were given; `[]` when none. */
-            tags: components["schemas"]["Tags"];
+            /** @description The animal's tags, in the order they were given; `[]` when none. Always present. */
+            tags?: components["schemas"]["Tags"];
             /**
              * Format: date-time
-             * @description When the animal was added, in UTC, to the millisecond.
+             * @description When the animal was added, in UTC, to the millisecond. Always present.
              * @example 2026-11-20T09:30:00.000Z
              */
-            createdAt: string;
+            readonly createdAt?: string;
             /**
              * Format: date-time
              * @description When the animal last changed (its name, category, status or tags), in UTC, to
-             *     the millisecond; its `createdAt` until then.
+             *     the millisecond; its `createdAt` until then. Always present.
              * @example 2026-11-21T14:05:12.250Z
              */
-            updatedAt: string;
+            readonly updatedAt?: string;
         };
         /**
          * @description A tag of an animal, 1 to 32 lowercase letters a to z, digits and single hyphens between them (`hypoallergenic`, `good-with-kids`).
