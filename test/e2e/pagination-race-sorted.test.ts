@@ -53,7 +53,7 @@ const base = (n: number) => servers[n % servers.length]!.url;
 const nameFor = (n: number) => `${String.fromCharCode(65 + ((n * 7) % 26))}${String.fromCharCode(97 + ((n * 11) % 26))}-${n}`;
 
 async function send(n: number, method: string, path: string, body?: unknown): Promise<{ status: number; json: { id: number } }> {
-  const response = await fetch(`${base(n)}${path}`, { method, headers: headers(), ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const response = await fetch(`${base(n)}${path}`, { method, ...(body === undefined ? { headers: { authorization: `Bearer ${key}` } } : { headers: headers(), body: JSON.stringify(body) }) });
   const text = await response.text();
   return { status: response.status, json: text ? (JSON.parse(text) as { id: number }) : { id: 0 } };
 }
@@ -64,9 +64,10 @@ async function create(n: number, name: string, tags: string[]): Promise<number> 
   return created.json.id;
 }
 
-/** Creates, renames, retags and removes pets until `until`; the ids it removed. */
-async function writer(n: number, until: number, churn: number[], removed: Set<number>): Promise<void> {
-  for (let i = 0; performance.now() < until; i++) {
+/** Creates, renames, retags and removes pets until `until` (the ids it removed in `removed`); how many writes it made. */
+async function writer(n: number, until: number, churn: number[], removed: Set<number>): Promise<number> {
+  let i = 0;
+  for (; performance.now() < until; i++) {
     const id = churn[(n * 7 + i) % churn.length]!;
     switch (i % 4) {
       case 0:
@@ -85,6 +86,7 @@ async function writer(n: number, until: number, churn: number[], removed: Set<nu
         }
     }
   }
+  return i;
 }
 
 /** One walk from the first page to the last, pages alternating between the processes. */
@@ -112,15 +114,21 @@ it('every order: the pets untouched during a walk are returned exactly once; in 
   const until = performance.now() + WRITE_FOR_MS;
   let writing = true;
   const writers = Promise.all(Array.from({ length: WRITERS }, (_, n) => writer(n, until, churn, removed))).finally(() => (writing = false));
+  const walked = { during: 0 };
   const walks: { query: string; ids: number[] }[] = [];
   const readers = Promise.all(
     WALKS.map(async (query, n) => {
       // Complete walks only, at least one each.
-      do walks.push({ query, ids: await walk(n, query) });
-      while (writing);
+      do {
+        walks.push({ query, ids: await walk(n, query) });
+        if (writing) walked.during++;
+      } while (writing);
     }),
   );
-  await Promise.all([writers, readers]);
+  const [writes] = await Promise.all([writers, readers]);
+  // The race happened: walks ended while writers were still at work, and the writers wrote.
+  expect(walked.during).toBeGreaterThan(WALKS.length);
+  expect(writes.reduce((a, b) => a + b, 0)).toBeGreaterThan(100);
 
   expect(walks.length).toBeGreaterThanOrEqual(WALKS.length);
   for (const { query, ids } of walks) {
