@@ -259,6 +259,21 @@ describe('the typed client against the running service', () => {
     expect((await store.listPets({ categoryId: 34, status: 'sold' })).data.map((p) => p.id)).toEqual([made[1], made[3]]);
   });
 
+  it('tags, q and orderBy, typed: listAllPets follows sorted and searched pages', async () => {
+    const made: number[] = [];
+    for (const name of ['Zeta Beagle', 'Alpha Beagle', 'Mid Beagle']) made.push((await store.createPet({ name, categoryId: 36, tags: ['scent-hound'] })).data.id);
+    const retagged = await store.updatePet(made[2] as number, { tags: ['scent-hound', 'calm'] });
+    expect(retagged.data.tags).toEqual(['scent-hound', 'calm']);
+    const byName: string[] = [];
+    for await (const pet of store.listAllPets({ categoryId: 36, orderBy: 'name desc', limit: 1 })) byName.push(pet.name);
+    expect(byName).toEqual(['Zeta Beagle', 'Mid Beagle', 'Alpha Beagle']);
+    const found: number[] = [];
+    for await (const pet of store.listAllPets({ q: 'beagel', tag: ['scent-hound'], limit: 1 })) found.push(pet.id);
+    expect([...found].sort((a, b) => a - b)).toEqual(made);
+    expect((await store.listPets({ tag: ['calm'], categoryId: 36 })).data.map((p) => p.id)).toEqual([made[2]]);
+    expect(await failure(() => store.listPets({ orderBy: 'relevance' }))).toMatchObject({ status: 400, code: 'bad_request' });
+  });
+
   it('categories: named (201), renamed (200), a name taken ignoring case (409), listed page by page, removed (204); pets keep their categoryId', async () => {
     const { data: pet } = await store.createPet({ name: 'Categorised', categoryId: 41 });
     const named = await store.putCategory(41, 'Dogs');
