@@ -12,6 +12,7 @@
 // - Every order ends with the id (src/db/keyset.ts): the continuation and the ORDER BY are
 //   written from one list of sort columns. Sort keys are read as text (a time to the
 //   microsecond, a relevance exactly), so that a cursor names the row's key exactly.
+import { createHash } from 'node:crypto';
 import { keysetOrder, type Key, type SortColumn } from '../db/keyset.js';
 import { statement, type Statement } from '../db/query.js';
 
@@ -78,7 +79,16 @@ export interface Shape {
   after: boolean;
 }
 
-const shapeName = ({ filters, terms, after }: Shape): string =>
+/**
+ * The statement's name: `pets-find-` and the shape, or the shape's digest when that would be
+ * longer than PostgreSQL keeps a name (63 bytes: longer names are cut, and two shapes would
+ * share one).
+ */
+const shapeName = (shape: Shape): string => {
+  const name = `pets-find-${shapeText(shape)}`;
+  return name.length <= 63 ? name : `pets-find-${createHash('sha256').update(name).digest('base64url').slice(0, 22)}`;
+};
+const shapeText = ({ filters, terms, after }: Shape): string =>
   [
     filters.q !== undefined ? 'q' : '',
     filters.status !== undefined ? 's' : '',
@@ -122,7 +132,7 @@ export function sortedPage(filters: PetFilters, terms: readonly OrderTerm[], key
   const last = terms.at(-1);
   const columns: SortColumn[] = fields.filter((_, i) => !(i > 0 && i === terms.length - 1 && last?.field === 'id' && last.desc === terms[0]?.desc)).map((f) => ({ sql: f.sql, desc: f.desc }));
   const keyset = keysetOrder(columns);
-  const name = `pets-find-${shapeName({ filters, terms, after: key !== undefined })}`;
+  const name = shapeName({ filters, terms, after: key !== undefined });
   let known = statements.get(name);
   if (!known) {
     const first = values.length + 1;
@@ -149,6 +159,6 @@ export function idOrderScan(filters: PetFilters): { scan: (after: string, lim: s
   return {
     scan: (after, lim) => `SELECT id, pet_json(pets) AS json, visible_after FROM pets WHERE ${where.join(' AND ')} AND id > ${after} ORDER BY id LIMIT ${lim} + 1`,
     values,
-    name: `pets-find-${shapeName({ filters, terms: [{ field: 'id', desc: false }], after: true })}`,
+    name: shapeName({ filters, terms: [{ field: 'id', desc: false }], after: true }),
   };
 }

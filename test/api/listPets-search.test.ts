@@ -149,6 +149,19 @@ describe('orderBy: pages in any order, every pet once', () => {
     for (const limit of [1, 2]) expect((await walk(`/v1/pets?orderBy=${encodeURIComponent(orderBy)}&limit=${limit}`)).map((p) => p.id)).toEqual(whole.map((p) => p.id));
   });
 
+  it('every filter and a long order at once, and another order as long: each answers its own page', async () => {
+    const ids = [...byName.values()].map((p) => p.id);
+    const filters = `q=retriever&status=available&categoryId=2&tag=family&${ids.map((id) => `id=${id}`).join('&')}`;
+    const orders = ['updatedAt desc,name,createdAt desc,relevance,id', 'updatedAt desc,name,createdAt desc,relevance,id desc'];
+    for (const orderBy of orders) {
+      const whole = (await get(`/v1/pets?${filters}&orderBy=${encodeURIComponent(orderBy)}&limit=100`)).json() as Pet[];
+      const want = [...byName.values()].filter((p) => p.status === 'available' && p.categoryId === 2 && p.tags.includes('family') && /retriever/i.test(p.name));
+      expect(want.length).toBeGreaterThan(0);
+      expect(names(whole).sort()).toEqual(names(want).sort());
+      expect((await walk(`/v1/pets?${filters}&orderBy=${encodeURIComponent(orderBy)}&limit=1`)).map((p) => p.id)).toEqual(whole.map((p) => p.id));
+    }
+  });
+
   it('name: names in order, ties in id order; desc reverses both', async () => {
     const up = (await get('/v1/pets?orderBy=name&limit=100')).json() as Pet[];
     const down = (await get('/v1/pets?orderBy=name%20desc&limit=100')).json() as Pet[];

@@ -10,7 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { chromium, type Browser, type Locator, type Page, type Request, type Response } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import openapi from '../../generated/openapi.js';
-import { createTestDatabase } from '../helper.js';
+import { createTestDatabase, storedPet } from '../helper.js';
 import { apikey, root, startServer } from '../process.js';
 import { CHROMIUM, requires } from '../support/requires.js';
 
@@ -377,7 +377,7 @@ describe.skipIf(!runs)('the documentation in Chromium', () => {
       const listed = await ui.execute<Pet[]>('listPets');
       expect(listed.status).toBe(200);
       expect(new URL(listed.response.url()).searchParams.has('id'), listed.response.url()).toBe(false);
-      expect(listed.body).toContainEqual({ id: petId, name: names[0], categoryId: 1, status: 'pending' });
+      expect(listed.body).toContainEqual(storedPet({ id: petId, name: names[0], categoryId: 1, status: 'pending' }));
       // Then with the id filter: one item added to the array field, the pet's id typed in.
       const listPets = await ui.open('listPets');
       const idField = listPets.locator('tr[data-param-name="id"]');
@@ -387,7 +387,7 @@ describe.skipIf(!runs)('the documentation in Chromium', () => {
       const filtered = await ui.execute<Pet[]>('listPets');
       expect(filtered.status).toBe(200);
       expect(new URL(filtered.response.url()).searchParams.getAll('id')).toEqual([String(petId)]);
-      expect(filtered.body).toEqual([{ id: petId, name: names[0], categoryId: 1, status: 'pending' }]);
+      expect(filtered.body).toEqual([storedPet({ id: petId, name: names[0], categoryId: 1, status: 'pending' })]);
       expect((await listPets.locator('.request-url pre').innerText()).trim()).toBe(`${url}/v1/pets?limit=20&id=${petId}`);
 
       // completeOrder, its optional body as the page fills it ({}): 200, completed.
@@ -413,7 +413,7 @@ describe.skipIf(!runs)('the documentation in Chromium', () => {
       expect(secondId).not.toBe(petId);
       const got = await ui.execute<Pet>('getPet', { parameters: { petId: String(secondId) } });
       expect(got.status).toBe(200);
-      expect(got.body).toEqual({ id: secondId, name: names[1], categoryId: 2, status: 'available' });
+      expect(got.body).toEqual(storedPet({ id: secondId, name: names[1], categoryId: 2, status: 'available' }));
       const placedSecond = await ui.execute<Order>('placeOrder', { body: JSON.stringify({ petId: secondId }) });
       expect(placedSecond.status).toBe(201);
       const secondOrderId = placedSecond.body.id;
@@ -441,7 +441,7 @@ describe.skipIf(!runs)('the documentation in Chromium', () => {
       const draft = await ui.execute<Pet>('createPet', { body: JSON.stringify({ name: names[2], categoryId: 3 }) });
       expect(draft.status).toBe(201);
       const draftId = draft.body.id;
-      expect(draft.body).toEqual({ id: draftId, name: names[2], categoryId: 3 });
+      expect(draft.body).toEqual(storedPet({ id: draftId, name: names[2], categoryId: 3 }));
       expect(draft.headers.etag).toMatch(STRONG_ETAG);
       expect(draft.headers.etag).toBe(await draft.response.headerValue('etag'));
 
@@ -473,7 +473,7 @@ describe.skipIf(!runs)('the documentation in Chromium', () => {
       expect(await renamed.response.request().headerValue('content-type')).toBe('application/merge-patch+json');
       expect(JSON.parse(renamed.response.request().postData() ?? '')).toEqual({ name: 'Rex' });
       expect(renamed.response.request().headers()['if-match']).toBeUndefined();
-      expect(renamed.body).toEqual({ id: draftId, name: 'Rex', categoryId: 3 });
+      expect(renamed.body).toEqual(storedPet({ id: draftId, name: 'Rex', categoryId: 3 }));
       expect(renamed.headers.etag).toMatch(STRONG_ETAG);
       expect(renamed.headers.etag).not.toBe(draft.headers.etag);
       // Offered, with If-Match: the draft's ETag is stale now (412, nothing changed), the
@@ -485,13 +485,13 @@ describe.skipIf(!runs)('the documentation in Chromium', () => {
       const offered = await ui.execute<Pet>('updatePet', { parameters: { 'If-Match': renamed.headers.etag ?? '' } });
       expect(await offered.response.request().headerValue('if-match')).toBe(renamed.headers.etag);
       expect(offered.status).toBe(200);
-      expect(offered.body).toEqual({ id: draftId, name: 'Rex', categoryId: 3, status: 'available' });
+      expect(offered.body).toEqual(storedPet({ id: draftId, name: 'Rex', categoryId: 3, status: 'available' }));
       // The other media type, application/json, chosen in the page: read the same way.
       await mediaType.selectOption('application/json');
       const named = await ui.execute<Pet>('updatePet', { parameters: { 'If-Match': offered.headers.etag ?? '' }, body: JSON.stringify({ name: names[2] }) });
       expect(await named.response.request().headerValue('content-type')).toBe('application/json');
       expect(named.status).toBe(200);
-      expect(named.body).toEqual({ id: draftId, name: names[2], categoryId: 3, status: 'available' });
+      expect(named.body).toEqual(storedPet({ id: draftId, name: names[2], categoryId: 3, status: 'available' }));
       await mediaType.selectOption('application/merge-patch+json');
       const offeredDraft = await ui.execute<Pet[]>('listPets', { parameters: { categoryId: '3' } });
       expect(offeredDraft.body).toEqual([named.body]);
@@ -513,7 +513,7 @@ describe.skipIf(!runs)('the documentation in Chromium', () => {
       expect(await ifNoneMatch.inputValue()).toBe('');
       const pending = await ui.execute<Pet>('getPet', { parameters: { petId: String(draftId) } });
       expect(pending.status).toBe(200);
-      expect(pending.body).toEqual({ id: draftId, name: names[2], categoryId: 3, status: 'pending' });
+      expect(pending.body).toEqual(storedPet({ id: draftId, name: names[2], categoryId: 3, status: 'pending' }));
       expect(pending.headers.etag).toMatch(STRONG_ETAG);
       const notModified = await ui.execute('getPet', { parameters: { 'If-None-Match': pending.headers.etag ?? '' } });
       expect(notModified.status).toBe(304);
