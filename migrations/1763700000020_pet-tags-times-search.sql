@@ -41,19 +41,20 @@ CREATE FUNCTION updated_at(p pets) RETURNS timestamptz
 -- What `q` is matched against: the name and the tags, in lowercase, without accents.
 -- unaccent() is STABLE (its dictionary could be changed); this wrapper names the dictionary
 -- and is declared IMMUTABLE so that an index can be built on it. Changing the dictionary
--- would take rebuilding pets_search.
+-- would take rebuilding pets_search. Names outside pg_catalog are written with their schema:
+-- PostgreSQL 17 and later build an index with search_path set to pg_catalog only.
 CREATE FUNCTION search_text(t text) RETURNS text
   LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT AS $$
   SELECT lower(public.unaccent('public.unaccent'::regdictionary, t))
 $$;
 CREATE FUNCTION pet_search_text(name text, tags text[]) RETURNS text
   LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-  SELECT search_text(name || ' ' || array_to_string(tags, ' '))
+  SELECT public.search_text(name || ' ' || array_to_string(tags, ' '))
 $$;
 -- A search text as a LIKE pattern that finds it anywhere, its wildcards taken as text.
 CREATE FUNCTION search_pattern(q text) RETURNS text
   LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT AS $$
-  SELECT '%' || replace(replace(replace(search_text(q), '\', '\\'), '%', '\%'), '_', '\_') || '%'
+  SELECT '%' || replace(replace(replace(public.search_text(q), '\', '\\'), '%', '\%'), '_', '\_') || '%'
 $$;
 
 CREATE OR REPLACE FUNCTION pet_json(p pets) RETURNS text
