@@ -203,6 +203,26 @@ describe('a cursor belongs to its q, tag and orderBy', () => {
     expect(response.json().message).toBe(`query parameter cursor: belongs to another ${named}; start again without cursor`);
   });
 
+  it('the longest next link fits the contract: 100 ids, 50 four-byte characters of q, 5 tags, the longest orderBy, a name of 100 four-byte characters', async () => {
+    const name = '🐕'.repeat(100);
+    const tags = ['aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1', 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa2', 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa3', 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa4', 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa5'];
+    const ids: number[] = [];
+    for (let i = 0; i < 2; i++) ids.push((await t.api({ method: 'POST', url: '/v1/pets', headers: { ...t.auth, ...json }, payload: JSON.stringify({ name, categoryId: 1, tags }) })).json().id);
+    for (let i = 0; ids.length < 100; i++) ids.push(9_007_199_254_740_000 - i);
+    const orderBy = 'updatedAt desc,createdAt desc, relevance desc,name desc,id desc';
+    expect(orderBy.length).toBeLessThanOrEqual(64);
+    const url = `/v1/pets?limit=1&q=${encodeURIComponent('🐕'.repeat(50))}&${tags.map((tag) => `tag=${tag}`).join('&')}&${ids.map((id) => `id=${id}`).join('&')}&orderBy=${encodeURIComponent(orderBy)}`;
+    // t.api checks every answer, its Link among them, against the contract.
+    const first = await get(url);
+    expect(first.statusCode, first.body).toBe(200);
+    const link = String(first.headers.link);
+    expect(link.length).toBeGreaterThan(3000);
+    expect(link.length).toBeLessThanOrEqual(4096);
+    const second = await get(nextOf(link) as string);
+    expect(second.statusCode, second.body).toBe(200);
+    expect([...first.json(), ...second.json()].map((p: Pet) => p.id).sort()).toEqual(ids.slice(0, 2).sort());
+  });
+
   it('the next link carries q, tag and orderBy', async () => {
     const link = nextOf((await get('/v1/pets?q=retriever&tag=family&orderBy=name%20desc&limit=1')).headers.link) as string;
     const params = new URL(`http://x${link}`).searchParams;
