@@ -7,6 +7,8 @@
 //   the walk began and that was never removed is returned (exactly once);
 // - in any other order, every pet that nobody touched during the walk (the `stable` ones,
 //   created before and never changed) is returned exactly once.
+// And read-your-writes across processes: a pet created (or retagged) through one process is
+// found by `q` and `tag` through the other in the very next request.
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createApiKey, createTestDatabase } from '../helper.js';
@@ -143,3 +145,15 @@ it('every order: the pets untouched during a walk are returned exactly once; in 
     }
   }
 }, 60_000);
+
+it('a pet is found by q and tag on the other process in the answer that follows its 201, and by its new tags after its 200', async () => {
+  for (let i = 0; i < 20; i++) {
+    const word = `okapi${i}x`;
+    const id = await create(i, `Striped ${word}`, ['striped']);
+    const found = await fetch(`${base(i + 1)}/v1/pets?q=${word}&tag=striped&limit=100`, { headers: headers() });
+    expect(((await found.json()) as { id: number }[]).map((p) => p.id)).toContain(id);
+    expect((await send(i, 'PATCH', `/v1/pets/${id}`, { tags: ['spotted'] })).status).toBe(200);
+    const retagged = await fetch(`${base(i + 1)}/v1/pets?q=${word}&tag=spotted&limit=100`, { headers: headers() });
+    expect(((await retagged.json()) as { id: number }[]).map((p) => p.id)).toContain(id);
+  }
+});
