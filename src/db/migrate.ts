@@ -24,16 +24,9 @@ export async function migrate(databaseUrl: string, log: MigrateLog, { waitMs = 6
   const client = new pg.Client({ connectionString: databaseUrl, application_name: 'animal-store-api:migrate' });
   await client.connect();
   try {
-    // Polled, not waited for in one statement: a session waiting inside a statement holds a
-    // snapshot, and CREATE INDEX CONCURRENTLY (migration 1763700000021) waits for every
-    // snapshot older than its own, so the migrator would wait for the waiter that waits for it.
-    const deadline = Date.now() + Math.max(1, Math.floor(waitMs));
-    for (;;) {
-      const [row] = (await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [PG_MIGRATE_LOCK_ID])).rows;
-      if (row?.locked) break;
-      if (Date.now() >= deadline) throw new Error(`another migrator held the migration lock for ${waitMs} ms`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await client.query(`SET lock_timeout = ${Math.max(1, Math.floor(waitMs))}`);
+    await client.query('SELECT pg_advisory_lock($1)', [PG_MIGRATE_LOCK_ID]);
+    await client.query('SET lock_timeout = 0');
     const applied = await runner({
       dbClient: client,
       dir: migrationsDir,

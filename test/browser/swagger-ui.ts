@@ -184,9 +184,6 @@ export interface Pet {
   name: string;
   categoryId: number;
   status?: string;
-  tags?: string[];
-  createdAt?: string;
-  updatedAt?: string;
 }
 export interface Order {
   id: number;
