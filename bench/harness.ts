@@ -253,6 +253,13 @@ export async function measureLoad(server: Server, scenario: Scenario, { connecti
  * Creates are compared without their ids (each server numbers its own); renames (PATCH)
  * whole: they name seeded pets, which have the same ids on both.
  */
+/** A body without the values each server gives itself: `*At` times, and with `ids` the `id`. */
+function withoutOwnValues(body: unknown, ids: boolean): unknown {
+  if (Array.isArray(body)) return body.map((item) => withoutOwnValues(item, ids));
+  if (!body || typeof body !== 'object') return body;
+  return Object.fromEntries(Object.entries(body).filter(([k]) => !(ids && k === 'id') && !k.endsWith('At')));
+}
+
 export async function checkSameAnswers(servers: [Server, Server], mix: Mix, rows: number, seed: number, steps: number): Promise<void> {
   const forSale = sells(mix) ? await Promise.all(servers.map((server) => restock(server, rows))) : [undefined, undefined];
   const walks = servers.map((_, s) => new Walk(mix, seed, rows, forSale[s]));
@@ -269,8 +276,9 @@ export async function checkSameAnswers(servers: [Server, Server], mix: Mix, rows
         const text = await response.text();
         const body = (text === '' ? undefined : JSON.parse(text)) as unknown;
         seen[s] = { status: response.status, next: nextLink({ link: response.headers.get('link') ?? undefined }), location: response.headers.get('location') ?? undefined };
-        // What each server assigns itself: ids, and an order's times.
-        const comparable = step.method === 'POST' && body && typeof body === 'object' ? Object.fromEntries(Object.entries(body).filter(([k]) => k !== 'id' && !k.endsWith('At'))) : body;
+        // What each server assigns itself: ids (of what it creates), and every time (a pet's
+        // and an order's: each catalogue was seeded at its own moment).
+        const comparable = withoutOwnValues(body, step.method === 'POST');
         return { step: `${step.method} ${step.path}`, status: response.status, next: seen[s]?.next !== undefined, body: JSON.stringify(comparable) ?? '' };
       }),
     );

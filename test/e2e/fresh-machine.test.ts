@@ -14,7 +14,7 @@ const env = newcomerEnv();
 const { start, stopWhileInFlight, owner, parentOf } = npmStartIn(folder, env);
 
 beforeAll(() => {
-  execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: folder, env, stdio: 'ignore' });
+  execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: folder, env, stdio: 'ignore' });
 }, 300_000);
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
