@@ -9,9 +9,14 @@ import { expect } from 'vitest';
 import { alive, root } from '../process.js';
 import { createWhileStopping, undrained } from './drain.js';
 
-/** A new folder holding the repository's tracked and new files. */
+/**
+ * A new folder holding the repository's tracked and new files: in memory (/dev/shm) where
+ * the machine has it, since `npm ci` writes some 860 packages there (a quarter faster than
+ * on this machine's disk), else in the temporary folder.
+ */
 export function copyOfTheTree(): string {
-  const folder = mkdtempSync(path.join(tmpdir(), 'animal-store-fresh-'));
+  const parent = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
+  const folder = mkdtempSync(path.join(parent, 'animal-store-fresh-'));
   const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], { cwd: root, encoding: 'utf8' }).split('\0').filter(Boolean);
   for (const file of files) {
     if (!existsSync(path.join(root, file))) continue;
