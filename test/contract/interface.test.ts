@@ -126,11 +126,12 @@ describe('section 4: operations', () => {
     expect({ method, path }).toEqual(want);
   });
 
-  it("has the interface's four operations, the store's that 1.2.0 added, those of 1.3.0 and those of 1.4.0", () => {
+  it("has the interface's four operations, the store's that 1.2.0 added, those of 1.3.0, those of 1.4.0 and those of 1.5.0", () => {
     expect(operations.map((o) => o.op.operationId).sort()).toEqual(
       [
         ...['cancelOrder', 'completeOrder', 'createApiKey', 'createPet', 'deleteCategory', 'deletePet', 'getApiKey', 'getCategory', 'getInventory', 'getOrder', 'getPet', 'listApiKeys', 'listCategories', 'listOrders', 'listPets', 'placeOrder', 'putCategory', 'revokeApiKey', 'rotateApiKey', 'updatePet'],
         ...['listEvents', 'getEvent', 'createWebhookEndpoint', 'listWebhookEndpoints', 'getWebhookEndpoint', 'updateWebhookEndpoint', 'deleteWebhookEndpoint', 'rotateWebhookEndpointSecret', 'listWebhookDeliveries'],
+        ...['batchCreatePets'],
       ].sort(),
     );
   });
