@@ -162,3 +162,12 @@ export function idOrderScan(filters: PetFilters): { scan: (after: string, lim: s
     name: shapeName({ filters, terms: [{ field: 'id', desc: false }], after: true }),
   };
 }
+
+/**
+ * The export's statement (exportPets, src/catalogue/pet-export.ts): every pet that matches
+ * the filters, listPets' conditions, in id order, each as its JSON.
+ */
+export function exportScan(filters: PetFilters): { sql: string; values: unknown[] } {
+  const { where, values } = conditions(filters);
+  return { sql: `SELECT pet_json(pets) AS json FROM pets WHERE ${where.join(' AND ')} ORDER BY id`, values };
+}

@@ -25,6 +25,7 @@ import type { Statement } from '../db/query.js';
 import { query, statement, type Queryable } from '../db/query.js';
 import type { Key } from '../db/keyset.js';
 import { idOrderScan, isIdOrder, sortedPage, type OrderTerm, type PetFilters } from './pet-find.js';
+import { exportPets, type ExportFormat } from './pet-export.js';
 
 /** pets are paged whole (migration 1763700000008). */
 const PETS = appendOrdered('pets');
@@ -535,6 +536,14 @@ export function createPetsRepository(pools: Pools) {
       const last = kept.at(-1);
       const next = rows.length > limit && last ? { values: Array.from({ length: width }, (_, i) => last[`sort_${i}`] as string | number), id: last.id } : undefined;
       return { pets: new Serialized<Pet[]>(`[${kept.map((r) => r.json).join(',')}]`), next };
+    },
+
+    /**
+     * Every pet that matches `filters`, in id order, as `format`'s text, streamed from one
+     * snapshot of the primary (src/catalogue/pet-export.ts), taken before this resolves.
+     */
+    export(filters: PetFilters, format: ExportFormat) {
+      return exportPets(primary, filters, format);
     },
 
     /** The pet's JSON, or undefined when none has this id. */

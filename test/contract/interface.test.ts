@@ -131,7 +131,7 @@ describe('section 4: operations', () => {
       [
         ...['cancelOrder', 'completeOrder', 'createApiKey', 'createPet', 'deleteCategory', 'deletePet', 'getApiKey', 'getCategory', 'getInventory', 'getOrder', 'getPet', 'listApiKeys', 'listCategories', 'listOrders', 'listPets', 'placeOrder', 'putCategory', 'revokeApiKey', 'rotateApiKey', 'updatePet'],
         ...['listEvents', 'getEvent', 'createWebhookEndpoint', 'listWebhookEndpoints', 'getWebhookEndpoint', 'updateWebhookEndpoint', 'deleteWebhookEndpoint', 'rotateWebhookEndpointSecret', 'listWebhookDeliveries'],
-        ...['batchCreatePets'],
+        ...['batchCreatePets', 'exportPets'],
       ].sort(),
     );
   });
