@@ -13,6 +13,7 @@ import { stringify } from 'csv-stringify';
 import type pg from 'pg';
 import QueryStream from 'pg-query-stream';
 import type { components } from '../../generated/v1.js';
+import { ApiError } from '../errors/catalogue.js';
 import { exportScan, type PetFilters } from './pet-find.js';
 
 type Pet = components['schemas']['Pet'];
@@ -26,6 +27,14 @@ export const CSV_COLUMNS = ['id', 'name', 'categoryId', 'status', 'tags', 'creat
 
 /** Rows fetched per round trip. */
 const BATCH_SIZE = 500;
+
+/**
+ * Exports running at once on this instance, per pool: each holds a connection as long as
+ * its client reads, so at most half the pool's (at least one), leaving the rest to every
+ * other request. One more is 503 with Retry-After, never a wait for a connection.
+ */
+const running = new WeakMap<pg.Pool, number>();
+const exportsAtOnce = (pool: pg.Pool): number => Math.max(1, Math.floor((pool.options.max ?? 10) / 2));
 
 /** A row of the export's statement (its pet's JSON) as the format's text or record. */
 function formatter(format: ExportFormat): Transform {
@@ -48,18 +57,30 @@ function formatter(format: ExportFormat): Transform {
  * that cannot be reached rejects it, before any answer is sent).
  */
 export async function exportPets(pool: pg.Pool, filters: PetFilters, format: ExportFormat): Promise<Readable> {
-  const client = await pool.connect();
+  const now = running.get(pool) ?? 0;
+  if (now >= exportsAtOnce(pool)) throw new ApiError('unavailable', `${now} exports are running on this instance, the most it runs at once: retry later`);
+  running.set(pool, now + 1);
+  const finished = () => running.set(pool, (running.get(pool) ?? 1) - 1);
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    finished();
+    throw error;
+  }
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     // The snapshot is taken by the transaction's first statement, not by BEGIN.
     await client.query('SELECT 1');
   } catch (error) {
     client.release(true);
+    finished();
     throw error;
   }
   const { sql, values } = exportScan(filters);
   const rows = client.query(new QueryStream(sql, values, { batchSize: BATCH_SIZE, highWaterMark: BATCH_SIZE }));
   const done = (error: Error | null | undefined) => {
+    finished();
     if (error) return client.release(true);
     client.query('COMMIT').then(
       () => client.release(),

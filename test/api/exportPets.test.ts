@@ -4,6 +4,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parse } from 'csv-parse/sync';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helper.js';
 
@@ -190,6 +191,32 @@ describe('exportPets reads one snapshot', () => {
     expect(names.some((n) => n.startsWith('Late'))).toBe(false);
     const after = await exported('?categoryId=80', 'application/x-ndjson');
     expect(after.body.slice(0, -1).split('\n')).toHaveLength(3005);
+  });
+
+  it('at most half the pool exports at once (2 of 5 here): one more is 503 with Retry-After, and the two finish', async () => {
+    // The two exports' reads wait behind a lock on pets, holding their connections.
+    const locker = new pg.Client({ connectionString: t.url });
+    await locker.connect();
+    await locker.query('BEGIN');
+    await locker.query('LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
+    let running: Promise<{ statusCode: number; body: string }>[] = [];
+    try {
+      running = [1, 2].map(() => t.app.inject({ method: 'GET', url: '/v1/pets:export?categoryId=70', headers: { ...t.auth, accept: 'application/x-ndjson' } }));
+      const waiting = async () => Number((await t.pool.query<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%pet_json%'")).rows[0]?.n);
+      while ((await waiting()) < 2) await new Promise((resolve) => setTimeout(resolve, 20));
+      const refused = await exported('?categoryId=70', 'application/x-ndjson');
+      expect(refused.statusCode).toBe(503);
+      expect(refused.headers['retry-after']).toBe('1');
+      expect(refused.json()).toEqual({ code: 'unavailable', message: '2 exports are running on this instance, the most it runs at once: retry later', status: 503 });
+    } finally {
+      await locker.query('ROLLBACK');
+      await locker.end();
+    }
+    for (const done of await Promise.all(running)) {
+      expect(done.statusCode).toBe(200);
+      expect(done.body.split('\n').filter(Boolean)).toHaveLength(3);
+    }
+    expect((await exported('?categoryId=70', 'application/x-ndjson')).statusCode).toBe(200);
   });
 
   it('an export the client abandons gives its connection back: the next exports are answered', async () => {
