@@ -8,7 +8,7 @@
 // The connection goes back to the pool when the export ends (after COMMIT), and is
 // destroyed when it does not end well (the client went away, a statement failed): a
 // connection left mid-transaction with an open cursor is never reused.
-import { pipeline, Readable, Transform, type TransformCallback } from 'node:stream';
+import { finished, pipeline, Readable, Transform, type TransformCallback } from 'node:stream';
 import { stringify } from 'csv-stringify';
 import type pg from 'pg';
 import QueryStream from 'pg-query-stream';
@@ -60,12 +60,18 @@ export async function exportPets(pool: pg.Pool, filters: PetFilters, format: Exp
   const now = running.get(pool) ?? 0;
   if (now >= exportsAtOnce(pool)) throw new ApiError('unavailable', `${now} exports are running on this instance, the most it runs at once: retry later`);
   running.set(pool, now + 1);
-  const finished = () => running.set(pool, (running.get(pool) ?? 1) - 1);
+  let counted = true;
+  // Once, when the export's text has all been read or the export has failed or been left.
+  const over = () => {
+    if (!counted) return;
+    counted = false;
+    running.set(pool, (running.get(pool) ?? 1) - 1);
+  };
   let client: pg.PoolClient;
   try {
     client = await pool.connect();
   } catch (error) {
-    finished();
+    over();
     throw error;
   }
   try {
@@ -74,19 +80,26 @@ export async function exportPets(pool: pg.Pool, filters: PetFilters, format: Exp
     await client.query('SELECT 1');
   } catch (error) {
     client.release(true);
-    finished();
+    over();
     throw error;
   }
   const { sql, values } = exportScan(filters);
   const rows = client.query(new QueryStream(sql, values, { batchSize: BATCH_SIZE, highWaterMark: BATCH_SIZE }));
+  // Every stream has ended (the cursor closed too): the connection goes back, or is destroyed.
   const done = (error: Error | null | undefined) => {
-    finished();
+    over();
     if (error) return client.release(true);
     client.query('COMMIT').then(
       () => client.release(),
       () => client.release(true),
     );
   };
-  if (format === 'application/x-ndjson') return pipeline(rows, formatter(format), done);
-  return pipeline(rows, formatter(format), stringify({ header: true, columns: [...CSV_COLUMNS], record_delimiter: 'windows' }), done);
+  const text =
+    format === 'application/x-ndjson'
+      ? pipeline(rows, formatter(format), done)
+      : pipeline(rows, formatter(format), stringify({ header: true, columns: [...CSV_COLUMNS], record_delimiter: 'windows' }), done);
+  // The export stops counting when its last byte has been read, before the cursor's close
+  // and the COMMIT: an export answered in full never makes the next one wait for those.
+  finished(text, over);
+  return text;
 }
