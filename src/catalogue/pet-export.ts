@@ -76,7 +76,7 @@ export async function exportPets(pool: pg.Pool, filters: PetFilters, format: Exp
   }
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-    // The snapshot is taken by the transaction's first statement, not by BEGIN.
+    // The snapshot is taken by the transaction's first statement that reads, not by BEGIN.
     await client.query('SELECT 1');
   } catch (error) {
     client.release(true);
@@ -85,16 +85,21 @@ export async function exportPets(pool: pg.Pool, filters: PetFilters, format: Exp
   }
   const { sql, values } = exportScan(filters);
   const rows = client.query(new QueryStream(sql, values, { batchSize: BATCH_SIZE, highWaterMark: BATCH_SIZE }));
+  // The connection lost while no statement runs (the session ended by PostgreSQL, a
+  // restart): the export fails with it, rather than the error going unheard.
+  const lost = (error: Error) => text.destroy(error);
+  client.on('error', lost);
   // Every stream has ended (the cursor closed too): the connection goes back, or is destroyed.
   const done = (error: Error | null | undefined) => {
     over();
+    client.off('error', lost);
     if (error) return client.release(true);
     client.query('COMMIT').then(
       () => client.release(),
       () => client.release(true),
     );
   };
-  const text =
+  const text: Readable =
     format === 'application/x-ndjson'
       ? pipeline(rows, formatter(format), done)
       : pipeline(rows, formatter(format), stringify({ header: true, columns: [...CSV_COLUMNS], record_delimiter: 'windows' }), done);
