@@ -85,8 +85,8 @@ export async function exportPets(pool: pg.Pool, filters: PetFilters, format: Exp
   }
   const { sql, values } = exportScan(filters);
   const rows = client.query(new QueryStream(sql, values, { batchSize: BATCH_SIZE, highWaterMark: BATCH_SIZE }));
-  // The connection lost while no statement runs (the session ended by PostgreSQL, a
-  // restart): the export fails with it, rather than the error going unheard.
+  // An error the checked-out connection reports on its own (its session ended, a restart)
+  // has a listener while the export holds it, and destroys the export's stream with it.
   const lost = (error: Error) => text.destroy(error);
   client.on('error', lost);
   // Every stream has ended (the cursor closed too): the connection goes back, or is destroyed.
