@@ -464,13 +464,17 @@ export function createPetsRepository(pools: Pools) {
    * The page `read` answers, cut before its first pet that is not final (src/db/append-order.ts).
    * A replica cannot tell which transactions are writing pets: there, the primary answers.
    */
-  const settle = async (row: PageRow, from: ReadFrom, p: PetPage, read: (from: ReadFrom, p: PetPage) => Promise<PageRow>): Promise<PetsPage> => {
+  const settle = async (row: PageRow, from: ReadFrom, p: PetPage, read: (from: ReadFrom, p: PetPage) => Promise<PageRow>, again = true): Promise<PetsPage> => {
     if (row.held_from === null) return { pets: new Serialized<Pet[]>(row.page), next: nextAfter(row.more, row.last ?? undefined, p.after) };
     if (from === 'replica' && replica) return settle(await read('primary', p), 'primary', p, read);
+    // A pet held back is often final a moment later: the transaction that held it (a writer,
+    // or one of another database of the cluster that was running at the snapshot) has ended.
+    // The page is read once more, on a new snapshot, and judged by the same rule.
+    if (again) return settle(await read(from, p), from, p, read, false);
     if (row.held_from === 1) return { pets: new Serialized<Pet[]>('[]'), next: p.after };
     // The pets before it, read again (rarely: only at the newest pets while one is being added).
     const shorter = { ...p, limit: row.held_from - 1 };
-    return settle(await read(from, shorter), from, shorter, read);
+    return settle(await read(from, shorter), from, shorter, read, false);
   };
   const readPage = async (from: ReadFrom, p: PetPage) => (await readers[from]({ kind: 'page', page: p })) as PageRow;
   const pageOf = async (from: ReadFrom, p: PetPage): Promise<PetsPage> => settle(await readPage(from, p), from, p, readPage);
