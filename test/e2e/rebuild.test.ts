@@ -3,14 +3,12 @@
 // In a copy of the repository whose node_modules is this tree's (what is installed is not
 // what these cases are about: test/e2e/fresh-machine.test.ts runs `npm ci`), with the
 // embedded PostgreSQL; the stops are Ctrl-C (SIGINT to the process group) and SIGTERM to npm.
-import { readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { root } from '../process.js';
-import { copyOfTheTree, newcomerEnv, npmStartIn } from '../support/npm-start.js';
+import { copyWithThisTreesModules, newcomerEnv, npmStartIn } from '../support/npm-start.js';
 
-const folder = copyOfTheTree();
-symlinkSync(path.join(root, 'node_modules'), path.join(folder, 'node_modules'), 'dir');
+const folder = copyWithThisTreesModules();
 const env = newcomerEnv();
 const { start, firstStart, stopWhileInFlight } = npmStartIn(folder, env);
 afterAll(() => rmSync(folder, { recursive: true, force: true }));

@@ -5,15 +5,14 @@
 // drains. In a copy of the repository whose node_modules is this tree's (the install is
 // test/e2e/fresh-machine.test.ts's).
 import { spawn } from 'node:child_process';
-import { existsSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { alive, root } from '../process.js';
-import { copyOfTheTree, newcomerEnv, npmStartIn } from '../support/npm-start.js';
+import { alive } from '../process.js';
+import { copyWithThisTreesModules, newcomerEnv, npmStartIn } from '../support/npm-start.js';
 
-const folder = copyOfTheTree();
-symlinkSync(path.join(root, 'node_modules'), path.join(folder, 'node_modules'), 'dir');
+const folder = copyWithThisTreesModules();
 const env = newcomerEnv();
 const { start, firstStart, processesOn, gone, stopWhileInFlight, owner, compiledAt } = npmStartIn(folder, env);
 afterAll(() => rmSync(folder, { recursive: true, force: true }));

@@ -3,14 +3,12 @@
 // what the failed build wrote. In a copy of the repository whose node_modules is this
 // tree's, with the embedded PostgreSQL.
 import { spawn } from 'node:child_process';
-import { readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { root } from '../process.js';
-import { copyOfTheTree, newcomerEnv, npmStartIn } from '../support/npm-start.js';
+import { copyWithThisTreesModules, newcomerEnv, npmStartIn } from '../support/npm-start.js';
 
-const folder = copyOfTheTree();
-symlinkSync(path.join(root, 'node_modules'), path.join(folder, 'node_modules'), 'dir');
+const folder = copyWithThisTreesModules();
 const env = newcomerEnv();
 const { start, firstStart, stopWhileInFlight } = npmStartIn(folder, env);
 afterAll(() => rmSync(folder, { recursive: true, force: true }));

@@ -2,7 +2,7 @@
 // new files in an empty folder (nothing ignored: no node_modules, .data or dist), the
 // service started and stopped there, and what a stop leaves behind.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'vitest';
@@ -23,6 +23,16 @@ export function copyOfTheTree(): string {
     mkdirSync(path.dirname(path.join(folder, file)), { recursive: true });
     copyFileSync(path.join(root, file), path.join(folder, file));
   }
+  return folder;
+}
+
+/**
+ * A copy of the tree whose node_modules is this tree's (a link): for what does not depend on
+ * the install, which test/e2e/fresh-machine.test.ts makes with `npm ci`.
+ */
+export function copyWithThisTreesModules(): string {
+  const folder = copyOfTheTree();
+  symlinkSync(path.join(root, 'node_modules'), path.join(folder, 'node_modules'), 'dir');
   return folder;
 }
 
