@@ -46,6 +46,7 @@ import servedContract from './plugins/served-contract.js';
 import docs, { DOCS_PREFIX } from './plugins/swagger.js';
 import loadShedding from './plugins/under-pressure.js';
 import store from './store/plugin.js';
+import type { Tracing } from './tracing/tracing.js';
 
 /** What the app reads; DATABASE_URL is the resolved one (the embedded server's, if any). */
 export type AppConfig = Config & { DATABASE_URL: string };
@@ -63,6 +64,8 @@ export interface AppDeps {
   pool: pg.Pool;
   /** A streaming replica for listPets/getPet (DATABASE_READ_URL). */
   readPool?: pg.Pool;
+  /** Tracing, when src/server.ts started it: the server span of each request. */
+  tracing?: Tracing;
   /** A logger to use instead of one built from LOG_LEVEL (tests capture logs this way). */
   logger?: FastifyBaseLogger;
   /**
@@ -142,6 +145,8 @@ export function serverOptions(deps: AppDeps): FastifyHttpOptions<Server> {
 
 export const app = fp(
   async function animalStore(fastify: FastifyInstance, deps: AppDeps) {
+    // Before any route (fastify/otel #12): each request's server span.
+    if (deps.tracing) await fastify.register(deps.tracing.fastifyPlugin);
     fastify.setValidatorCompiler(validatorCompiler);
     // Only JSON bodies are accepted; anything else is 415, not a string to validate.
     fastify.removeContentTypeParser(['text/plain']);
@@ -159,7 +164,7 @@ export const app = fp(
 
     fastify.decorate('config', deps.config);
     const pools = { primary: deps.pool, ...(deps.readPool ? { replica: deps.readPool } : {}) };
-    const metrics = createMetrics(deps.config.METRICS);
+    const metrics = createMetrics(deps.config.METRICS, deps.tracing?.droppedSpans);
 
     // The service around the operations: errors, headers, metrics, probes, load shedding.
     await fastify.register(errors);

@@ -7,6 +7,7 @@ import closeWithGrace from 'close-with-grace';
 import { newSecret } from './api-keys/verifier.js';
 import { ConfigError, loadConfig, readEnvFile, type Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
+import { tracingRequested } from './tracing/context.js';
 import type { buildApp } from './app.js';
 import type { ApiKeysRepository } from './api-keys/repository.js';
 
@@ -36,12 +37,20 @@ function onStopSignals(stop: (signal: NodeJS.Signals) => void): void {
 }
 
 /** The modules the service needs once its database is open. */
+async function startTracing() {
+  const [{ startTracing: start }, { operationOf }] = await Promise.all([import('./tracing/tracing.js'), import('./contract/spec.js')]);
+  return start(process.env, operationOf);
+}
+
 async function loadService() {
   const [app, migrator, pool, apiKeys] = await Promise.all([import('./app.js'), import('./db/migrate.js'), import('./db/pool.js'), import('./api-keys/repository.js')]);
   return { ...app, ...migrator, ...pool, ...apiKeys };
 }
 
 async function main(config: Config): Promise<void> {
+  // Tracing, when the OTEL_* variables ask for it, starts before anything loads pg
+  // (src/tracing/tracing.ts).
+  const tracing = tracingRequested(process.env) ? await startTracing() : undefined;
   // Loading starts once the embedded PostgreSQL is spawned, not before: the module loader
   // would otherwise run first and delay the spawn until everything is loaded.
   let loading: ReturnType<typeof loadService> | undefined;
@@ -74,13 +83,14 @@ async function main(config: Config): Promise<void> {
     await app?.close();
     await Promise.all([closePool(pool), readPool && closePool(readPool)]);
     await db.close();
+    await tracing?.shutdown().catch(() => undefined);
   };
 
   let address: string;
   // /readyz stays 503 until the development key below is stored and printed.
   let startedUp = false;
   try {
-    app = await buildApp({ config: { ...config, DATABASE_URL: db.url }, pool, logger, ...(readPool ? { readPool } : {}), startedUp: () => startedUp });
+    app = await buildApp({ config: { ...config, DATABASE_URL: db.url }, pool, logger, ...(readPool ? { readPool } : {}), ...(tracing ? { tracing } : {}), startedUp: () => startedUp });
     address = await app.listen({ host: config.HOST, port: config.PORT });
   } catch (error) {
     await close().catch(() => undefined);

@@ -4,6 +4,7 @@
 // plan: src/db/pool.ts). bigint columns are parsed to exact numbers: every table's checks
 // keep them below 2^53 (pg's default keeps them as strings).
 import pg from 'pg';
+import { currentTraceparent, tracing } from '../tracing/context.js';
 
 /** What runs statements: a pool (each statement its own transaction) or a transaction. */
 export type Queryable = Pick<pg.PoolClient, 'query'>;
@@ -12,12 +13,32 @@ export type Queryable = Pick<pg.PoolClient, 'query'>;
 export interface Statement<Row extends object> {
   readonly name: string;
   readonly text: string;
+  /** Whether it may write (and so write events, whose trace context it sets: `run`). */
+  readonly writes: boolean;
   /** Never set: ties the statement to the type of its rows. */
   readonly row?: Row;
 }
 
 export function statement<Row extends object>(name: string, text: string): Statement<Row> {
-  return { name, text };
+  return { name, text, writes: WRITES.test(text) };
+}
+
+const WRITES = /\b(INSERT|UPDATE|DELETE)\b/i;
+
+// With tracing on, a statement that may write first sets the trace context on its connection
+// (src/tracing/context.ts): `events.trace_parent` takes it as its default. Set on the session,
+// not the transaction, so that a statement outside BEGIN carries it; every traced write sets
+// it again, '' when there is no span.
+const TRACE_CONTEXT = { name: 'trace-context', text: "SELECT set_config('animal_store.traceparent', $1, false)" };
+
+async function run<R extends pg.QueryResultRow>(on: Queryable, config: pg.QueryConfig): Promise<pg.QueryResult<R>> {
+  const client = on instanceof pg.Pool ? await on.connect() : on;
+  try {
+    await client.query({ ...TRACE_CONTEXT, values: [currentTraceparent()] });
+    return await client.query<R>(config);
+  } finally {
+    if (client !== on) (client as pg.PoolClient).release();
+  }
 }
 
 const INT8 = 20;
@@ -27,13 +48,15 @@ const exactInt8 = {
 
 /** Runs `statement` with `values` on `on`; its rows. */
 export async function query<Row extends object>(on: Queryable, statement: Statement<Row>, values: readonly unknown[] = []): Promise<Row[]> {
-  const result = await on.query<Row & pg.QueryResultRow>({ name: statement.name, text: statement.text, values: values as unknown[], types: exactInt8 });
+  const config = { name: statement.name, text: statement.text, values: values as unknown[], types: exactInt8 };
+  const result = tracing() && statement.writes ? await run<Row & pg.QueryResultRow>(on, config) : await on.query<Row & pg.QueryResultRow>(config);
   return result.rows;
 }
 
 /** Runs `statement`; how many rows it wrote. */
 export async function execute(on: Queryable, statement: Statement<Record<string, never>>, values: readonly unknown[] = []): Promise<number> {
-  const result = await on.query({ name: statement.name, text: statement.text, values: values as unknown[], types: exactInt8 });
+  const config = { name: statement.name, text: statement.text, values: values as unknown[], types: exactInt8 };
+  const result = tracing() && statement.writes ? await run(on, config) : await on.query(config);
   return result.rowCount ?? 0;
 }
 

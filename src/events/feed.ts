@@ -191,9 +191,9 @@ export const EVENT_STATEMENTS = {
     `WITH held AS (SELECT position, ran_at < now() - interval '1 minute' AS stale FROM event_relays WHERE name = $1 FOR UPDATE SKIP LOCKED)
      SELECT held.position, held.stale, EXISTS (SELECT 1 FROM event_relays WHERE name = $1) AS present FROM (SELECT) AS one LEFT JOIN held ON true`,
   ),
-  relayPage: statement<{ id: number; type: EventType; json: string; final: boolean }>(
+  relayPage: statement<{ id: number; type: EventType; json: string; trace_parent: string | null; final: boolean }>(
     'events-relay-page',
-    `SELECT id, type, ${EVENT_JSON} AS json, ${EVENTS.isFinal()} AS final FROM events WHERE id > $1::bigint ORDER BY id LIMIT $2::int + 1`,
+    `SELECT id, type, ${EVENT_JSON} AS json, trace_parent, ${EVENTS.isFinal()} AS final FROM events WHERE id > $1::bigint ORDER BY id LIMIT $2::int + 1`,
   ),
   // The same page without the events' JSON, for a relay that needs only where it ends.
   relayRange: statement<{ id: number; final: boolean }>(
@@ -234,6 +234,8 @@ export interface RelayedEvent {
   id: number;
   type: EventType;
   json: string;
+  /** The trace context of the change that wrote it (null: none was traced). */
+  traceParent: string | null;
 }
 
 export function createEventsRepository(primary: pg.Pool) {
@@ -336,7 +338,7 @@ export function createEventsRepository(primary: pg.Pool) {
      * EVENT_RETENTION_DAYS, and no longer for one that did not.
      */
     async relay(name: string, limit: number, publish: (events: RelayedEvent[], tx: Queryable) => Promise<void>, from: RelayStart = 'oldest'): Promise<number | undefined> {
-      return step(name, limit, EVENT_STATEMENTS.relayPage, (rows, tx) => publish(rows.map(({ id, type, json }) => ({ id, type, json })), tx), from);
+      return step(name, limit, EVENT_STATEMENTS.relayPage, (rows, tx) => publish(rows.map(({ id, type, json, trace_parent }) => ({ id, type, json, traceParent: trace_parent })), tx), from);
     },
 
     /**

@@ -20,7 +20,17 @@
 //
 // It runs on a timer (src/app.ts), never on a request's path: NATS being away only delays
 // publishing, and the job says so once in the log (src/jobs/plugin.ts).
-import { connect, Events, nanos, type JetStreamClient, type NatsConnection } from 'nats';
+import { connect, Events, headers, nanos, type JetStreamClient, type MsgHdrs, type NatsConnection } from 'nats';
+import { inSpan } from '../tracing/context.js';
+
+/** NATS headers from the carried trace context; none when there is none. */
+function traceHeaders(carried: Record<string, string>): { headers?: MsgHdrs } {
+  const entries = Object.entries(carried);
+  if (entries.length === 0) return {};
+  const h = headers();
+  for (const [name, value] of entries) h.set(name, value);
+  return { headers: h };
+}
 import type { EventsRepository, RelayedEvent } from './feed.js';
 
 /** The relay's row in event_relays. */
@@ -88,7 +98,12 @@ export function createNatsRelay({ url, stream, subjectPrefix }: NatsRelaySetting
       const encoder = new TextEncoder();
       const publish = async (batch: RelayedEvent[]) => {
         await Promise.all(
-          batch.map((event) => js.publish(`${subjectPrefix}.${event.type}`, encoder.encode(event.json), { msgID: String(event.id), timeout: PUBLISH_TIMEOUT_MS })),
+          batch.map((event) =>
+            // The message carries the trace context of the change that wrote the event.
+            inSpan('nats publish', { parent: event.traceParent, kind: 'producer', attributes: { 'messaging.system': 'nats', 'messaging.destination.name': `${subjectPrefix}.${event.type}` } }, (carried) =>
+              js.publish(`${subjectPrefix}.${event.type}`, encoder.encode(event.json), { msgID: String(event.id), timeout: PUBLISH_TIMEOUT_MS, ...traceHeaders(carried) }),
+            ),
+          ),
         );
       };
       let total = 0;

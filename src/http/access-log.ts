@@ -89,7 +89,8 @@ export function redactUrl(url: string): string {
 }
 
 function accessLine(request: FastifyRequest, reply: FastifyReply) {
-  return { method: request.method, url: redactUrl(request.url), statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 };
+  const line = { method: request.method, url: redactUrl(request.url), statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 };
+  return request.traceId === undefined ? line : { ...line, traceId: request.traceId };
 }
 
 // Replies whose line is written (at most one line each): by requestCompleted for a failure

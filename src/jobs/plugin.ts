@@ -4,6 +4,7 @@
 // stops when it closes.
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { inSpan } from '../tracing/context.js';
 import { failureLog } from './failures.js';
 
 export interface Job {
@@ -33,8 +34,8 @@ export default fp(
       const tick = (): void => {
         if (running) return;
         running = true;
-        job
-          .run()
+        // Each run is a trace of its own (src/tracing/context.ts), its SQL under it.
+        inSpan(`job ${job.name}`, {}, () => job.run())
           .then(
             (done) => {
               failures.works(job.name);

@@ -12,6 +12,7 @@ import { bearerOf, challenge, refusals } from '../api-keys/bearer.js';
 import { operationOf } from '../contract/spec.js';
 import { errorBody } from '../errors/catalogue.js';
 import { sendError } from '../errors/answer.js';
+import type { DroppedSpans } from '../tracing/tracing.js';
 
 export interface MetricsOptions {
   access: 'off' | 'open' | 'token';
@@ -29,7 +30,7 @@ export interface MetricsRecorder {
 
 const PREFIX = 'animal_store_';
 
-export function createMetrics(access: MetricsOptions['access']) {
+export function createMetrics(access: MetricsOptions['access'], droppedSpans?: () => DroppedSpans) {
   const registry = new Registry();
   const on = access !== 'off';
   if (on) collectDefaultMetrics({ register: registry, prefix: PREFIX });
@@ -58,6 +59,21 @@ export function createMetrics(access: MetricsOptions['access']) {
     labelNames: ['operation', 'api_key_id', 'api_key_name'] as const,
     registers: [registry],
   });
+  if (on && droppedSpans) {
+    // Counted by src/tracing/tracing.ts; read at each scrape.
+    new Counter({
+      name: `${PREFIX}trace_spans_dropped_total`,
+      help: 'Spans not exported: the export queue was full (reason "queue_full"), or their export failed ("export_failed")',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+      collect() {
+        const dropped = droppedSpans();
+        this.reset();
+        this.inc({ reason: 'queue_full' }, dropped.queueFull);
+        this.inc({ reason: 'export_failed' }, dropped.exportFailed);
+      },
+    });
+  }
   const recorder: MetricsRecorder = {
     rateLimited: (request, by) => on && rateLimited.inc({ operation: operationOf(request), by }),
     idempotentReplay: (operation) => on && replays.inc({ operation }),

@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebhookDispatchRepository } from './dispatch.js';
 import type { Claimed, Result, WebhookMessagesRepository } from './messages.js';
+import { annotateSpan, failSpan, inSpan } from '../../tracing/context.js';
 import { failureLog } from '../../jobs/failures.js';
 import { nextDelayMs } from './schedule.js';
 import { send, type Outcome } from './send.js';
@@ -65,7 +66,18 @@ export function createWebhookEngine(options: EngineOptions) {
     if (!message.may_see || message.payload === null) return options.messages.drop(token, message.endpoint_id, message.event_id);
     const attemptedAt = new Date();
     const secrets = message.previous_secret === null ? [message.secret] : [message.secret, message.previous_secret];
-    const outcome = await send({ url: message.url, messageId: String(message.event_id), payload: message.payload, secrets }, options);
+    const payload = message.payload;
+    // The delivery's client span continues the trace of the change that wrote the event.
+    const outcome = await inSpan(
+      'webhook delivery',
+      { parent: message.trace_parent, kind: 'client', attributes: { 'http.request.method': 'POST', 'webhook.endpoint_id': message.endpoint_id, 'webhook.event_id': message.event_id } },
+      async (headers) => {
+        const sent = await send({ url: message.url, messageId: String(message.event_id), payload, secrets, headers }, options);
+        if ('error' in sent) failSpan(sent.error);
+        else annotateSpan({ 'http.response.status_code': sent.statusCode });
+        return sent;
+      },
+    );
     const attempts = message.attempts + 1;
     await options.messages.finish(
       token,

@@ -18,6 +18,8 @@ export interface Claimed {
   /** The previous secret while it still signs. */
   previous_secret: string | null;
   event_id: number;
+  /** The trace context of the change that wrote the event (null: none was traced). */
+  trace_parent: string | null;
   /** Attempts made before this one. */
   attempts: number;
   /** The Event as JSON text; null when the event is gone (retention). */
@@ -56,7 +58,7 @@ const STATEMENTS = {
        FROM picked WHERE ep.id = picked.id
        RETURNING ep.id, ep.api_key_id, ep.url, ep.secret, ep.previous_secret
      )
-     SELECT ep.id AS endpoint_id, ep.url, ep.secret, ep.previous_secret, m.event_id, m.attempts,
+     SELECT ep.id AS endpoint_id, ep.url, ep.secret, ep.previous_secret, m.event_id, m.attempts, e.trace_parent,
        ${eventJson('e')} AS payload,
        coalesce(${KEY_MAY_SEE}, false) AS may_see
      FROM leased ep

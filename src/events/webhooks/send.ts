@@ -16,6 +16,8 @@ export interface Attempt {
   payload: string;
   /** The current secret, then the previous one while it still signs. */
   secrets: readonly string[];
+  /** More headers: the trace context (`traceparent`) of the change that wrote the event. */
+  headers?: Record<string, string>;
 }
 
 export type AttemptError = 'timeout' | 'refused_address' | 'connection_failed' | 'dns_failed' | 'tls_failed';
@@ -64,6 +66,7 @@ export function send(attempt: Attempt, options: SendOptions): Promise<Outcome> {
       agent: false,
       lookup: guardedLookup(options.resolve, options.allowPrivate),
       headers: {
+        ...attempt.headers,
         'content-type': 'application/json',
         'content-length': body.length,
         'user-agent': 'animal-store-webhooks',
