@@ -197,7 +197,7 @@ export const app = fp(
       handlers,
       middleware: [
         deprecation({ onCall: metrics.recorder.deprecatedCall }),
-        rateLimit(fastify.rateLimit()),
+        rateLimit(fastify.spendRateLimit()),
         authentication({ bearerAuth: bearerAuth(fastify.apiKeyVerifier, fastify.keyUsage) }),
         queryParameters(),
         requiredBody(),
