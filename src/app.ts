@@ -43,7 +43,7 @@ import health from './plugins/health.js';
 import metricsPlugin, { createMetrics } from './plugins/metrics.js';
 import root from './plugins/root.js';
 import servedContract from './plugins/served-contract.js';
-import docs, { DOCS_PREFIX } from './plugins/swagger.js';
+import docs, { DOCS_PREFIX, REDOC_PATH } from './plugins/swagger.js';
 import loadShedding from './plugins/under-pressure.js';
 import store from './store/plugin.js';
 
@@ -187,7 +187,7 @@ export const app = fp(
       onExceeded: metrics.recorder.rateLimited,
       ...(deps.config.REDIS_URL ? { redisUrl: deps.config.REDIS_URL, redisPrefix: deps.config.REDIS_PREFIX } : {}),
     });
-    await fastify.register(root, { docsPrefix: DOCS_PREFIX });
+    await fastify.register(root, { docsPrefix: DOCS_PREFIX, redocPath: REDOC_PATH });
     await fastify.register(servedContract, { publicUrl: deps.config.PUBLIC_URL });
     await fastify.register(docs, { publicUrl: deps.config.PUBLIC_URL });
     // Every operation of the contract, its handler (generated/handlers.ts) wrapped in its
