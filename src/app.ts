@@ -171,11 +171,12 @@ export const app = fp(
 
     // The features: each its repositories, and the work it does on a timer.
     await fastify.register(database, pools);
-    await fastify.register(jobs);
+    await fastify.register(jobs, { onRun: metrics.recorder.jobRun });
     await fastify.register(apiKeys);
     await fastify.register(catalogue);
     await fastify.register(store);
-    await fastify.register(events, deps.webhookResolver ? { resolver: deps.webhookResolver } : {});
+    await fastify.register(events, { onWebhookAttempt: metrics.recorder.webhookAttempt, ...(deps.webhookResolver ? { resolver: deps.webhookResolver } : {}) });
+    metrics.watch({ jobLags: () => fastify.jobs.lags(), webhookBacklog: () => fastify.webhookBacklog() }, fastify.log);
     await fastify.register(pagination);
     await fastify.register(idempotencyKeys);
 
