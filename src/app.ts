@@ -43,7 +43,7 @@ import health from './plugins/health.js';
 import metricsPlugin, { createMetrics } from './plugins/metrics.js';
 import root from './plugins/root.js';
 import servedContract from './plugins/served-contract.js';
-import docs, { DOCS_PREFIX } from './plugins/swagger.js';
+import docs, { DOCS_PREFIX, REDOC_PATH } from './plugins/swagger.js';
 import loadShedding from './plugins/under-pressure.js';
 import store from './store/plugin.js';
 import type { Tracing } from './tracing/tracing.js';
@@ -176,11 +176,12 @@ export const app = fp(
 
     // The features: each its repositories, and the work it does on a timer.
     await fastify.register(database, pools);
-    await fastify.register(jobs);
+    await fastify.register(jobs, { onRun: metrics.recorder.jobRun });
     await fastify.register(apiKeys);
     await fastify.register(catalogue);
     await fastify.register(store);
-    await fastify.register(events, deps.webhookResolver ? { resolver: deps.webhookResolver } : {});
+    await fastify.register(events, { onWebhookAttempt: metrics.recorder.webhookAttempt, ...(deps.webhookResolver ? { resolver: deps.webhookResolver } : {}) });
+    metrics.watch({ jobLags: () => fastify.jobs.lags(), webhookBacklog: () => fastify.webhookBacklog() }, fastify.log);
     await fastify.register(pagination);
     await fastify.register(idempotencyKeys);
 
@@ -192,7 +193,7 @@ export const app = fp(
       onExceeded: metrics.recorder.rateLimited,
       ...(deps.config.REDIS_URL ? { redisUrl: deps.config.REDIS_URL, redisPrefix: deps.config.REDIS_PREFIX } : {}),
     });
-    await fastify.register(root, { docsPrefix: DOCS_PREFIX });
+    await fastify.register(root, { docsPrefix: DOCS_PREFIX, redocPath: REDOC_PATH });
     await fastify.register(servedContract, { publicUrl: deps.config.PUBLIC_URL });
     await fastify.register(docs, { publicUrl: deps.config.PUBLIC_URL });
     // Every operation of the contract, its handler (generated/handlers.ts) wrapped in its
@@ -202,7 +203,7 @@ export const app = fp(
       handlers,
       middleware: [
         deprecation({ onCall: metrics.recorder.deprecatedCall }),
-        rateLimit(fastify.rateLimit()),
+        rateLimit(fastify.spendRateLimit()),
         authentication({ bearerAuth: bearerAuth(fastify.apiKeyVerifier, fastify.keyUsage) }),
         queryParameters(),
         requiredBody(),

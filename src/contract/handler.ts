@@ -34,7 +34,9 @@ type CrossCuttingHeader =
   | 'Idempotent-Replayed'
   | 'RateLimit-Limit'
   | 'RateLimit-Remaining'
-  | 'RateLimit-Reset';
+  | 'RateLimit-Reset'
+  | 'RateLimit-Policy'
+  | 'RateLimit';
 type HandlerHeaders<R> = R extends { headers: infer H } ? Omit<Declared<H>, CrossCuttingHeader> : Record<string, never>;
 
 export type PathParams<K extends OperationId> = Present<Operation<K>['parameters']['path']>;

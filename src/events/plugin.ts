@@ -16,7 +16,7 @@ import { createWebhookDeliveriesRepository, type WebhookDeliveriesRepository } f
 import { createWebhookDispatchRepository } from './webhooks/dispatch.js';
 import { createWebhookEndpointsRepository, type WebhookEndpointsRepository } from './webhooks/endpoints.js';
 import { createWebhookEngine } from './webhooks/engine.js';
-import { createWebhookMessagesRepository } from './webhooks/messages.js';
+import { createWebhookMessagesRepository, type Result, type WebhookBacklog } from './webhooks/messages.js';
 import { checkUrl, systemResolver, type Resolver, type UrlRefusal } from './webhooks/target.js';
 
 declare module 'fastify' {
@@ -26,12 +26,16 @@ declare module 'fastify' {
     webhookDeliveries: WebhookDeliveriesRepository;
     /** Whether a URL may be an endpoint's (with the deployment's resolver and WEBHOOK_ALLOW_PRIVATE). */
     webhookUrls: { check: (url: string) => Promise<UrlRefusal | undefined> };
+    /** The webhook delivery queue now, across instances (a read of the database). */
+    webhookBacklog: () => Promise<WebhookBacklog>;
   }
 }
 
 export interface EventsOptions {
   /** How webhook hosts are resolved, at save and at each delivery's connection (default: the system's). */
   resolver?: Resolver;
+  /** Told of every webhook delivery attempt's outcome (the metrics). */
+  onWebhookAttempt?: (outcome: Result['kind']) => void;
 }
 
 /** Events deleted per statement by the retention job. */
@@ -59,9 +63,11 @@ export default fp(
     fastify.decorate('webhookEndpoints', endpoints);
     fastify.decorate('webhookDeliveries', deliveries);
     fastify.decorate('webhookUrls', { check: (url: string) => checkUrl(url, { allowPrivate, resolve }) });
+    const messages = createWebhookMessagesRepository(primary);
+    fastify.decorate('webhookBacklog', () => messages.backlog());
     const engine = createWebhookEngine({
       dispatch: createWebhookDispatchRepository(feed, primary),
-      messages: createWebhookMessagesRepository(primary),
+      messages,
       resolve,
       allowPrivate,
       timeoutMs: config.WEBHOOK_TIMEOUT_MS,
@@ -70,6 +76,7 @@ export default fp(
       concurrency: config.WEBHOOK_CONCURRENCY,
       pollMs: config.WEBHOOK_POLL_MS,
       log: fastify.log,
+      ...(options.onWebhookAttempt ? { onAttempt: options.onWebhookAttempt } : {}),
     });
     fastify.addHook('onReady', async () => engine.start());
     fastify.addHook('onClose', async () => engine.stop());

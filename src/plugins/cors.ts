@@ -11,7 +11,7 @@ export default fp(
       origin: origins.split(','),
       methods: ['GET', 'POST'],
       allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id'],
-      exposedHeaders: ['Location', 'X-Request-Id', 'Deprecation', 'Sunset', 'Link', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Idempotent-Replayed'],
+      exposedHeaders: ['Location', 'X-Request-Id', 'Deprecation', 'Sunset', 'Link', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy', 'RateLimit', 'Idempotent-Replayed'],
       maxAge: 600,
     });
   },

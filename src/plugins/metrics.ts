@@ -1,10 +1,12 @@
 // Prometheus metrics at /metrics (prom-client): per-operation request counts and latency,
-// the database pools, rate-limit refusals, idempotent replays, and calls to deprecated
-// operations per API key (who still calls getPet before its sunset). Access: METRICS=off
+// the database pools, rate-limit refusals, idempotent replays, calls to deprecated
+// operations per API key (who still calls getPet before its sunset), the timed jobs' runs
+// and lag, and webhook delivery attempts and the delivery queue. The dashboard and alert
+// rules that read them are in ops/ (docs/production.md). Access: METRICS=off
 // (no route), open, or token (`Authorization: Bearer <METRICS_TOKEN>`, compared in constant
 // time). Not under /v1: it is not part of the contract and is not rate limited.
 import { timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type pg from 'pg';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
@@ -13,6 +15,7 @@ import { operationOf } from '../contract/spec.js';
 import { errorBody } from '../errors/catalogue.js';
 import { sendError } from '../errors/answer.js';
 import type { DroppedSpans } from '../tracing/tracing.js';
+import { failureLog } from '../jobs/failures.js';
 
 export interface MetricsOptions {
   access: 'off' | 'open' | 'token';
@@ -26,6 +29,21 @@ export interface MetricsRecorder {
   idempotentReplay(operationId: string): void;
   /** A call to a deprecated operation (src/middleware/deprecation.ts), by the caller's key. */
   deprecatedCall(operationId: string, request: FastifyRequest): void;
+  /** A timed job's run (src/jobs/plugin.ts). */
+  jobRun(job: string, outcome: 'ok' | 'failed'): void;
+  /** A webhook delivery attempt (src/events/webhooks/engine.ts): delivered, failed (to be retried or given up), or gone (410). */
+  webhookAttempt(outcome: WebhookOutcome): void;
+}
+
+const WEBHOOK_OUTCOMES = ['delivered', 'failed', 'gone'] as const;
+type WebhookOutcome = (typeof WEBHOOK_OUTCOMES)[number];
+
+/** What the gauges read at each scrape. */
+export interface MetricsSources {
+  /** Each started job's lag in seconds (src/jobs/plugin.ts). */
+  jobLags(): { job: string; seconds: number }[];
+  /** The webhook delivery queue, across instances (a read of the database). */
+  webhookBacklog(): Promise<{ due: number; scheduled: number; oldestDueSeconds: number }>;
 }
 
 const PREFIX = 'animal_store_';
@@ -74,6 +92,21 @@ export function createMetrics(access: MetricsOptions['access'], droppedSpans?: (
       },
     });
   }
+  const jobRuns = new Counter({
+    name: `${PREFIX}job_runs_total`,
+    // `name`, not `job`: Prometheus gives every scraped series a `job` label of its own.
+    help: 'Runs of the timed jobs, by job name and outcome (ok, failed)',
+    labelNames: ['name', 'outcome'] as const,
+    registers: [registry],
+  });
+  const webhookAttempts = new Counter({
+    name: `${PREFIX}webhook_attempts_total`,
+    help: 'Webhook delivery attempts by this instance, by outcome: delivered (2xx), failed (any other answer or none; retried or given up), gone (410, the endpoint disabled)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  // Every outcome from zero, so that a rate over them exists before the first failure.
+  if (on) for (const outcome of WEBHOOK_OUTCOMES) webhookAttempts.inc({ outcome }, 0);
   const recorder: MetricsRecorder = {
     rateLimited: (request, by) => on && rateLimited.inc({ operation: operationOf(request), by }),
     idempotentReplay: (operation) => on && replays.inc({ operation }),
@@ -82,8 +115,62 @@ export function createMetrics(access: MetricsOptions['access'], droppedSpans?: (
       const key = request.apiKey;
       deprecated.inc({ operation, api_key_id: key ? String(key.id) : '-', api_key_name: key ? key.name : '-' });
     },
+    jobRun: (job, outcome) => on && jobRuns.inc({ name: job, outcome }),
+    webhookAttempt: (outcome) => on && webhookAttempts.inc({ outcome }),
   };
-  return { registry, requests, recorder, on };
+
+  /** Registers the gauges read from the jobs and the webhook queue at each scrape (once the app has them). */
+  function watch(sources: MetricsSources, log: Pick<FastifyBaseLogger, 'warn' | 'info'>): void {
+    if (!on) return;
+    new Gauge({
+      name: `${PREFIX}job_lag_seconds`,
+      help: 'How far each timed job (by name) is past its interval since the start of its last run that worked (0: on time)',
+      labelNames: ['name'] as const,
+      registers: [registry],
+      collect() {
+        for (const { job, seconds } of sources.jobLags()) this.set({ name: job }, seconds);
+      },
+    });
+    // One read of the queue per scrape, shared by both gauges (a scrape collects them at once).
+    let reading: ReturnType<MetricsSources['webhookBacklog']> | undefined;
+    const backlog = () =>
+      (reading ??= sources.webhookBacklog().finally(() => {
+        reading = undefined;
+      }));
+    // A scrape while the database is away still answers, with these gauges' last values; the
+    // failure is logged once, and again when the queue can be read again.
+    const failures = failureLog(log, 'metrics: ');
+    const read = async (use: (b: Awaited<ReturnType<typeof backlog>>) => void) => {
+      try {
+        use(await backlog());
+        failures.works('reading the webhook queue');
+      } catch (error) {
+        failures.failed('reading the webhook queue', error);
+      }
+    };
+    new Gauge({
+      name: `${PREFIX}webhook_messages`,
+      help: 'Webhook messages waiting to be delivered, across instances: due now, or scheduled later (a retry waiting)',
+      labelNames: ['state'] as const,
+      registers: [registry],
+      async collect() {
+        await read((b) => {
+          this.set({ state: 'due' }, b.due);
+          this.set({ state: 'scheduled' }, b.scheduled);
+        });
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}webhook_oldest_due_seconds`,
+      help: 'How long the oldest due webhook message has been due, across instances (0: none due)',
+      registers: [registry],
+      async collect() {
+        await read((b) => this.set(b.oldestDueSeconds));
+      },
+    });
+  }
+
+  return { registry, requests, recorder, on, watch };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
@@ -96,6 +183,15 @@ export default fp(
     // One gauge for every pool, told apart by the `pool` label (primary, replica): a name is
     // registered once per registry, so a gauge per pool stopped the start with a replica.
     const pools = Object.entries(options.pools);
+    new Gauge({
+      name: `${PREFIX}db_pool_max_connections`,
+      help: 'Database pool: the most connections it opens (its size); open connections over this is its saturation',
+      labelNames: ['pool'] as const,
+      registers: [metrics.registry],
+      collect() {
+        for (const [pool, client] of pools) this.set({ pool }, client.options.max ?? 10);
+      },
+    });
     new Gauge({
       name: `${PREFIX}db_pool_connections`,
       help: 'Database pool: open connections (total), idle ones, and queries waiting for one',

@@ -17,9 +17,9 @@ export default fp(
       return reply.type(type).send(body);
     };
     // Under /v1, so they spend from the caller's rate-limit budget like the operations.
-    const onRequest = fastify.rateLimit();
+    const onRequest = fastify.spendRateLimit();
     fastify.get(`${basePath}/openapi.json`, { onRequest }, serve(servedJson, 'application/json; charset=utf-8'));
     fastify.get(`${basePath}/openapi.yaml`, { onRequest }, serve(servedYaml, 'application/yaml; charset=utf-8'));
   },
-  { name: 'served-contract', dependencies: ['rate-limit', 'api-security-headers'], decorators: { fastify: ['rateLimit'] } },
+  { name: 'served-contract', dependencies: ['rate-limit', 'api-security-headers'], decorators: { fastify: ['spendRateLimit'] } },
 );

@@ -7,6 +7,8 @@
 // Fastify's logo and an "Explore" box showing /docs/json, which readers took for the
 // address to use; BaseLayout is the same page without it.
 //
+// Redoc over the same document is at /docs/redoc (src/plugins/redoc.ts).
+//
 // Not wrapped in fastify-plugin: helmet's hooks, registered here, apply to these pages only.
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -15,9 +17,12 @@ import type { OpenAPIV3 } from 'openapi-types';
 import { requestOrigin, servedServers } from '../routes/served.js';
 import { spec } from '../contract/spec.js';
 import pageSecurityHeaders from './helmet.js';
+import { redoc } from './redoc.js';
 
 /** Where the documentation pages are served. */
 export const DOCS_PREFIX = '/docs';
+/** Where Redoc's page is served. */
+export const REDOC_PATH = `${DOCS_PREFIX}/redoc`;
 
 // A paw: the API's icon, for the tab (and as the logo, so that Fastify's is not shipped in
 // the page's script even though BaseLayout never shows one).
@@ -48,4 +53,6 @@ export default async function docs(fastify: FastifyInstance, { publicUrl }: { pu
     }),
     transformSpecificationClone: false,
   });
+  // The document Swagger UI reads (/docs/json, as transformed above) and the icon it serves.
+  redoc(fastify, { path: REDOC_PATH, specUrl: `${DOCS_PREFIX}/json`, iconUrl: `${DOCS_PREFIX}/static/theme/favicon.svg`, title: spec.info.title });
 }

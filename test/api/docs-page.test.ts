@@ -41,6 +41,45 @@ describe('the /docs page', () => {
   });
 });
 
+describe('Redoc at /docs/redoc', () => {
+  it('is an HTML page under the docs pages\' CSP that references only this host: its icon, its bundle and the contract, each served', async () => {
+    const response = await fetch(`${t.origin}/docs/redoc`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    // Helmet's policy, as on Swagger UI's page: scripts from this host only, no inline script.
+    expect(response.headers.get('content-security-policy')).toContain("script-src 'self'");
+    const html = await response.text();
+    expect(/<title>([^<]*)<\/title>/.exec(html)?.[1]).toBe(openapi.info.title);
+    expect(html).not.toMatch(/<script(?![^>]*\ssrc=)[^>]*>/);
+    // Every address the page names, in any attribute: paths on this host, never another host's.
+    const addresses = [...html.matchAll(/\s(?:src|href|spec-url)="([^"]*)"/g)].map((m) => m[1] as string);
+    expect(addresses.sort()).toEqual(['/docs/json', '/docs/redoc/redoc.standalone.js', '/docs/static/theme/favicon.svg']);
+    expect(html).not.toMatch(/https?:|\/\//);
+    const types: Record<string, RegExp> = {
+      '/docs/json': /^application\/json/,
+      '/docs/redoc/redoc.standalone.js': /^text\/javascript; charset=utf-8$/,
+      '/docs/static/theme/favicon.svg': /^image\/svg\+xml$/,
+    };
+    for (const address of addresses) {
+      const asset = await fetch(`${t.origin}${address}`);
+      expect(asset.status, address).toBe(200);
+      expect(asset.headers.get('content-type'), address).toMatch(types[address] as RegExp);
+      await asset.arrayBuffer();
+    }
+  });
+
+  it('serves Redoc\'s bundle with its CDN logo rewritten to data:, and revalidates it by ETag', async () => {
+    const response = await fetch(`${t.origin}/docs/redoc/redoc.standalone.js`);
+    const bundle = await response.text();
+    expect(bundle).toContain('export{RedocStandalone,hydrate,init}');
+    expect(bundle).not.toContain('cdn.redoc.ly');
+    const etag = response.headers.get('etag') as string;
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]+"$/);
+    const again = await fetch(`${t.origin}/docs/redoc/redoc.standalone.js`, { headers: { 'if-none-match': etag } });
+    expect(again.status).toBe(304);
+  });
+});
+
 describe('the served contract, as SDK generators read it', () => {
   it('lists this server, then production and staging: one entry a base address, each a full URL under /v1', async () => {
     const response = await fetch(`${t.origin}/v1/openapi.json`);

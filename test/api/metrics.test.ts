@@ -3,6 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildTestApp, createApiKey, type TestApp } from '../helper.js';
 import { within, WAIT_MS } from '../process.js';
+import { startReceiver } from '../support/receiver.js';
 
 const TOKEN = 'metrics-token-0123456789';
 const opened: TestApp[] = [];
@@ -99,5 +100,62 @@ describe('series after a known sequence of requests', () => {
     expect(response.body).not.toContain(caller.key);
     expect(response.body).not.toContain(t.key);
     expect(response.body).not.toMatch(/SELECT|INSERT/);
+  });
+});
+
+describe('webhook deliveries, the delivery queue, the timed jobs and the pool size', () => {
+  it('counts attempts by outcome, reads the queue (due, scheduled, the oldest due one\'s wait), and reports each job\'s runs and lag', async () => {
+    // Retries wait 60 s: a failed message stays scheduled while the test reads it.
+    const t = await app({ METRICS: 'open', WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCHEDULE_SECONDS: '60', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_POLL_MS: '50' });
+    const receiver = await startReceiver();
+    try {
+      const scrape = async () => samples((await t.app.inject({ method: 'GET', url: '/metrics' })).body);
+      const attempts = (all: ReturnType<typeof samples>, outcome: string) => value(all, 'animal_store_webhook_attempts_total', { outcome });
+      const json = { 'content-type': 'application/json' };
+      const created = await t.api({ method: 'POST', url: '/v1/webhook-endpoints', headers: { ...t.auth, ...json }, payload: JSON.stringify({ url: `${receiver.url}/hooks`, eventTypes: ['pet.created'] }) });
+      expect(created.statusCode).toBe(201);
+      const pet = (name: string) => t.api({ method: 'POST', url: '/v1/pets', headers: { ...t.auth, ...json }, payload: JSON.stringify({ name, categoryId: 1 }) });
+
+      // Nothing attempted yet: every outcome at zero, an empty queue.
+      let all = await scrape();
+      for (const outcome of ['delivered', 'failed', 'gone']) expect(attempts(all, outcome)).toBe(0);
+      expect(value(all, 'animal_store_webhook_messages', { state: 'due' })).toBe(0);
+      expect(value(all, 'animal_store_webhook_oldest_due_seconds', {})).toBe(0);
+
+      // Delivered.
+      expect((await pet('Delivered')).statusCode).toBe(201);
+      await within(WAIT_MS, async () => attempts(await scrape(), 'delivered') === 1);
+
+      // Refused with 500: failed, and scheduled for its retry in 60 s.
+      receiver.answer(() => ({ status: 500 }));
+      expect((await pet('Refused')).statusCode).toBe(201);
+      await within(WAIT_MS, async () => attempts(await scrape(), 'failed') === 1);
+      all = await scrape();
+      expect(value(all, 'animal_store_webhook_messages', { state: 'scheduled' })).toBe(1);
+      expect(value(all, 'animal_store_webhook_messages', { state: 'due' })).toBe(0);
+
+      // Made due two minutes ago, and held by the receiver: due, for at least 120 s.
+      receiver.answer(() => ({ hold: true }));
+      await t.pool.query("UPDATE webhook_messages SET due_at = now() - interval '120 seconds'");
+      await within(WAIT_MS, async () => receiver.received.length === 3);
+      all = await scrape();
+      expect(value(all, 'animal_store_webhook_messages', { state: 'due' })).toBe(1);
+      expect(value(all, 'animal_store_webhook_messages', { state: 'scheduled' })).toBe(0);
+      expect(value(all, 'animal_store_webhook_oldest_due_seconds', {})).toBeGreaterThanOrEqual(120);
+      expect(attempts(all, 'gone')).toBe(0);
+
+      // Every timed job has a lag (it has started), and the orders' expiry (every 500 ms) has run.
+      await within(WAIT_MS, async () => (value(await scrape(), 'animal_store_job_runs_total', { name: 'orders expiry', outcome: 'ok' }) ?? 0) > 0);
+      all = await scrape();
+      const lags = all.filter((s) => s.name === 'animal_store_job_lag_seconds');
+      expect(lags.map((s) => s.labels.name).sort()).toEqual(['api keys last used', 'events retention', 'idempotency keys purge', 'inventory fold', 'orders expiry', 'webhook attempts purge', 'webhook previous secrets']);
+      for (const lag of lags) expect(lag.value).toBeGreaterThanOrEqual(0);
+      expect(value(all, 'animal_store_job_runs_total', { name: 'orders expiry', outcome: 'failed' })).toBeUndefined();
+      // The pool's size (test apps use a pool of 5).
+      expect(value(all, 'animal_store_db_pool_max_connections', { pool: 'primary' })).toBe(5);
+    } finally {
+      receiver.release();
+      await receiver.close();
+    }
   });
 });

@@ -46,9 +46,9 @@ describe('GET /', () => {
   it('says where the documentation and the contract are, in the body and as RFC 8631 links', async () => {
     const response = await t.app.inject({ method: 'GET', url: '/' });
     expect(response.statusCode).toBe(200);
-    expect(response.json()).toEqual({ name: 'Animal Store API', version: expect.stringMatching(/^1\.\d+\.\d+$/), api: '/v1', docs: '/docs', openapiJson: '/v1/openapi.json', openapiYaml: '/v1/openapi.yaml' });
-    expect(response.headers.link).toBe('</docs>; rel="service-doc", </v1/openapi.json>; rel="service-desc"; type="application/json", </v1/openapi.yaml>; rel="service-desc"; type="application/yaml"');
-    for (const target of ['/docs', '/v1/openapi.json', '/v1/openapi.yaml']) expect((await t.app.inject({ method: 'GET', url: target })).statusCode).toBe(200);
+    expect(response.json()).toEqual({ name: 'Animal Store API', version: expect.stringMatching(/^1\.\d+\.\d+$/), api: '/v1', docs: '/docs', redoc: '/docs/redoc', openapiJson: '/v1/openapi.json', openapiYaml: '/v1/openapi.yaml' });
+    expect(response.headers.link).toBe('</docs>; rel="service-doc", </docs/redoc>; rel="service-doc", </v1/openapi.json>; rel="service-desc"; type="application/json", </v1/openapi.yaml>; rel="service-desc"; type="application/yaml"');
+    for (const target of ['/docs', '/docs/redoc', '/v1/openapi.json', '/v1/openapi.yaml']) expect((await t.app.inject({ method: 'GET', url: target })).statusCode).toBe(200);
   });
 });
 

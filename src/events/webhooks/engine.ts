@@ -34,6 +34,8 @@ export interface EngineOptions {
   /** How often the dispatcher and the workers look for work when idle. */
   pollMs: number;
   log: FastifyBaseLogger;
+  /** Told of every attempt's outcome (the metrics). */
+  onAttempt?: (outcome: Result['kind']) => void;
 }
 
 /** How long past an attempt's timeout its lease lasts: enough to write its outcome. */
@@ -79,11 +81,17 @@ export function createWebhookEngine(options: EngineOptions) {
       },
     );
     const attempts = message.attempts + 1;
-    await options.messages.finish(
-      token,
-      { endpointId: message.endpoint_id, eventId: message.event_id, attempt: attempts, attemptedAt, durationMs: outcome.durationMs, result: resultOf(outcome, attempts, options.schedule) },
-      options.windowSeconds,
-    );
+    const result = resultOf(outcome, attempts, options.schedule);
+    try {
+      await options.messages.finish(
+        token,
+        { endpointId: message.endpoint_id, eventId: message.event_id, attempt: attempts, attemptedAt, durationMs: outcome.durationMs, result },
+        options.windowSeconds,
+      );
+    } finally {
+      // Counted once its outcome is written (or could not be): the queue reads true by then.
+      options.onAttempt?.(result.kind);
+    }
   }
 
   let claimRun: Promise<void> = Promise.resolve();

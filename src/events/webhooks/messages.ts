@@ -134,7 +134,23 @@ const STATEMENTS = {
      UPDATE webhook_endpoints SET enabled = false, disabled_reason = $2, disabled_at = now(), lease_token = NULL, lease_until = NULL WHERE id = $1`,
   ),
   dropAll: statement<Record<string, never>>('webhook-messages-drop-all', 'DELETE FROM webhook_messages WHERE endpoint_id = $1'),
+  // The queue, for the metrics: messages due now and scheduled later (a retry's wait), and
+  // how long the oldest due one has been due, in seconds (0: none). At most WINDOW messages
+  // per endpoint (src/events/webhooks/dispatch.ts), so the count stays cheap.
+  backlog: statement<{ due: number; scheduled: number; oldest_due_seconds: number }>(
+    'webhook-messages-backlog',
+    `SELECT count(*) FILTER (WHERE due_at <= now())::int AS due, count(*) FILTER (WHERE due_at > now())::int AS scheduled,
+       coalesce(extract(epoch FROM now() - min(due_at) FILTER (WHERE due_at <= now())), 0)::float8 AS oldest_due_seconds
+     FROM webhook_messages`,
+  ),
 };
+
+/** The delivery queue, across instances (it lives in the database). */
+export interface WebhookBacklog {
+  due: number;
+  scheduled: number;
+  oldestDueSeconds: number;
+}
 
 export type Result =
   | { kind: 'delivered'; statusCode: number }
@@ -158,6 +174,12 @@ function inWords(seconds: number): string {
 
 export function createWebhookMessagesRepository(pool: pg.Pool) {
   return {
+    /** The queue now: messages due, scheduled later, and the oldest due one's wait. */
+    async backlog(): Promise<WebhookBacklog> {
+      const [row] = await query(pool, STATEMENTS.backlog, []);
+      return { due: row?.due ?? 0, scheduled: row?.scheduled ?? 0, oldestDueSeconds: row?.oldest_due_seconds ?? 0 };
+    },
+
     /**
      * Takes up to `limit` endpoints' leases for `leaseMs`, each with the message to attempt,
      * leaving each API key at most `perKey` leases in force (across instances).
