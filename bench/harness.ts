@@ -337,14 +337,34 @@ export async function start(name: string, args: string[], env: NodeJS.ProcessEnv
  * the project to run: this one, or a baseline built by `buildBaseline`; `nodeArgs` go to
  * node before the script (`--cpu-prof`, for bench/profile.ts).
  */
-export function startOurs(databaseUrl: string, key: string, name = 'ours', dir = root, nodeArgs: string[] = []): Promise<Server> {
+export async function startOurs(databaseUrl: string, key: string, name = 'ours', dir = root, nodeArgs: string[] = []): Promise<Server> {
+  // BENCH_TRACING=on: this tree's service ('ours', not a baseline) traces every request at
+  // full sampling, exporting to an OTLP receiver in this process (loopback) that reads and
+  // drops what it is sent.
+  const tracing = name === 'ours' && process.env.BENCH_TRACING === 'on' ? { OTEL_EXPORTER_OTLP_ENDPOINT: await otlpSink() } : {};
   return start(
     name,
     [...nodeArgs, 'dist/src/server.js'],
-    { DATABASE_URL: databaseUrl, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', RATE_LIMIT_MAX: '10000000', MIGRATE_ON_START: 'false' },
+    { DATABASE_URL: databaseUrl, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', RATE_LIMIT_MAX: '10000000', MIGRATE_ON_START: 'false', ...tracing },
     `Bearer ${key}`,
     dir,
   );
+}
+
+let sink: Promise<string> | undefined;
+/** An OTLP/HTTP receiver on 127.0.0.1 that answers 200 to everything: its base URL. */
+function otlpSink(): Promise<string> {
+  sink ??= new Promise((resolve) => {
+    const server = createHttpServer((request, response) => {
+      request.resume();
+      request.on('end', () => response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
+    });
+    server.listen(0, '127.0.0.1', () => {
+      server.unref();
+      resolve(`http://127.0.0.1:${(server.address() as { port: number }).port}`);
+    });
+  });
+  return sink;
 }
 
 /** A build of the service: this working tree, or the service as it was at a commit (for a before/after measured in one run). */
