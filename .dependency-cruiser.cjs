@@ -15,6 +15,7 @@ const layers = [
   ['http'], // below Fastify: messages, headers, pipelining
   ['contract'], // the contract's facts and types, from generated/
   ['jobs', 'db'], // timed work; PostgreSQL
+  ['tracing'], // OpenTelemetry: the SDK's start, and the trace context as the rest sees it
   ['config.ts'],
   ['paths.ts'],
 ];

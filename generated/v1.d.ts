@@ -1987,6 +1987,13 @@ export interface components {
          * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
          */
         WebhookSignature: string;
+        /**
+         * @description Sent when the service traces (OpenTelemetry): the W3C trace context of this delivery,
+         *     a span of the trace of the request whose change wrote the event. A receiver that
+         *     traces can continue it; one that does not can ignore it.
+         * @example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+         */
+        WebhookTraceparent: string;
     };
     requestBodies: {
         /** @description Nothing, or an empty JSON object (`{}`); any field is refused with `400`. */
@@ -3742,6 +3749,13 @@ export interface operations {
                  * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
                  */
                 "webhook-signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description Sent when the service traces (OpenTelemetry): the W3C trace context of this delivery,
+                 *     a span of the trace of the request whose change wrote the event. A receiver that
+                 *     traces can continue it; one that does not can ignore it.
+                 * @example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+                 */
+                traceparent?: components["parameters"]["WebhookTraceparent"];
             };
             path?: never;
             cookie?: never;
@@ -3803,6 +3817,13 @@ export interface operations {
                  * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
                  */
                 "webhook-signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description Sent when the service traces (OpenTelemetry): the W3C trace context of this delivery,
+                 *     a span of the trace of the request whose change wrote the event. A receiver that
+                 *     traces can continue it; one that does not can ignore it.
+                 * @example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+                 */
+                traceparent?: components["parameters"]["WebhookTraceparent"];
             };
             path?: never;
             cookie?: never;
@@ -3864,6 +3885,13 @@ export interface operations {
                  * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
                  */
                 "webhook-signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description Sent when the service traces (OpenTelemetry): the W3C trace context of this delivery,
+                 *     a span of the trace of the request whose change wrote the event. A receiver that
+                 *     traces can continue it; one that does not can ignore it.
+                 * @example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+                 */
+                traceparent?: components["parameters"]["WebhookTraceparent"];
             };
             path?: never;
             cookie?: never;
@@ -3925,6 +3953,13 @@ export interface operations {
                  * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
                  */
                 "webhook-signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description Sent when the service traces (OpenTelemetry): the W3C trace context of this delivery,
+                 *     a span of the trace of the request whose change wrote the event. A receiver that
+                 *     traces can continue it; one that does not can ignore it.
+                 * @example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+                 */
+                traceparent?: components["parameters"]["WebhookTraceparent"];
             };
             path?: never;
             cookie?: never;
@@ -3986,6 +4021,13 @@ export interface operations {
                  * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
                  */
                 "webhook-signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description Sent when the service traces (OpenTelemetry): the W3C trace context of this delivery,
+                 *     a span of the trace of the request whose change wrote the event. A receiver that
+                 *     traces can continue it; one that does not can ignore it.
+                 * @example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+                 */
+                traceparent?: components["parameters"]["WebhookTraceparent"];
             };
             path?: never;
             cookie?: never;
@@ -4047,6 +4089,13 @@ export interface operations {
                  * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
                  */
                 "webhook-signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description Sent when the service traces (OpenTelemetry): the W3C trace context of this delivery,
+                 *     a span of the trace of the request whose change wrote the event. A receiver that
+                 *     traces can continue it; one that does not can ignore it.
+                 * @example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+                 */
+                traceparent?: components["parameters"]["WebhookTraceparent"];
             };
             path?: never;
             cookie?: never;
@@ -4108,6 +4157,13 @@ export interface operations {
                  * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
                  */
                 "webhook-signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description Sent when the service traces (OpenTelemetry): the W3C trace context of this delivery,
+                 *     a span of the trace of the request whose change wrote the event. A receiver that
+                 *     traces can continue it; one that does not can ignore it.
+                 * @example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+                 */
+                traceparent?: components["parameters"]["WebhookTraceparent"];
             };
             path?: never;
             cookie?: never;
@@ -4169,6 +4225,13 @@ export interface operations {
                  * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
                  */
                 "webhook-signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description Sent when the service traces (OpenTelemetry): the W3C trace context of this delivery,
+                 *     a span of the trace of the request whose change wrote the event. A receiver that
+                 *     traces can continue it; one that does not can ignore it.
+                 * @example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+                 */
+                traceparent?: components["parameters"]["WebhookTraceparent"];
             };
             path?: never;
             cookie?: never;
@@ -4230,6 +4293,13 @@ export interface operations {
                  * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
                  */
                 "webhook-signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description Sent when the service traces (OpenTelemetry): the W3C trace context of this delivery,
+                 *     a span of the trace of the request whose change wrote the event. A receiver that
+                 *     traces can continue it; one that does not can ignore it.
+                 * @example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+                 */
+                traceparent?: components["parameters"]["WebhookTraceparent"];
             };
             path?: never;
             cookie?: never;

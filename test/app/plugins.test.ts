@@ -26,7 +26,7 @@ const table: Row[] = [
     'the contract before the security headers',
     { given: (f) => void f.register(errors).register(contract, { handlers: {} as never, middleware: [] }), want: /dependency 'api-security-headers' of plugin 'contract'/ },
   ],
-  ['the served contract before the rate limit', { given: (f) => void f.register(servedContract, {}), want: /decorator 'rateLimit' required by 'served-contract'/ }],
+  ['the served contract before the rate limit', { given: (f) => void f.register(servedContract, {}), want: /decorator 'spendRateLimit' required by 'served-contract'/ }],
   ['the probes before the error handler', { given: (f) => void f.register(health, { pool: noPool }), want: /dependency 'errors' of plugin 'health'/ }],
   ['load shedding before the error handler', { given: (f) => void f.register(loadShedding, { maxEventLoopDelay: 1000 }), want: /dependency 'errors' of plugin 'load-shedding'/ }],
   ['metrics before the security headers', { given: (f) => void f.register(metricsPlugin, { metrics: createMetrics('open'), access: 'open', pools: {} }), want: /dependency 'api-security-headers' of plugin 'metrics'/ }],

@@ -4,13 +4,24 @@
 // `traceparent`, and the pet's webhook delivery goes to a receiver on 127.0.0.1. Then two
 // collectors that fail: one refusing connections, one holding every export open. Requests are
 // answered as before, and /metrics counts the spans dropped.
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { connect, type JetStreamManager, type NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closePool, createPool } from '../../src/db/pool.js';
 import { createApiKey, createTestDatabase } from '../helper.js';
 import { startServer, within, WAIT_MS, type ServerProcess } from '../process.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
+import { NATS_URL, requires } from '../support/requires.js';
+
+// The NATS relay too, where the machine has NATS: a stream and subjects of this run's own.
+const haveNats = await requires('nats', 'test/e2e/tracing.test.ts (the trace context of NATS messages)');
+const run = randomBytes(4).toString('hex');
+const STREAM = `ANIMAL_STORE_EVENTS_TRACING_${run}`;
+const PREFIX = `animal-store-tracing-${run}.events`;
+let nc: NatsConnection | undefined;
+let jsm: JetStreamManager | undefined;
 
 interface OtlpValue {
   stringValue?: string;
@@ -101,14 +112,20 @@ beforeAll(async () => {
   const env = { ...BASE, DATABASE_URL: database.url };
   const otherEnv = { ...BASE, DATABASE_URL: other.url };
   [traced, refusing, stalled] = await Promise.all([
-    startServer({ ...env, OTEL_EXPORTER_OTLP_ENDPOINT: collector.url }),
+    startServer({ ...env, OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, ...(haveNats ? { EVENTS_NATS_URL: NATS_URL, EVENTS_NATS_STREAM: STREAM, EVENTS_NATS_SUBJECT_PREFIX: PREFIX } : {}) }),
     startServer({ ...otherEnv, OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${await refusedPort()}`, OTEL_EXPORTER_OTLP_TIMEOUT: '1000' }),
     // A queue of 32 spans, exports that wait up to 2 s: the queue fills while they hang.
     startServer({ ...otherEnv, OTEL_EXPORTER_OTLP_ENDPOINT: hanging.url, OTEL_EXPORTER_OTLP_TIMEOUT: '2000', OTEL_BSP_EXPORT_TIMEOUT: '2000', OTEL_BSP_MAX_QUEUE_SIZE: '32' }),
   ]);
+  if (haveNats) {
+    nc = await connect({ servers: NATS_URL, ignoreClusterUpdates: true });
+    jsm = await nc.jetstreamManager();
+  }
 }, 120_000);
 
 afterAll(async () => {
+  await jsm?.streams.delete(STREAM).catch(() => {});
+  await nc?.close();
   await Promise.all([traced, refusing, stalled].map((s) => s?.stop('SIGKILL')));
   await Promise.all([collector, hanging, receiver].map((c) => c?.close()));
   if (db) await closePool(db);
@@ -165,6 +182,18 @@ describe('a traced createPet', () => {
     expect(delivery.kind).toBe(3); // CLIENT
     expect(trace.some((s) => s.spanId === delivery.parentSpanId)).toBe(true);
     expect(Number(attribute(delivery, 'http.response.status_code')?.intValue)).toBe(200);
+
+    // The event's NATS message carries a traceparent of the same trace.
+    if (jsm) {
+      const streams = jsm.streams;
+      const published = async () => {
+        const message = await streams.getMessage(STREAM, { last_by_subj: `${PREFIX}.pet.created` }).catch(() => undefined);
+        return message?.string().includes(`"id":${pet.id}`) ? message : undefined;
+      };
+      await within(WAIT_MS, async () => (await published()) !== undefined, 100);
+      expect((await published())?.header?.get('traceparent')).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
+      await within(WAIT_MS, async () => collector.spans.some((s) => s.traceId === traceId && s.name === 'nats publish'));
+    }
 
     // The access log's line for the request carries the trace id.
     await within(WAIT_MS, async () => traced.output().includes(`"traceId":"${traceId}"`));
