@@ -23,10 +23,11 @@ export function statement<Row extends object>(name: string, text: string): State
   return { name, text, writes: WRITES.test(text) };
 }
 
-const WRITES = /\b(INSERT|UPDATE|DELETE)\b/i;
+// INSERT INTO, UPDATE <table> [alias] SET, DELETE FROM: not a read's FOR [NO KEY] UPDATE.
+const WRITES = /\b(INSERT\s+INTO|DELETE\s+FROM|UPDATE\s+[\w.]+(\s+\w+)?\s+SET)\b/i;
 
 // With tracing on, a statement that may write first sets the trace context on its connection
-// (src/tracing/context.ts): `events.trace_parent` takes it as its default. Set on the session,
+// (docs/decisions/0007-trace-context-through-events.md): `events.trace_parent` takes it as its default. Set on the session,
 // not the transaction, so that a statement outside BEGIN carries it; every traced write sets
 // it again, '' when there is no span.
 const TRACE_CONTEXT = { name: 'trace-context', text: "SELECT set_config('animal_store.traceparent', $1, false)" };

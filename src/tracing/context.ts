@@ -2,7 +2,8 @@
 // call here is a no-op until src/tracing/tracing.ts has started the SDK, and costs one boolean
 // test when tracing is off.
 //
-// A change's trace reaches the work it causes later through the event it writes: a write
+// A change's trace reaches the work it causes later through the event it writes
+// (docs/decisions/0007-trace-context-through-events.md): a write
 // statement, while tracing is on, first sets `animal_store.traceparent` on its connection
 // (src/db/query.ts), which `events.trace_parent` takes as its default (migration
 // 1763700000020), and the webhook delivery and the NATS publication of that event continue

@@ -144,6 +144,10 @@ export function startTracing(env: Env, operationOf: (request: FastifyRequest) =>
   const sdk = new NodeSDK({
     serviceName: env.OTEL_SERVICE_NAME ?? 'animal-store-api',
     spanProcessors: [processor],
+    // Attribute values of at most 256 characters unless OTEL_*ATTRIBUTE_VALUE_LENGTH_LIMIT says
+    // otherwise: a SQL span names its statement, and its text (up to several kB for a batch
+    // of reads) is cut there instead of being serialised whole into every span.
+    ...(env.OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT || env.OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT ? {} : { spanLimits: { attributeValueLengthLimit: 256 } }),
     metricReaders: [],
     logRecordProcessors: [],
     instrumentations: [
