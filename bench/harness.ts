@@ -339,8 +339,8 @@ export async function start(name: string, args: string[], env: NodeJS.ProcessEnv
  */
 export async function startOurs(databaseUrl: string, key: string, name = 'ours', dir = root, nodeArgs: string[] = []): Promise<Server> {
   // BENCH_TRACING=on: this tree's service ('ours', not a baseline) traces every request at
-  // full sampling, exporting to an OTLP receiver in this process (loopback) that reads and
-  // drops what it is sent.
+  // full sampling, exporting to an OTLP receiver on loopback that reads and drops what it is
+  // sent: a process of its own, as a collector is, not taking the load generator's turns.
   const tracing = name === 'ours' && process.env.BENCH_TRACING === 'on' ? { OTEL_EXPORTER_OTLP_ENDPOINT: await otlpSink() } : {};
   return start(
     name,
@@ -351,17 +351,20 @@ export async function startOurs(databaseUrl: string, key: string, name = 'ours',
   );
 }
 
+const SINK = `const server = require('node:http').createServer((q, r) => { q.resume(); q.on('end', () => r.writeHead(200, { 'content-type': 'application/x-protobuf' }).end()); });
+server.listen(0, '127.0.0.1', () => console.log(server.address().port));`;
 let sink: Promise<string> | undefined;
-/** An OTLP/HTTP receiver on 127.0.0.1 that answers 200 to everything: its base URL. */
+/** An OTLP/HTTP receiver on 127.0.0.1, in a process of its own, that answers 200 to everything: its base URL. */
 function otlpSink(): Promise<string> {
-  sink ??= new Promise((resolve) => {
-    const server = createHttpServer((request, response) => {
-      request.resume();
-      request.on('end', () => response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
-    });
-    server.listen(0, '127.0.0.1', () => {
-      server.unref();
-      resolve(`http://127.0.0.1:${(server.address() as { port: number }).port}`);
+  sink ??= new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['-e', SINK], { stdio: ['ignore', 'pipe', 'inherit'] });
+    process.once('exit', () => child.kill());
+    child.once('error', reject);
+    child.stdout.once('data', (port: Buffer) => {
+      // It must not keep the bench running; it ends with it.
+      child.unref();
+      child.stdout.destroy();
+      resolve(`http://127.0.0.1:${String(port).trim()}`);
     });
   });
   return sink;
