@@ -69,11 +69,16 @@ export default fp(
     const windowSeconds = Math.ceil(options.windowMs / 1000);
     // The structured fields, from the counts @fastify/rate-limit has just written (on a 429
     // too: it writes them before it throws).
+    // A budget's RateLimit-Policy never changes: written once per policy (its q is the max
+    // that `max` below gives the same budget).
+    const policyFields: Record<RateLimitPolicy, string> = {
+      key: `"key";q=${options.max};w=${windowSeconds}`,
+      address: `"address";q=${options.anonymousMax};w=${windowSeconds}`,
+    };
     const structuredFields = (request: FastifyRequest, reply: FastifyReply): void => {
-      const limit = reply.getHeader('ratelimit-limit');
-      if (limit === undefined) return;
+      if (!reply.hasHeader('ratelimit-limit')) return;
       const policy = policies.get(request) ?? 'address';
-      reply.header('ratelimit-policy', `"${policy}";q=${String(limit)};w=${windowSeconds}`);
+      reply.header('ratelimit-policy', policyFields[policy]);
       reply.header('ratelimit', `"${policy}";r=${String(reply.getHeader('ratelimit-remaining'))};t=${String(reply.getHeader('ratelimit-reset'))}`);
     };
 
