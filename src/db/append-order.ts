@@ -1,29 +1,23 @@
 // Pages of append-ordered tables: every row exactly once, in id order, while rows are being
 // inserted on any instance (docs/decisions/0001-append-order.md; the SQL side is
-// migrations/1763700000008_append-order.sql, with one register for every table since
-// migrations/1763700000019_append-order-one-register.sql).
+// migrations/1763700000008_append-order.sql, with the writers' horizon since
+// migrations/1763700000021_append-order-horizon.sql).
 //
 // Invariant: a page returns its rows only up to, not including, the first one that is not
-// final for the statement's own snapshot (its `visible_after` is neither below the
-// snapshot's xmin nor below the frontier `append_order_frontier` gives): every id below a
+// final for the statement's own snapshot (its `visible_after` is neither at most the
+// snapshot's xmin nor at most the frontier `append_order_frontier` gives): every id below a
 // final row is visible to that snapshot or never appears. From the first row that is not
 // final on, rows are held back, and the page says so (`more`), so that the client asks
 // again from its last row.
 //
-// Cost: a row below the snapshot's xmin (every row but the newest, while writes are in
+// Cost: a row at most the snapshot's xmin (every row but the newest, while writes are in
 // flight) is decided by one comparison; the frontier is asked at most once per statement,
 // and only when a row needs it (an InitPlan is evaluated when first used).
 
-/** The largest xid8: the frontier when nothing is writing. */
-const NONE = "'18446744073709551615'::xid8";
-
-/** The register: at least the transaction id of every writer that has drawn an id of any append-ordered table. */
-const NEWEST = "coalesce(pg_sequence_last_value('append_order_newest_writer_seq'), 0)::text::xid8";
-
 /** SQL, true when a row (its `visible_after`) of `table` (of partition `partition`, an SQL expression; '0' for a table paged whole) is final for this statement's snapshot. */
 function isFinal(table: string, partition: string): string {
-  return `(visible_after < (SELECT pg_snapshot_xmin(pg_current_snapshot()))
-    OR visible_after < (SELECT coalesce(append_order_frontier('${table}', ${partition}, pg_current_snapshot(), ${NEWEST}), ${NONE})))`;
+  return `(visible_after <= (SELECT pg_snapshot_xmin(pg_current_snapshot()))
+    OR visible_after <= (SELECT coalesce(append_order_frontier('${table}', ${partition}, pg_current_snapshot()), '18446744073709551615'::xid8)))`;
 }
 
 /** What a repository pages an append-ordered table with (`appendOrdered`). */

@@ -1,15 +1,19 @@
-// Every append-ordered table is paged as its migration joined it (src/db/append-order.ts,
-// docs/decisions/0001-append-order.md): the tables the repositories declare with
-// `appendOrdered` are exactly those whose inserts draw their ids through the append order's
-// trigger, each with the partition column its trigger names (none: paged whole). A page
-// that asked the frontier for marks no writer takes would return rows above an uncommitted
-// one.
+// The append order (src/db/append-order.ts, docs/decisions/0001-append-order.md), in the
+// database, with each step of the writers placed by hand:
+// - every append-ordered table is paged as its migration joined it: the tables the
+//   repositories declare with `appendOrdered` are exactly those whose inserts draw their ids
+//   through the append order's trigger, each with the partition column its trigger names
+//   (none: paged whole). A page that asked the frontier for marks no writer takes would
+//   return rows above an uncommitted one;
+// - a row drawn after a writer that is still open is not final, also when that writer's
+//   transaction id is above every ended one (a snapshot does not list it) and when the later
+//   row was written in REPEATABLE READ (its snapshot predates the writer).
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { APPEND_ORDERED } from '../../src/db/append-order.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { APPEND_ORDERED, appendOrdered } from '../../src/db/append-order.js';
 import { createTestDatabase } from '../helper.js';
 
 const src = fileURLToPath(new URL('../../src/', import.meta.url));
@@ -41,4 +45,52 @@ it('declares each append-ordered table of the database once, with the partition 
   } finally {
     await client.end();
   }
+});
+
+describe('a row drawn after an open writer', () => {
+  const clients: pg.Client[] = [];
+  const connect = async () => {
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    clients.push(client);
+    return client;
+  };
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map((c) => c.end()));
+  });
+  const insert = async (client: pg.Client, name: string) => Number((await client.query<{ id: string }>('INSERT INTO pets (name, category_id) VALUES ($1, 1) RETURNING id', [name])).rows[0]?.id);
+  /** Whether each pet is final for a fresh reader's snapshot, as listPets decides it. */
+  const final = async (reader: pg.Client, ids: number[]) =>
+    (await reader.query<{ id: string; final: boolean }>(`SELECT id, ${appendOrdered('pets').isFinal()} AS final FROM pets WHERE id = ANY ($1) ORDER BY id`, [ids])).rows.map((r) => r.final);
+
+  it.each([
+    ['the later writer in READ COMMITTED, begun before it (the open one has the newest transaction id)', 'BEGIN'],
+    ['the later writer in REPEATABLE READ, its snapshot taken before the open one began', 'BEGIN ISOLATION LEVEL REPEATABLE READ'],
+  ])('is not final until the writer ends: %s', async (_, begin) => {
+    const [later, open, reader] = [await connect(), await connect(), await connect()];
+    await later.query(begin);
+    await later.query('SELECT pg_current_xact_id()');
+    await open.query('BEGIN');
+    const below = await insert(open, 'open');
+    const above = await insert(later, 'later');
+    await later.query('COMMIT');
+    expect(above).toBeGreaterThan(below);
+    // The open writer's id is above every transaction that has ended but its own advance.
+    expect(await final(reader, [below, above])).toEqual([false]);
+    await open.query('COMMIT');
+    expect(await final(reader, [below, above])).toEqual([true, true]);
+  });
+
+  it('is final once the writer rolls back', async () => {
+    const [later, open, reader] = [await connect(), await connect(), await connect()];
+    await later.query('BEGIN');
+    await later.query('SELECT pg_current_xact_id()');
+    await open.query('BEGIN');
+    await insert(open, 'open');
+    const above = await insert(later, 'later');
+    await later.query('COMMIT');
+    expect(await final(reader, [above])).toEqual([false]);
+    await open.query('ROLLBACK');
+    expect(await final(reader, [above])).toEqual([true]);
+  });
 });
