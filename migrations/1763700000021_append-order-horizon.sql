@@ -32,8 +32,9 @@ LOCK TABLE pets, orders, events, api_keys, webhook_endpoints, webhook_deliveries
 -- Unlogged: no WAL, and emptied after a crash, which loses nothing. Each write transaction
 -- that passes the horizon leaves one dead row (about 32 bytes): autovacuum takes them from
 -- every 10,000 on (docs/production.md: with autovacuum off, vacuum it as the other tables).
+-- Vacuum never truncates it: that would take a lock every writer's insert waits for.
 CREATE UNLOGGED TABLE append_order_horizon ();
-ALTER TABLE append_order_horizon SET (autovacuum_vacuum_threshold = 10000, autovacuum_vacuum_scale_factor = 0);
+ALTER TABLE append_order_horizon SET (autovacuum_vacuum_threshold = 10000, autovacuum_vacuum_scale_factor = 0, vacuum_truncate = false);
 
 -- Ends a sub-transaction id drawn now, above every transaction id drawn before, and returns
 -- it. The insert draws the id; the raise rolls the sub-block back, which ends it.
@@ -119,7 +120,8 @@ $$;
 --   is writing this table), or that committed since the snapshot was taken (its rows are
 --   committed and not seen). The mark is tried in shared mode, which never waits and never
 --   conflicts with another reader's try; a writer that has not marked yet then waits for
---   this statement before it draws.
+--   the reader's transaction to end before it draws (a page read inside a longer
+--   transaction, as a relay's, holds such a writer that long).
 -- - On a standby, where the primary's locks cannot be seen: the snapshot's xmin (every
 --   running transaction counts). src/catalogue/pets.ts asks the primary for a page cut short there.
 CREATE FUNCTION append_order_frontier(tbl text, part bigint, snap pg_snapshot) RETURNS xid8 LANGUAGE plpgsql AS $$

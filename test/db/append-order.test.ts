@@ -7,7 +7,8 @@
 //   return rows above an uncommitted one;
 // - a row drawn after a writer that is still open is not final, also when that writer's
 //   transaction id is above every ended one (a snapshot does not list it) and when the later
-//   row was written in REPEATABLE READ (its snapshot predates the writer).
+//   row was written in REPEATABLE READ (its snapshot predates the writer), and when the
+//   writer drew between two rows of one statement.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -58,6 +59,13 @@ describe('a row drawn after an open writer', () => {
   afterEach(async () => {
     await Promise.all(clients.splice(0).map((c) => c.end()));
   });
+  /** Waits for a condition, 30 s at most. */
+  const until = async (condition: () => Promise<boolean>) => {
+    for (const end = Date.now() + 30_000; !(await condition()); ) {
+      if (Date.now() > end) throw new Error('the condition did not hold within 30 s');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  };
   const insert = async (client: pg.Client, name: string) => Number((await client.query<{ id: string }>('INSERT INTO pets (name, category_id) VALUES ($1, 1) RETURNING id', [name])).rows[0]?.id);
   /** Whether each pet is final for a fresh reader's snapshot, as listPets decides it. */
   const final = async (reader: pg.Client, ids: number[]) =>
@@ -79,6 +87,26 @@ describe('a row drawn after an open writer', () => {
     expect(await final(reader, [below, above])).toEqual([false]);
     await open.query('COMMIT');
     expect(await final(reader, [below, above])).toEqual([true, true]);
+  });
+
+  it('is not final when the writer drew between two rows of one statement (each row reads a snapshot taken after its own id)', async () => {
+    const [gate, slow, open, reader] = [await connect(), await connect(), await connect(), await connect()];
+    await gate.query('SELECT pg_advisory_lock(4242)');
+    // The slow statement draws its first row, then waits at its second for the gate.
+    const rows = slow.query<{ id: string }>(
+      `INSERT INTO pets (name, category_id) SELECT 'slow ' || g, 1 FROM generate_series(1, 3) AS g
+       CROSS JOIN LATERAL (SELECT CASE WHEN g = 2 THEN pg_advisory_lock_shared(4242) END) AS waits RETURNING id`,
+    );
+    await until(async () => (await reader.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = 4242 AND NOT granted")).rows[0]?.n === 1);
+    await open.query('BEGIN');
+    const between = await insert(open, 'open');
+    await gate.query('SELECT pg_advisory_unlock(4242)');
+    const ids = (await rows).rows.map((r) => Number(r.id));
+    expect(ids[0]).toBeLessThan(between);
+    expect(ids[1]).toBeGreaterThan(between);
+    expect(await final(reader, ids)).toEqual([true, false, false]);
+    await open.query('COMMIT');
+    expect(await final(reader, [...ids, between])).toEqual([true, true, true, true]);
   });
 
   it('is final once the writer rolls back', async () => {
