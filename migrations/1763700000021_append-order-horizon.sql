@@ -58,7 +58,8 @@ $$;
 -- ended (a fresh snapshot's xmax is above this one's id; in READ COMMITTED every statement
 -- of a function takes a fresh snapshot, in the other levels the check fails and it ends one).
 -- The insert draws a sub-transaction id, above this one; the raise rolls the sub-block back,
--- which ends it.
+-- which ends it. It is append_order_end_id's sub-block without reading the id back, written
+-- out here because every writer that is the newest transaction runs it.
 CREATE FUNCTION append_order_advance(me xid8) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
   IF pg_snapshot_xmax(pg_current_snapshot()) <= me THEN
