@@ -28,7 +28,14 @@ export interface Claimed {
   may_see: boolean;
 }
 
+/** The advisory lock under which leases are taken, one claim at a time (a fixed key of this module's own). */
+const CLAIM_LOCK = "hashtext('webhook_endpoints claim')";
+
 const STATEMENTS = {
+  // Claims run one at a time across instances, so that each claim's snapshot (taken after
+  // this lock, in READ COMMITTED) counts every lease an earlier claim took: without it, two
+  // claims that overlap each count none of the other's, and one key holds more than $4.
+  lockClaim: statement<Record<string, never>>('webhook-messages-lock-claim', `SELECT FROM pg_advisory_xact_lock(${CLAIM_LOCK})`),
   // $1 lease token, $2 lease in ms, $3 at most this many endpoints, $4 at most this many
   // leases in force per API key (across instances): the enabled endpoints with a due message
   // and no lease in force, least recently claimed first, each with its oldest due message.
@@ -185,7 +192,10 @@ export function createWebhookMessagesRepository(pool: pg.Pool) {
      * leaving each API key at most `perKey` leases in force (across instances).
      */
     async claim(token: string, leaseMs: number, limit: number, perKey: number): Promise<Claimed[]> {
-      return inTransaction(pool, (tx) => query(tx, STATEMENTS.claim, [token, leaseMs, limit, perKey]));
+      return inTransaction(pool, async (tx) => {
+        await execute(tx, STATEMENTS.lockClaim);
+        return query(tx, STATEMENTS.claim, [token, leaseMs, limit, perKey]);
+      });
     },
 
     /** Releases the lease without an attempt, dropping the message (its key may no longer see it, or it is gone). */
