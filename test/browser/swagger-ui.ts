@@ -43,6 +43,7 @@ export async function stop(): Promise<void> {
   if (!shared) return;
   const { db, server, browser } = shared;
   shared = undefined;
+  kept = undefined;
   try {
     await browser.close();
     expect(await server.stop('SIGTERM'), server.output()).toBe(0);
@@ -52,8 +53,16 @@ export async function stop(): Promise<void> {
   }
 }
 
-/** A new browser context showing the service's /docs page (rendered). */
-export async function withDocs(run: (docs: Docs) => Promise<void>): Promise<void> {
+/** The page that cases asking `keep` share (closed with the browser by stop()). */
+let kept: Docs | undefined;
+
+/**
+ * A new browser context showing the service's /docs page (rendered). With `keep`, every case
+ * of the file that asks for it gets the same page, in the state the case before left it: a
+ * load of Swagger UI costs some 10 s of CPU on this machine (ApiDOM resolving the contract).
+ */
+export async function withDocs(run: (docs: Docs) => Promise<void>, { keep = false }: { keep?: boolean } = {}): Promise<void> {
+  if (keep && kept) return run(kept);
   shared ??= await start();
   const { server, browser, key } = shared;
   const context = await browser.newContext();
@@ -69,9 +78,11 @@ export async function withDocs(run: (docs: Docs) => Promise<void>): Promise<void
     await page.goto(`${server.url}/docs`);
     // Swagger UI has rendered once the operation blocks are there.
     await page.locator('.opblock').first().waitFor();
-    await run({ url: server.url, key, page, requests, errors });
+    const docs = { url: server.url, key, page, requests, errors };
+    if (keep) kept = docs;
+    await run(docs);
   } finally {
-    await context.close();
+    if (!keep) await context.close();
   }
 }
 

@@ -15,7 +15,7 @@ afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
 describe('npm start after a change to the sources', { timeout: 180_000 }, () => {
   it('a source change is compiled before the next start serves it; then Ctrl-C (SIGINT to the process group) drains and leaves nothing', async () => {
-    // A first start compiles dist/ and prints the development key; SIGTERM to npm stops it.
+    // A first start (on the tree's build) prints the development key; SIGTERM to npm stops it.
     const { started: first, key } = await firstStart();
     await stopWhileInFlight(first, key, 'sigterm-npm', () => process.kill(first.child.pid as number, 'SIGTERM'));
     // An edit to a compiled input (here the contract's version in generated/openapi.ts) must

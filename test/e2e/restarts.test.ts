@@ -90,7 +90,7 @@ describe('npm start on one data folder, again and again', { timeout: 180_000 }, 
     expect(read.status).toBe(200);
     // SIGTERM to the pid `npm start` hands a supervisor: npm's.
     await stopWhileInFlight(recovered, key, 'sigterm-npm', () => process.kill(recovered.child.pid as number, 'SIGTERM'));
-    // dist/ was compiled by the failing start, the first case: none of these compiles.
+    // dist/ is the tree's build (test/support/npm-start.ts): none of these starts compiles.
     console.log(`start-to-ready through npm start: first (initdb) ${Math.round(timings.cold ?? 0)} ms, again ${Math.round(timings.warm ?? 0)} ms, after SIGKILL ${Math.round(timings.recovery ?? 0)} ms`);
   });
 });

@@ -2,7 +2,7 @@
 // new files in an empty folder (nothing ignored: no node_modules, .data or dist), the
 // service started and stopped there, and what a stop leaves behind.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'vitest';
@@ -27,12 +27,17 @@ export function copyOfTheTree(): string {
 }
 
 /**
- * A copy of the tree whose node_modules is this tree's (a link): for what does not depend on
- * the install, which test/e2e/fresh-machine.test.ts makes with `npm ci`.
+ * A copy of the tree whose node_modules is this tree's (a link), and whose dist/ is this
+ * tree's build (made by test/setup/database.ts, with its fingerprint of the sources): for
+ * what does not depend on the install or on a first compilation, which
+ * test/e2e/fresh-machine.test.ts makes with `npm ci` and `npm start` from nothing. The copy's
+ * first start compiles nothing when the sources are those the build was made from; the
+ * changes these cases make are compiled as on any machine (scripts/build-when-changed.mjs).
  */
 export function copyWithThisTreesModules(): string {
   const folder = copyOfTheTree();
   symlinkSync(path.join(root, 'node_modules'), path.join(folder, 'node_modules'), 'dir');
+  cpSync(path.join(root, 'dist'), path.join(folder, 'dist'), { recursive: true });
   return folder;
 }
 

@@ -34,7 +34,8 @@ const CLAIM_LOCK = "hashtext('webhook_endpoints claim')";
 const STATEMENTS = {
   // Claims run one at a time across instances, so that each claim's snapshot (taken after
   // this lock, in READ COMMITTED) counts every lease an earlier claim took: without it, two
-  // claims that overlap each count none of the other's, and one key holds more than $4.
+  // claims that overlap each count none of the other's, and one key holds more than $4
+  // (docs/decisions/0006-webhook-delivery.md, invariants).
   lockClaim: statement<Record<string, never>>('webhook-messages-lock-claim', `SELECT FROM pg_advisory_xact_lock(${CLAIM_LOCK})`),
   // $1 lease token, $2 lease in ms, $3 at most this many endpoints, $4 at most this many
   // leases in force per API key (across instances): the enabled endpoints with a due message
