@@ -10,10 +10,11 @@ export default defineConfig({
     // 2-core machine, and a timeout there is a failure that says nothing about the code.
     testTimeout: 120_000,
     hookTimeout: 180_000,
-    // Three workers on two cores: much of a file's time is spent waiting (for a child
-    // process, a socket, a timer or PostgreSQL), and a third file fills those waits. Files
-    // start largest first (vitest's order without a cache), so the longest do not come last.
-    maxWorkers: 3,
+    // Two workers on two cores: the run keeps both cores busy all but some 80 s, and a third
+    // worker, which filled the waits, now adds as much CPU as it saves time (502 s and 498 s
+    // for the whole run) while three heavy files at once took a file past 60 s. Files start
+    // largest first (vitest's order without a cache), so the longest do not come last.
+    maxWorkers: 2,
     // A worker keeps the modules it imported for its next file (every file has its own
     // database and app, and no file changes a module's state): importing the app again for
     // each of some 90 files cost about a fifth of the run. A file that mocks a module calls

@@ -83,18 +83,20 @@ describe.skipIf(!runs)('Swagger UI at /docs, in Chromium', () => {
       // own section, are checked by the next test).
       // Read in one pass over the page (a round trip to the browser per block and field cost
       // seconds); each block marked deprecated exactly when the contract says so.
-      const shown = await page.locator('.opblock[id^="operations-"]').evaluateAll((elements) =>
-        elements
+      const shown = await page.locator('.opblock[id^="operations-"]').evaluateAll((elements) => {
+        const shownText = (found: (typeof elements)[number] | null) => (found && 'innerText' in found ? found.innerText.trim() : undefined);
+        return elements
           .filter((element) => !element.closest('.webhooks'))
           .map((element) => ({
             id: element.id,
-            visible: element.checkVisibility(),
-            operationId: element.querySelector('.opblock-summary-operation-id')?.textContent?.trim(),
-            summary: element.querySelector('.opblock-summary-description')?.textContent?.trim(),
+            // What a person sees: rendered (not hidden by visibility or size), and the text as shown.
+            visible: element.checkVisibility({ visibilityProperty: true }) && element.getClientRects().length > 0,
+            operationId: shownText(element.querySelector<typeof element>('.opblock-summary-operation-id')),
+            summary: shownText(element.querySelector<typeof element>('.opblock-summary-description')),
             deprecated: element.classList.contains('opblock-deprecated'),
           }))
-          .sort((a, b) => a.id.localeCompare(b.id)),
-      );
+          .sort((a, b) => a.id.localeCompare(b.id));
+      });
       const expected = operations
         .map(({ tag, operationId, summary, deprecated }) => ({ id: `operations-${tag}-${operationId}`, visible: true, operationId, summary, deprecated }))
         .sort((a, b) => a.id.localeCompare(b.id));

@@ -158,20 +158,28 @@ async function get(service: Service, url: string, headers: Record<string, string
 
 // ---- The image's file set
 
-/** The files of the tree's dist/ that compile a source of src/ or generated/, copied into `target`. */
+/**
+ * The files of the tree's dist/ that compile a source of src/ or generated/, copied into
+ * `target`; first made current (scripts/build-when-changed.mjs, a few ms when it is), and
+ * every source's output must be there.
+ */
 function builtFromTheTree(target: string): void {
+  const built = spawnSync(process.execPath, ['scripts/build-when-changed.mjs'], { cwd: root, encoding: 'utf8' });
+  expect(built.status, `${built.stdout}${built.stderr}`).toBe(0);
   const dist = path.join(root, 'dist');
-  let copied = 0;
+  const sources = new Set<string>();
   for (const dir of ['src', 'generated']) {
-    for (const entry of readdirSync(path.join(dist, dir), { recursive: true, withFileTypes: true })) {
-      if (!entry.isFile()) continue;
-      const file = path.relative(dist, path.join(entry.parentPath, entry.name));
-      if (!existsSync(path.join(root, file.replace(/\.js(\.map)?$/, '.ts')))) continue;
-      cpSync(path.join(dist, file), path.join(target, file));
-      copied++;
+    for (const entry of readdirSync(path.join(root, dir), { recursive: true, withFileTypes: true })) {
+      if (entry.isFile() && entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) sources.add(path.relative(root, path.join(entry.parentPath, entry.name)));
     }
   }
-  expect(copied).toBeGreaterThan(0);
+  for (const source of sources) {
+    for (const file of [source.replace(/\.ts$/, '.js'), source.replace(/\.ts$/, '.js.map')]) {
+      expect(existsSync(path.join(dist, file)), `dist/${file}`).toBe(true);
+      cpSync(path.join(dist, file), path.join(target, file));
+    }
+  }
+  expect(sources.size).toBeGreaterThan(0);
 }
 
 let work: string; // holds build/ (the build stage's /app) and app/ (the runtime stage's /app)

@@ -40,7 +40,8 @@ const STATEMENTS = {
   // $1 lease token, $2 lease in ms, $3 at most this many endpoints, $4 at most this many
   // leases in force per API key (across instances): the enabled endpoints with a due message
   // and no lease in force, least recently claimed first, each with its oldest due message.
-  // An expired previous secret is cleared as the lease is taken.
+  // An expired previous secret is cleared as the lease is taken. A lease runs from the
+  // statement's start, after the claim lock (now() is the transaction's, before its wait).
   claim: statement<Claimed>(
     'webhook-messages-claim',
     `WITH candidates AS (
@@ -60,7 +61,7 @@ const STATEMENTS = {
        ORDER BY claimed_at NULLS FIRST, id
        LIMIT $3
      ), leased AS (
-       UPDATE webhook_endpoints ep SET lease_token = $1, lease_until = now() + $2::int * interval '1 millisecond', claimed_at = clock_timestamp(),
+       UPDATE webhook_endpoints ep SET lease_token = $1, lease_until = statement_timestamp() + $2::int * interval '1 millisecond', claimed_at = clock_timestamp(),
          previous_secret = CASE WHEN ep.previous_secret_expires_at > now() THEN ep.previous_secret END,
          previous_secret_expires_at = CASE WHEN ep.previous_secret_expires_at > now() THEN ep.previous_secret_expires_at END
        FROM picked WHERE ep.id = picked.id
