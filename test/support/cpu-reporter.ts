@@ -1,6 +1,7 @@
-// A vitest reporter that prints each file's CPU time: the machine's busy time (/proc/stat,
-// every process: the worker, the services and browsers it starts, PostgreSQL) while the file
-// ran, beside its wall time. Meaningful with one worker, where files run one at a time:
+// A vitest reporter that prints each file's wall time, from its start to its end, hooks and
+// module set-up included, beside the machine's busy CPU time meanwhile (/proc/stat, every
+// process: the worker, the services and browsers it starts, PostgreSQL). The CPU is the
+// file's own with one worker, where files run one at a time:
 //   npx vitest run --maxWorkers=1 --reporter=./test/support/cpu-reporter.ts --reporter=dot
 // (docs/testing.md, where the suite's time goes). Linux only.
 import { readFileSync } from 'node:fs';
