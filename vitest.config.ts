@@ -10,10 +10,10 @@ export default defineConfig({
     // 2-core machine, and a timeout there is a failure that says nothing about the code.
     testTimeout: 120_000,
     hookTimeout: 180_000,
-    // Two workers on two cores: the run keeps both cores busy all but some 80 s, and a third
-    // worker, which filled the waits, now adds as much CPU as it saves time (502 s and 498 s
-    // for the whole run) while three heavy files at once took a file past 60 s. Files start
-    // largest first (vitest's order without a cache), so the longest do not come last.
+    // Two workers on two cores: the run is bound by CPU, so a third worker gains little time
+    // and puts three heavy files side by side, each then slower (docs/testing.md, where the
+    // suite's time goes). Files start largest first (vitest's order without a cache), so the
+    // longest do not come last.
     maxWorkers: 2,
     // A worker keeps the modules it imported for its next file (every file has its own
     // database and app, and no file changes a module's state): importing the app again for

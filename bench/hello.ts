@@ -3,9 +3,8 @@
 // against). It also answers the mixed traffic's other requests with constants (a list with
 // a constant `Link: rel="next"`, so a browse follows it as it would on the service; a
 // create, whose JSON body Fastify parses, named in `Location`; a rename and a removal; an
-// order placed, completed or cancelled), so the
-// profile of mixed traffic can be set against the same requests costing nothing but HTTP
-// and the framework (bench/profile.ts).
+// order placed, completed or cancelled), so the profile of mixed traffic can be set against
+// the same requests costing nothing but HTTP and the framework (bench/profile.ts).
 import Fastify from 'fastify';
 
 const app = Fastify({ logger: false });

@@ -26,6 +26,8 @@ interface Shared {
   key: string;
 }
 let shared: Shared | undefined;
+/** The page that cases asking `keep` share (closed with the browser by stop()). */
+let kept: Docs | undefined;
 
 async function start(): Promise<Shared> {
   const db = await createTestDatabase();
@@ -53,13 +55,10 @@ export async function stop(): Promise<void> {
   }
 }
 
-/** The page that cases asking `keep` share (closed with the browser by stop()). */
-let kept: Docs | undefined;
-
 /**
  * A new browser context showing the service's /docs page (rendered). With `keep`, every case
- * of the file that asks for it gets the same page, in the state the case before left it: a
- * load of Swagger UI costs some 10 s of CPU on this machine (ApiDOM resolving the contract).
+ * of the file that asks for it gets the same page, in the state the case before left it (a
+ * load of Swagger UI is the costliest step of these cases: docs/testing.md).
  */
 export async function withDocs(run: (docs: Docs) => Promise<void>, { keep = false }: { keep?: boolean } = {}): Promise<void> {
   if (keep && kept) return run(kept);

@@ -160,8 +160,8 @@ async function get(service: Service, url: string, headers: Record<string, string
 
 /**
  * The files of the tree's dist/ that compile a source of src/ or generated/, copied into
- * `target`; first made current (scripts/build-when-changed.mjs, a few ms when it is), and
- * every source's output must be there.
+ * `target`; first made current (scripts/build-when-changed.mjs, which compiles only when the
+ * sources changed), and every source's output must be there.
  */
 function builtFromTheTree(target: string): void {
   const built = spawnSync(process.execPath, ['scripts/build-when-changed.mjs'], { cwd: root, encoding: 'utf8' });

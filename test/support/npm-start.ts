@@ -38,8 +38,8 @@ export function copyWithThisTreesModules(): string {
   const folder = copyOfTheTree();
   symlinkSync(path.join(root, 'node_modules'), path.join(folder, 'node_modules'), 'dir');
   // The compiled sources and the fingerprint that says which sources they are; not tsc's
-  // build info (its times, a few ms apart from the cases' edits, could make `tsc -b` call a
-  // changed copy up to date) nor other tools' files (test/browser/redoc.test.ts rewrites one).
+  // build info (its times, within the clock's step of the cases' edits, could make `tsc -b`
+  // call a changed copy up to date) nor other tools' files (test/browser/redoc.test.ts rewrites one).
   for (const entry of ['src', 'generated', 'build-inputs.sha256']) cpSync(path.join(root, 'dist', entry), path.join(folder, 'dist', entry), { recursive: true });
   return folder;
 }
