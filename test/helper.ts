@@ -37,6 +37,18 @@ export async function createTestDatabase(options: { empty?: boolean } = {}): Pro
 }
 
 /**
+ * A pool for a test's own SQL on its database. End it with `closePool` (src/db/pool.ts), not
+ * `end()`: `end()` resolves before the server has seen the connections go, and the database's
+ * drop (`WITH (FORCE)`) would then terminate one mid-close, which a bare pg.Pool throws as an
+ * uncaught error.
+ */
+export function testPool(url: string, max = 2): pg.Pool {
+  return createPool({ DATABASE_URL: url, DB_POOL_MAX: max, DB_CONNECT_TIMEOUT_MS: 10_000, DB_STATEMENT_TIMEOUT_MS: 60_000 });
+}
+
+export { closePool };
+
+/**
  * The configuration production would load, for this database, with logging off, and no load
  * shedding unless a test turns it on (MAX_EVENT_LOOP_DELAY_MS): a test's answers must not
  * depend on how busy the machine running it is.

@@ -5,7 +5,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Key } from '../../src/db/keyset.js';
 import { tableRepository } from '../../src/db/table.js';
-import { createTestDatabase } from '../helper.js';
+import { closePool, createTestDatabase, testPool } from '../helper.js';
 
 interface Row {
   id: number;
@@ -17,7 +17,7 @@ let db: { url: string; drop: () => Promise<void> };
 let pool: pg.Pool;
 beforeAll(async () => {
   db = await createTestDatabase({ empty: true });
-  pool = new pg.Pool({ connectionString: db.url, max: 2 });
+  pool = testPool(db.url, 2);
   await pool.query('CREATE TABLE things (id bigint PRIMARY KEY, name text NOT NULL, score int NOT NULL)');
   await pool.query('CREATE INDEX things_name ON things (name, id)');
   // Few names and scores for 300 rows: most rows tie with others on every sort column.
@@ -25,7 +25,7 @@ beforeAll(async () => {
   await pool.query('ANALYZE things');
 });
 afterAll(async () => {
-  await pool?.end();
+  if (pool) await closePool(pool);
   await db?.drop();
 });
 

@@ -11,7 +11,7 @@
 // once, in ascending id, and none other.
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createApiKey, createTestDatabase } from '../helper.js';
+import { closePool, createApiKey, createTestDatabase, testPool } from '../helper.js';
 import { startServer, within, WAIT_MS, type ServerProcess } from '../process.js';
 
 const WRITERS = 8; // half per key
@@ -32,7 +32,7 @@ const keys: { key: string; id: number }[] = [];
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  db = new pg.Pool({ connectionString: database.url, max: 2 });
+  db = testPool(database.url, 2);
   keys.push(await createApiKey(db, 'writer A'), await createApiKey(db, 'writer B'));
   const env = {
     DATABASE_URL: database.url,
@@ -47,7 +47,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(servers.map((s) => s.stop('SIGKILL')));
-  await db?.end();
+  if (db) await closePool(db);
   await database?.drop();
 });
 

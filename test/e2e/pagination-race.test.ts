@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createApiKey, createTestDatabase } from '../helper.js';
+import { closePool, createApiKey, createTestDatabase, testPool } from '../helper.js';
 import { startInstances, type ServerProcess } from '../process.js';
 
 const INSTANCES = 3;
@@ -25,9 +25,9 @@ let key = '';
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  const pool = new pg.Pool({ connectionString: database.url, max: 1 });
+  const pool = testPool(database.url, 1);
   key = (await createApiKey(pool)).key;
-  await pool.end();
+  await closePool(pool);
   servers = await startInstances(database.url, INSTANCES);
 }, 120_000);
 
