@@ -1,7 +1,7 @@
 // The pets table: every statement that reads or writes it, and the one place where a pet's
 // status is written: by orders (`PET_STATUS_CHANGES`, which orders' statements embed so that
 // an order and its pet change in one statement) and by updatePet (`update`), which never
-// makes a pet pending nor changes a pending pet's status.
+// makes a pet pending nor changes the status of a pet that a placed order holds.
 //
 // Reads are each pet's JSON as the contract writes it (built by PostgreSQL as it reads the
 // row, `pet_json(pets)`, generated from the Pet schema: docs/decisions/0003-postgresql-built-json.md), joined into pages by PostgreSQL and sent
@@ -102,15 +102,26 @@ const pages = (slots: string, afters: string, sizes: string) =>
 const statusPages = (slots: string, statuses: string, afters: string, sizes: string) =>
   `SELECT t.i, p.* FROM unnest(${slots}, ${statuses}, ${afters}, ${sizes}) AS t(i, status, after, lim) CROSS JOIN LATERAL (${page(statusScan('t.status', 't.after', 't.lim'), 't.lim')}) AS p`;
 
+// Whether a locked pending pet (`t`, a row of `target`) may be held by a placed order. A pet
+// is held only while a placed order names it: one created pending is held by none, and
+// changes and goes like any other. The orders are read in the statement's snapshot, which
+// may predate the version the lock read (an order placed while this statement waited for
+// the row), so a version other than the snapshot's counts as held too: src/store/holds.ts
+// then reads the holder in a statement of its own and, finding none, tries the change again.
+const mayBeHeld = (t: string) =>
+  `(EXISTS (SELECT FROM orders o WHERE o.pet_id = ${t}.id AND o.status = 'placed')
+    OR ${t}.version IS DISTINCT FROM (SELECT p.xmin::text FROM pets p WHERE p.id = ${t}.id))`;
+
 // The first part of a change: the pet's row locked (`FOR UPDATE` waits for a writer that
 // holds it, then reads its newest version), and what that version allows: `matched`, the
 // If-Match condition ($tags: strong entity tags, null when there is none) holds; `reserved`,
-// the pet is pending and the change would touch its status ($status: whether it does).
+// the change would touch its status ($status: whether it does) and the pet is pending and
+// may be held by a placed order (`mayBeHeld`, asked only then).
 const decide = (id: string, tags: string, status: string) => `target AS MATERIALIZED (
-      SELECT id, status, pet_json(pets) AS json FROM pets WHERE id = ${id} AND deleted_at IS NULL FOR UPDATE
+      SELECT id, status, xmin::text AS version, pet_json(pets) AS json FROM pets WHERE id = ${id} AND deleted_at IS NULL FOR UPDATE
     ), decided AS MATERIALIZED (
       SELECT json, (${tags}::text[] IS NULL OR pet_etag(json) = ANY (${tags}::text[])) AS matched,
-        (${status} AND coalesce(status, '') = 'pending') AS reserved
+        (${status} AND coalesce(status, '') = 'pending' AND ${mayBeHeld('target')}) AS reserved
       FROM target
     )`;
 // The same for several pets, each its own slot: `input`, a row per slot (its pet's `id`, its
@@ -119,10 +130,10 @@ const decide = (id: string, tags: string, status: string) => `target AS MATERIAL
 // that share pets wait for each other, never in a circle.
 const decideMany = (input: string, ids: string, changesStatus: string) => `input AS (${input}),
     target AS MATERIALIZED (
-      SELECT id, status, pet_json(pets) AS json FROM pets WHERE id = ANY (${ids}) AND deleted_at IS NULL ORDER BY id FOR UPDATE
+      SELECT id, status, xmin::text AS version, pet_json(pets) AS json FROM pets WHERE id = ANY (${ids}) AND deleted_at IS NULL ORDER BY id FOR UPDATE
     ), decided AS MATERIALIZED (
       SELECT i.*, t.json, (i.tags IS NULL OR pet_etag(t.json) = ANY (string_to_array(i.tags, ' '))) AS matched,
-        (${changesStatus} AND coalesce(t.status, '') = 'pending') AS reserved
+        (${changesStatus} AND coalesce(t.status, '') = 'pending' AND ${mayBeHeld('t')}) AS reserved
       FROM input i JOIN target t ON t.id = i.id
     )`;
 interface ChangeRow {
@@ -313,7 +324,7 @@ export interface TaggedPet<P> {
  */
 export type IfMatch = readonly string[] | undefined;
 
-/** What a change or a removal did: `reserved` when a placed order holds the pet (it is pending). */
+/** What a change or a removal did: `reserved` when a placed order may hold the pet (it is pending; src/store/holds.ts finds out). */
 export type PetChange<Done> = Done | { outcome: 'not-found' } | { outcome: 'precondition-failed' } | { outcome: 'reserved' };
 
 /** A page of pets, as listPets answers it. */

@@ -5,8 +5,8 @@ import { callerOf } from '../api-keys/caller.js';
 import { changedSince, unlessHeld } from '../store/holds.js';
 
 // Removes a pet from the catalogue (soft: its orders keep naming it), in one statement under
-// its row lock (src/catalogue/pets.ts). A pending pet is 409 whatever If-Match says: its order
-// must be closed first.
+// its row lock (src/catalogue/pets.ts). A pet a placed order holds is 409 whatever If-Match says:
+// its order must be closed first.
 export const deletePet: Handler<'deletePet'> = async ({ params, headers, context }, { pets, orders }) => {
   const id = params.petId;
   const ifMatch = ifMatchCondition(headers['If-Match']);
@@ -22,7 +22,7 @@ export const deletePet: Handler<'deletePet'> = async ({ params, headers, context
       return errorAnswer(
         'pet_reserved',
         removal.holder === 'none'
-          ? `Pet ${id} is pending: complete or cancel the order that holds it first, then remove the animal`
+          ? `Pet ${id} is pending and kept changing while this request waited for it: read it again, then retry`
           : removal.holder === "another key's"
             ? `Pet ${id} is held by an order, which is placed: it can be removed once the order is completed, cancelled or expires`
             : `Pet ${id} is held by order ${removal.holder}, which is placed: complete or cancel the order first, then remove the animal`,

@@ -5,8 +5,8 @@ import { callerOf } from '../api-keys/caller.js';
 import { changedSince, unlessHeld } from '../store/holds.js';
 
 // A JSON Merge Patch of name, categoryId and status, decided and written in one statement
-// under the pet's row lock (src/catalogue/pets.ts): If-Match, then the rule that a pending pet's
-// status is its order's to change. `{}` changes nothing and answers the pet and its ETag.
+// under the pet's row lock (src/catalogue/pets.ts): If-Match, then the rule that the status of a
+// pet a placed order holds is the order's to change. `{}` changes nothing and answers the pet and its ETag.
 export const updatePet: Handler<'updatePet'> = async ({ params, headers, body, context }, { pets, orders }) => {
   const id = params.petId;
   const ifMatch = ifMatchCondition(headers['If-Match']);
@@ -22,7 +22,7 @@ export const updatePet: Handler<'updatePet'> = async ({ params, headers, body, c
       return errorAnswer(
         'pet_reserved',
         change.holder === 'none'
-          ? `Pet ${id} is pending: its status changes when the order that holds it is completed, cancelled or expires`
+          ? `Pet ${id} is pending and kept changing while this request waited for it: read it again, then retry`
           : `Pet ${id} is held by ${change.holder === "another key's" ? 'an order' : `order ${change.holder}`}, which is placed: its status changes when the order is completed, cancelled or expires`,
       );
   }

@@ -8,16 +8,17 @@ export const changedSince = (id: number): string => `Pet ${id} has changed since
 /**
  * A change refused because the pet is pending: the id of the placed order that holds it when
  * the caller placed it, `another key's` when another key did (whose id the caller may not
- * learn), `none` when none was found.
+ * learn), `none` when none was found three times (the pet kept changing).
  */
 export type Held = { outcome: 'held'; holder: number | "another key's" | 'none' };
 
 /**
- * updatePet and deletePet: runs `change` and, when it was refused because the pet is
- * pending, names the placed order that holds it, read in a statement of its own (a fresh
- * snapshot). That order may have closed in between, and the pet is pending no more: the
- * change is then tried again (at most twice more), so that the answer is the change's own,
- * or a 409 that names the order holding the pet.
+ * updatePet and deletePet: runs `change` and, when it was refused because a placed order may
+ * hold the pet, names the placed order that holds it, read in a statement of its own (a fresh
+ * snapshot). None may hold it: that order closed in between, or the pet, pending without an
+ * order, changed while the change waited for its row. The change is then tried again (at most
+ * twice more), so that the answer is the change's own, or a 409 that names the order holding
+ * the pet.
  */
 export async function unlessHeld<Done extends { outcome: 'changed' | 'removed' }>(
   petId: number,

@@ -1,11 +1,12 @@
 // Every status transition of a pet, one row each: from a status (none: created without one;
 // pending: held by a placed order; pending, no order: created as pending, which createPet
-// accepts; removed: deletePet), an operation that could change it, the
+// accepts, and which no order holds; removed: deletePet), an operation that could change it, the
 // answer, and the status stored afterwards. Each row's answer and outcome are written out,
 // not derived. Every answer goes through `t.api`, which checks it against the contract; where
 // the answer is an error, the pet's stored row is unchanged.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, lapseOrder, type TestApp } from '../helper.js';
+import type pg from 'pg';
 import { within, WAIT_MS } from '../process.js';
 
 let t: TestApp;
@@ -99,12 +100,12 @@ const rows: [From, Action, number, string | undefined, After][] = [
   ['pending', 'the order expires', 200, 'expired', 'available'],
   ['pending', 'deletePet', 409, 'pet_reserved', 'pending'],
 
-  ['pending, no order', 'patch available', 409, 'pet_reserved', 'pending'],
-  ['pending, no order', 'patch sold', 409, 'pet_reserved', 'pending'],
-  ['pending, no order', 'patch null', 409, 'pet_reserved', 'pending'],
+  ['pending, no order', 'patch available', 200, undefined, 'available'],
+  ['pending, no order', 'patch sold', 200, undefined, 'sold'],
+  ['pending, no order', 'patch null', 200, undefined, 'none'],
   ['pending, no order', 'patch pending', 400, 'bad_request', 'pending'],
   ['pending, no order', 'placeOrder', 409, 'pet_not_available', 'pending'],
-  ['pending, no order', 'deletePet', 409, 'pet_reserved', 'pending'],
+  ['pending, no order', 'deletePet', 204, undefined, 'removed'],
 
   ['sold', 'patch available', 200, undefined, 'available'],
   ['sold', 'patch sold', 200, undefined, 'sold'],
@@ -153,5 +154,57 @@ describe('every status transition of a pet', () => {
     const filter = after === 'none' || after === 'removed' ? '' : `&status=${after}`;
     const listed = await t.api({ method: 'GET', url: `/v1/pets?id=${pet.id}${filter}`, headers: t.auth });
     expect((listed.json() as { id: number; status?: string }[]).map((p) => [p.id, p.status ?? 'none'])).toEqual(after === 'removed' ? [] : [[pet.id, after]]);
+  });
+});
+
+// A change decides on the pet's newest version, which it reads once it holds the row's lock,
+// but it reads the orders in the snapshot its statement started with. An order placed while
+// it waited for the row is not in that snapshot: the pet it holds must still be refused.
+describe('an order placed while a change waits for the pet', () => {
+  /** In an open transaction: each pet made pending by an order of the test's key, as placeOrder does; the orders' ids. */
+  async function placeUncommitted(sql: pg.PoolClient, ids: number[]): Promise<number[]> {
+    await sql.query('BEGIN');
+    const orders: number[] = [];
+    for (const id of ids) {
+      expect((await sql.query("UPDATE pets SET status = 'pending' WHERE id = $1 AND status = 'available'", [id])).rowCount).toBe(1);
+      const placed = await sql.query<{ id: string }>(
+        "INSERT INTO orders (api_key_id, pet_id, status, placed_at, expires_at) VALUES ((SELECT min(id) FROM api_keys), $1, 'placed', now(), now() + interval '15 minutes') RETURNING id",
+        [id],
+      );
+      orders.push(Number(placed.rows[0]?.id));
+    }
+    return orders;
+  }
+
+  /** Resolves once `n` statements of this database wait for a lock. */
+  const waitingForLocks = (n: number) =>
+    within(WAIT_MS, async () => (await t.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).rows[0]?.n === n, 20);
+
+  const created = async () => (await t.api({ method: 'POST', url: '/v1/pets', headers: { ...t.auth, ...json }, payload: JSON.stringify({ name: 'Rex', categoryId: 1, status: 'available' }) })).json().id as number;
+
+  it.each([
+    ['deletePet, alone', 1, (id: number) => t.api({ method: 'DELETE', url: `/v1/pets/${id}`, headers: t.auth })],
+    ['deletePet, two in one statement', 2, (id: number) => t.api({ method: 'DELETE', url: `/v1/pets/${id}`, headers: t.auth })],
+    ['updatePet setting status, alone', 1, (id: number) => t.api({ method: 'PATCH', url: `/v1/pets/${id}`, headers: { ...t.auth, 'content-type': 'application/merge-patch+json' }, payload: '{"status":"sold"}' })],
+    ['updatePet setting status, two in one statement', 2, (id: number) => t.api({ method: 'PATCH', url: `/v1/pets/${id}`, headers: { ...t.auth, 'content-type': 'application/merge-patch+json' }, payload: '{"status":"sold"}' })],
+  ] as const)('%s: 409 naming the order, and the pet stays held', async (_, count, change) => {
+    const ids: number[] = [];
+    for (let i = 0; i < count; i++) ids.push(await created());
+    const sql = await t.pool.connect();
+    try {
+      const orders = await placeUncommitted(sql, ids);
+      const answers = Promise.all(ids.map((id) => change(id)));
+      await waitingForLocks(1);
+      await sql.query('COMMIT');
+      const done = await answers;
+      done.forEach((answer, i) => {
+        expect(answer.statusCode, answer.body).toBe(409);
+        expect(answer.json()).toMatchObject({ code: 'pet_reserved', message: expect.stringContaining(`order ${orders[i]}`) });
+      });
+    } finally {
+      await sql.query('ROLLBACK').catch(() => undefined);
+      sql.release();
+    }
+    for (const id of ids) expect(await statusOf(id)).toBe('pending');
   });
 });

@@ -79,7 +79,8 @@ export interface paths {
          *     pet_not_found`. Orders that name it stay readable, with their `petId`.
          *
          *     - An animal held by a placed order is `409 pet_reserved`: complete or cancel the
-         *       order first.
+         *       order first. A `pending` animal that no placed order holds (one created `pending`)
+         *       is removed like any other.
          *     - An unknown or already removed animal is `404`.
          *     - With `If-Match`, the animal is removed only if it is still as the client saw it;
          *       otherwise `412` and nothing changes.
@@ -101,7 +102,8 @@ export interface paths {
          *     - `pending` cannot be set: only placing an order makes an animal `pending`.
          *     - An animal held by a placed order keeps its status until the order is completed,
          *       cancelled or expires: a patch that sets `status` on it is `409 pet_reserved`,
-         *       naming the order. Its `name` and `categoryId` may still change.
+         *       naming the order. Its `name` and `categoryId` may still change. A `pending` animal
+         *       that no placed order holds (one created `pending`) changes like any other.
          *     - `id`, an unknown field, `name: null` and `categoryId: null` are `400`.
          *     - With `If-Match` (the `ETag` of a previous answer), the change is made only if the
          *       animal is still as the client saw it; otherwise `412` and nothing changes. Without
@@ -494,7 +496,8 @@ export interface paths {
         put?: never;
         /**
          * Place an order
-         * @description Places an order for one `available` animal. In one transaction the order is stored
+         * @description Places an order for one `available` animal (one created `pending`, which no order
+         *     holds, is not available: set it `available` first). In one transaction the order is stored
          *     as `placed` and the animal becomes `pending`, so an animal is never sold twice: of
          *     concurrent orders for one animal, exactly one is placed and the others get `409`.
          *     The order holds the animal until `expiresAt` (`placedAt` plus the store's hold time,
@@ -989,7 +992,11 @@ export interface components {
             name: string;
             /** @description Identifier of the category the animal belongs to. */
             categoryId: components["schemas"]["Id"];
-            /** @description Availability of the animal. Optional, with no default. */
+            /**
+             * @description Availability of the animal. Optional, with no default. An animal created
+             *     `pending` is held by no order: it is not available to order, and it changes and
+             *     is removed like any other.
+             */
             status?: components["schemas"]["PetStatus"];
         };
         /** @description An animal as stored, with the `id` the service assigned. */
