@@ -55,8 +55,17 @@ describe("a pet's JSON, as the database keeps it, is the JSON the contract's ser
   // The contract keeps control characters out of names that createPet takes; the table does
   // not, so a row written around the service may hold them, and its JSON still escapes them
   // (short escapes, and \u00XX for the others) as JSON.stringify does.
-  it('a pet inserted around the service (psql, a data load), control characters and all, reads back as JSON.stringify writes it', async () => {
-    const pet = { name: 'Loaded "by hand": tab\there\nline\rret\bbs\fff\u0001\u001f\u007f end', categoryId: 9, status: 'pending' as const };
+  // Each character JSON escapes is also alone in a name, so that a name is escaped whenever it
+  // holds any one of them (pet_json quotes a name that holds none as it is).
+  it.each([
+    'Loaded "by hand": tab\there\nline\rret\bbs\fff\u0001\u001f\u007f end',
+    'only a quote: "',
+    'only a backslash: C:\\pets',
+    'only a tab:\t',
+    '\u0001 first',
+    'last \u001f',
+  ])('a pet inserted around the service (psql, a data load), control characters and all, reads back as JSON.stringify writes it: %j', async (name) => {
+    const pet = { name, categoryId: 9, status: 'pending' as const };
     const id = Number((await t.pool.query<{ id: string }>('INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING id', [pet.name, pet.categoryId, pet.status])).rows[0]?.id);
     expectJsonAnswer(await get(`/v1/pets/${id}`), 200, JSON.stringify({ id, ...pet }));
   });
