@@ -57,17 +57,29 @@ export function petETag(json: string): string {
  * so that every plan reaches them by the primary key whatever the statistics say
  * (test/db/generic-plans.test.ts). Beside these, only updatePet writes a status
  * (PET_STATEMENTS.update), and never to or from `pending`.
+ *
+ * Invariant: every statement that locks several pets locks them in id order (here
+ * `ORDER BY id FOR UPDATE` in the FROM, which locks rows as the sort hands them out; the
+ * changes' `decideMany` below), so two never wait for each other in a circle. An UPDATE
+ * alone locks rows in the order its scan meets them, the table's order for a bitmap scan:
+ * a placement or a close then waited for a batch of changes that waited for it, and one of
+ * them failed as a deadlock (500).
  */
 export const PET_STATUS_CHANGES = {
   /** available → pending, for the pets of `ids` (an SQL array) that are available and not removed; returns their `id`. */
-  hold: (ids: string) => `UPDATE pets SET status = 'pending' WHERE id = ANY (${ids}) AND status = 'available' AND deleted_at IS NULL RETURNING id`,
+  hold: (ids: string) =>
+    `UPDATE pets SET status = 'pending'
+    FROM (SELECT id FROM pets WHERE id = ANY (${ids}) AND status = 'available' AND deleted_at IS NULL ORDER BY id FOR UPDATE) AS locked
+    WHERE pets.id = locked.id RETURNING pets.id`,
   /**
    * pending → sold for the pets of `sold`, pending → available for the other pets of `ids`
    * (SQL arrays). The status is compared through coalesce, which no index serves: beside the
    * array, a plain `status = 'pending'` let the planner walk every pending pet instead.
    */
   release: (ids: string, sold: string) =>
-    `UPDATE pets SET status = CASE WHEN pets.id = ANY (${sold}) THEN 'sold' ELSE 'available' END WHERE pets.id = ANY (${ids}) AND coalesce(pets.status, '') = 'pending'`,
+    `UPDATE pets SET status = CASE WHEN pets.id = ANY (${sold}) THEN 'sold' ELSE 'available' END
+    FROM (SELECT id FROM pets WHERE id = ANY (${ids}) AND coalesce(status, '') = 'pending' ORDER BY id FOR UPDATE) AS locked
+    WHERE pets.id = locked.id`,
 };
 
 // A page scans `lim + 1` rows in id order: the extra one says whether more follow. The status

@@ -85,8 +85,8 @@ export const ORDER_STATEMENTS = {
     SELECT ${qualified('placed')}, pet.pet_found, pet.pet_status FROM (${PET_BEFORE('$2')}) AS pet LEFT JOIN placed ON true`,
   ),
   // Several placements in one statement and one commit (src/db/coalesce.ts), answered in
-  // the arrays' order (`i`). The pets are taken by key, in id order (the primary key's scan
-  // sorts the array), so two batches never wait on each other in a circle. A pet named
+  // the arrays' order (`i`). The pets are locked in id order (PET_STATUS_CHANGES.hold), so
+  // this never waits in a circle with another statement that locks pets. A pet named
   // twice in one batch is never sent here (`distinct`).
   placeMany: statement<PlaceRow>(
     'orders-place-many',
