@@ -23,6 +23,7 @@ import { coalesce } from '../db/coalesce.js';
 import { createReader, type Pools, type ReadFrom } from '../db/consistency.js';
 import type { Statement } from '../db/query.js';
 import { query, statement, type Queryable } from '../db/query.js';
+import { inTransaction } from '../db/transaction.js';
 
 /** pets are paged whole (migration 1763700000008). */
 const PETS = appendOrdered('pets');
@@ -119,7 +120,8 @@ const statusPages = (slots: string, statuses: string, afters: string, sizes: str
 // changes and goes like any other. The orders are read in the statement's snapshot, which
 // may predate the version the lock read (an order placed while this statement waited for
 // the row), so a version other than the snapshot's counts as held too: src/store/holds.ts
-// then reads the holder in a statement of its own and, finding none, tries the change again.
+// then tries the change again with the row locked before its statement starts, which
+// decides exactly.
 const mayBeHeld = (t: string) =>
   `(EXISTS (SELECT FROM orders o WHERE o.pet_id = ${t}.id AND o.status = 'placed')
     OR ${t}.version IS DISTINCT FROM (SELECT p.xmin::text FROM pets p WHERE p.id = ${t}.id))`;
@@ -293,8 +295,10 @@ export const PET_STATEMENTS = {
     )
     SELECT input.slot, decided.matched, decided.reserved, decided.json FROM input LEFT JOIN decided ON decided.slot = input.slot`,
   ),
+  // The pet's row locked ($1 id), for a change tried again under it (src/store/holds.ts).
+  lock: statement<{ id: number }>('pets-lock', 'SELECT id FROM pets WHERE id = $1 AND deleted_at IS NULL FOR UPDATE'),
   // deletePet ($1 id, $2 If-Match's strong tags or null): as `update`, setting `deleted_at`;
-  // a pending pet is never removed.
+  // a pet a placed order may hold is never removed.
   remove: statement<ChangeRow>(
     'pets-remove',
     `WITH ${decide('$1', '$2', 'true')},
@@ -357,8 +361,8 @@ function toPet(row: PetRow): TaggedPet<Pet> {
 
 /**
  * What a change's row says (none: no such pet). RFC 9110 §13.2.1: preconditions are
- * ignored when the request would fail without them, before its content is read. A pending
- * pet refuses every removal (`reservedFirst`: 409 whatever If-Match says), and refuses a
+ * ignored when the request would fail without them, before its content is read. A pet a
+ * placed order may hold refuses every removal (`reservedFirst`: 409 whatever If-Match says), and refuses a
  * patch only for what its content sets (If-Match is evaluated first: 412).
  */
 function toChange<Done>(row: ChangeRow | undefined, done: (row: ChangeRow) => Done, reservedFirst: boolean): PetChange<Done> {
@@ -535,8 +539,8 @@ export function createPetsRepository(pools: Pools) {
     },
 
     /**
-     * Applies a merge patch to a pet, if `ifMatch` allows it and, when it sets `status`, the
-     * pet is not pending; a patch that changes nothing writes nothing. One statement (see
+     * Applies a merge patch to a pet, if `ifMatch` allows it and, when it sets `status`, no
+     * placed order may hold the pet; a patch that changes nothing writes nothing. One statement (see
      * PET_STATEMENTS.update), in `tx` when given.
      */
     async update(id: number, patch: PetPatch, ifMatch: IfMatch, tx?: Queryable): Promise<PetChange<{ outcome: 'changed' } & TaggedPet<Serialized<Pet>>>> {
@@ -544,7 +548,19 @@ export function createPetsRepository(pools: Pools) {
       return toChange(row, (r) => ({ outcome: 'changed' as const, pet: new Serialized<Pet>(r.json), etag: petETag(r.json) }), false);
     },
 
-    /** Removes a pet (soft: see migrations/1763700000009), if `ifMatch` allows it and it is not pending. */
+    /**
+     * Runs `run` in a transaction (`tx`, or one of its own on the primary) that first locks
+     * the pet's row, if it exists: no other transaction changes the pet until it ends.
+     */
+    whileLocked<T>(id: number, run: (tx: Queryable) => Promise<T>, tx?: Queryable): Promise<T> {
+      const locked = async (on: Queryable): Promise<T> => {
+        await query(on, PET_STATEMENTS.lock, [id]);
+        return run(on);
+      };
+      return tx ? locked(tx) : inTransaction(primary, locked);
+    },
+
+    /** Removes a pet (soft: see migrations/1763700000009), if `ifMatch` allows it and no placed order holds it. */
     async remove(id: number, ifMatch: IfMatch, tx?: Queryable): Promise<PetChange<{ outcome: 'removed' }>> {
       const row = tx ? await removeOne({ id, ifMatch }, tx) : await removals({ id, ifMatch });
       return toChange(row, () => ({ outcome: 'removed' as const }), true);

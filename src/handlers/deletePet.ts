@@ -10,7 +10,7 @@ import { changedSince, unlessHeld } from '../store/holds.js';
 export const deletePet: Handler<'deletePet'> = async ({ params, headers, context }, { pets, orders }) => {
   const id = params.petId;
   const ifMatch = ifMatchCondition(headers['If-Match']);
-  const removal = await unlessHeld(id, callerOf(context), () => pets.remove(id, ifMatch, context.transaction), orders, context.transaction);
+  const removal = await unlessHeld(id, callerOf(context), (tx) => pets.remove(id, ifMatch, tx), { pets, orders }, context.transaction);
   switch (removal.outcome) {
     case 'removed':
       return { status: 204, body: undefined };
@@ -21,11 +21,9 @@ export const deletePet: Handler<'deletePet'> = async ({ params, headers, context
     case 'held':
       return errorAnswer(
         'pet_reserved',
-        removal.holder === 'none'
-          ? `Pet ${id} is pending and kept changing while this request waited for it: read it again, then retry`
-          : removal.holder === "another key's"
-            ? `Pet ${id} is held by an order, which is placed: it can be removed once the order is completed, cancelled or expires`
-            : `Pet ${id} is held by order ${removal.holder}, which is placed: complete or cancel the order first, then remove the animal`,
+        removal.holder === "another key's"
+          ? `Pet ${id} is held by an order, which is placed: it can be removed once the order is completed, cancelled or expires`
+          : `Pet ${id} is held by order ${removal.holder}, which is placed: complete or cancel the order first, then remove the animal`,
       );
   }
 };

@@ -10,7 +10,7 @@ import { changedSince, unlessHeld } from '../store/holds.js';
 export const updatePet: Handler<'updatePet'> = async ({ params, headers, body, context }, { pets, orders }) => {
   const id = params.petId;
   const ifMatch = ifMatchCondition(headers['If-Match']);
-  const change = await unlessHeld(id, callerOf(context), () => pets.update(id, body, ifMatch, context.transaction), orders, context.transaction);
+  const change = await unlessHeld(id, callerOf(context), (tx) => pets.update(id, body, ifMatch, tx), { pets, orders }, context.transaction);
   switch (change.outcome) {
     case 'changed':
       return { status: 200, body: change.pet, headers: { ETag: change.etag } };
@@ -21,9 +21,7 @@ export const updatePet: Handler<'updatePet'> = async ({ params, headers, body, c
     case 'held':
       return errorAnswer(
         'pet_reserved',
-        change.holder === 'none'
-          ? `Pet ${id} is pending and kept changing while this request waited for it: read it again, then retry`
-          : `Pet ${id} is held by ${change.holder === "another key's" ? 'an order' : `order ${change.holder}`}, which is placed: its status changes when the order is completed, cancelled or expires`,
+        `Pet ${id} is held by ${change.holder === "another key's" ? 'an order' : `order ${change.holder}`}, which is placed: its status changes when the order is completed, cancelled or expires`,
       );
   }
 };

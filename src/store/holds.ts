@@ -1,38 +1,44 @@
 import type { OrdersRepository } from './orders.js';
-import type { PetChange } from '../catalogue/pets.js';
+import type { PetChange, PetsRepository } from '../catalogue/pets.js';
 import type { Queryable } from '../db/query.js';
 
 /** The 412 of updatePet and deletePet. */
 export const changedSince = (id: number): string => `Pet ${id} has changed since the ETag that If-Match names: read it again, then retry with its new ETag`;
 
 /**
- * A change refused because the pet is pending: the id of the placed order that holds it when
- * the caller placed it, `another key's` when another key did (whose id the caller may not
- * learn), `none` when none was found three times (the pet kept changing).
+ * A change refused because a placed order holds the pet: the id of that order when the
+ * caller placed it, `another key's` when another key did (whose id the caller may not learn).
  */
-export type Held = { outcome: 'held'; holder: number | "another key's" | 'none' };
+export type Held = { outcome: 'held'; holder: number | "another key's" };
 
 /**
- * updatePet and deletePet: runs `change` and, when it was refused because a placed order may
- * hold the pet, names the placed order that holds it, read in a statement of its own (a fresh
- * snapshot). None may hold it: that order closed in between, or the pet, pending without an
- * order, changed while the change waited for its row. The change is then tried again (at most
- * twice more), so that the answer is the change's own, or a 409 that names the order holding
- * the pet.
+ * updatePet and deletePet: runs `change` (in the caller's transaction `tx`, if any). When it
+ * was refused because a placed order may hold the pet (src/catalogue/pets.ts: the pet is
+ * pending, and an order named it in the statement's snapshot or the pet changed while the
+ * statement waited for its row), runs it once more in a transaction that has locked the
+ * pet's row first. That statement's snapshot is taken under the lock, which every placement
+ * and close of an order for the pet needs too: it sees the pet and its orders as they stand,
+ * so the change is made, or refused because an order holds the pet, which is then named.
  */
 export async function unlessHeld<Done extends { outcome: 'changed' | 'removed' }>(
   petId: number,
   caller: number,
-  change: () => Promise<PetChange<Done>>,
-  orders: OrdersRepository,
+  change: (tx: Queryable | undefined) => Promise<PetChange<Done>>,
+  { pets, orders }: { pets: PetsRepository; orders: OrdersRepository },
   tx?: Queryable,
 ): Promise<Done | { outcome: 'not-found' } | { outcome: 'precondition-failed' } | Held> {
-  for (let attempt = 1; ; attempt++) {
-    const result: PetChange<Done> = await change();
-    if (result.outcome !== 'reserved') return result;
-    const holder = await orders.holderOf(petId, tx);
-    // Orders are their key's alone (getOrder is 404 to any other): another key's is named as "an order".
-    if (holder !== undefined) return { outcome: 'held', holder: holder.apiKeyId === caller ? holder.id : "another key's" };
-    if (attempt === 3) return { outcome: 'held', holder: 'none' };
-  }
+  const first = await change(tx);
+  if (first.outcome !== 'reserved') return first;
+  return pets.whileLocked(
+    petId,
+    async (locked) => {
+      const result = await change(locked);
+      if (result.outcome !== 'reserved') return result;
+      const holder = await orders.holderOf(petId, locked);
+      if (holder === undefined) throw new Error(`pet ${petId} was refused as held under its row lock, and no placed order names it`);
+      // Orders are their key's alone (getOrder is 404 to any other): another key's is named as "an order".
+      return { outcome: 'held' as const, holder: holder.apiKeyId === caller ? holder.id : ("another key's" as const) };
+    },
+    tx,
+  );
 }

@@ -207,4 +207,23 @@ describe('an order placed while a change waits for the pet', () => {
     }
     for (const id of ids) expect(await statusOf(id)).toBe('pending');
   });
+
+  it('a pending pet that no order holds, renamed while a status change waits for it: the change is made, on the renamed pet', async () => {
+    const created = await t.api({ method: 'POST', url: '/v1/pets', headers: { ...t.auth, ...json }, payload: JSON.stringify({ name: 'Rex', categoryId: 1, status: 'pending' }) });
+    const id = created.json().id as number;
+    const sql = await t.pool.connect();
+    try {
+      await sql.query('BEGIN');
+      await sql.query("UPDATE pets SET name = 'Renamed' WHERE id = $1", [id]);
+      const answer = t.api({ method: 'PATCH', url: `/v1/pets/${id}`, headers: { ...t.auth, 'content-type': 'application/merge-patch+json' }, payload: '{"status":"sold"}' });
+      await waitingForLocks(1);
+      await sql.query('COMMIT');
+      const done = await answer;
+      expect(done.statusCode, done.body).toBe(200);
+      expect(done.json()).toEqual({ id, name: 'Renamed', categoryId: 1, status: 'sold' });
+    } finally {
+      await sql.query('ROLLBACK').catch(() => undefined);
+      sql.release();
+    }
+  });
 });
