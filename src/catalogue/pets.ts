@@ -61,10 +61,9 @@ export function petETag(json: string): string {
  *
  * Invariant: every statement that locks several pets locks them in id order (here
  * `ORDER BY id FOR UPDATE` in the FROM, which locks rows as the sort hands them out; the
- * changes' `decideMany` below), so two never wait for each other in a circle. An UPDATE
- * alone locks rows in the order its scan meets them, the table's order for a bitmap scan:
- * a placement or a close then waited for a batch of changes that waited for it, and one of
- * them failed as a deadlock (500).
+ * changes' `decideMany` below), so two never wait for each other in a circle, which
+ * PostgreSQL would break by failing one (a 500). An UPDATE alone locks rows in the order its
+ * scan meets them: the table's order for a bitmap scan (test/db/pet-lock-order.test.ts).
  */
 export const PET_STATUS_CHANGES = {
   /** available → pending, for the pets of `ids` (an SQL array) that are available and not removed; returns their `id`. */
@@ -362,8 +361,9 @@ function toPet(row: PetRow): TaggedPet<Pet> {
 /**
  * What a change's row says (none: no such pet). RFC 9110 §13.2.1: preconditions are
  * ignored when the request would fail without them, before its content is read. A pet a
- * placed order may hold refuses every removal (`reservedFirst`: 409 whatever If-Match says), and refuses a
- * patch only for what its content sets (If-Match is evaluated first: 412).
+ * placed order may hold refuses every removal (`reservedFirst`: 409 whatever If-Match
+ * says), and refuses a patch only for what its content sets (If-Match is evaluated first:
+ * 412).
  */
 function toChange<Done>(row: ChangeRow | undefined, done: (row: ChangeRow) => Done, reservedFirst: boolean): PetChange<Done> {
   if (!row) return { outcome: 'not-found' };
@@ -540,8 +540,8 @@ export function createPetsRepository(pools: Pools) {
 
     /**
      * Applies a merge patch to a pet, if `ifMatch` allows it and, when it sets `status`, no
-     * placed order may hold the pet; a patch that changes nothing writes nothing. One statement (see
-     * PET_STATEMENTS.update), in `tx` when given.
+     * placed order may hold the pet; a patch that changes nothing writes nothing. One
+     * statement (see PET_STATEMENTS.update), in `tx` when given.
      */
     async update(id: number, patch: PetPatch, ifMatch: IfMatch, tx?: Queryable): Promise<PetChange<{ outcome: 'changed' } & TaggedPet<Serialized<Pet>>>> {
       const row = tx ? await updateOne({ id, patch, ifMatch }, tx) : await updates({ id, patch, ifMatch });

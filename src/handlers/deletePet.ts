@@ -5,8 +5,8 @@ import { callerOf } from '../api-keys/caller.js';
 import { changedSince, unlessHeld } from '../store/holds.js';
 
 // Removes a pet from the catalogue (soft: its orders keep naming it), in one statement under
-// its row lock (src/catalogue/pets.ts). A pet a placed order holds is 409 whatever If-Match says:
-// its order must be closed first.
+// its row lock (src/catalogue/pets.ts). A pet a placed order holds is 409 whatever If-Match
+// says: its order must be closed first.
 export const deletePet: Handler<'deletePet'> = async ({ params, headers, context }, { pets, orders }) => {
   const id = params.petId;
   const ifMatch = ifMatchCondition(headers['If-Match']);

@@ -5,8 +5,9 @@ import { callerOf } from '../api-keys/caller.js';
 import { changedSince, unlessHeld } from '../store/holds.js';
 
 // A JSON Merge Patch of name, categoryId and status, decided and written in one statement
-// under the pet's row lock (src/catalogue/pets.ts): If-Match, then the rule that the status of a
-// pet a placed order holds is the order's to change. `{}` changes nothing and answers the pet and its ETag.
+// under the pet's row lock (src/catalogue/pets.ts): If-Match, then the rule that the status
+// of a pet a placed order holds is the order's to change. `{}` changes nothing and answers
+// the pet and its ETag.
 export const updatePet: Handler<'updatePet'> = async ({ params, headers, body, context }, { pets, orders }) => {
   const id = params.petId;
   const ifMatch = ifMatchCondition(headers['If-Match']);
