@@ -4,6 +4,7 @@
 import type { Handler, OperationId } from '../src/contract/handler.js';
 import { listPets } from '../src/handlers/listPets.js';
 import { createPet } from '../src/handlers/createPet.js';
+import { batchCreatePets } from '../src/handlers/batchCreatePets.js';
 import { getPet } from '../src/handlers/getPet.js';
 import { deletePet } from '../src/handlers/deletePet.js';
 import { updatePet } from '../src/handlers/updatePet.js';
@@ -35,6 +36,7 @@ import { getInventory } from '../src/handlers/getInventory.js';
 export const handlers: { readonly [K in OperationId]: Handler<K> } = {
   listPets,
   createPet,
+  batchCreatePets,
   getPet,
   deletePet,
   updatePet,

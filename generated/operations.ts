@@ -702,6 +702,379 @@ export const operationTable = {
       },
     },
   },
+  batchCreatePets: {
+    operationId: "batchCreatePets",
+    method: "POST",
+    path: "/pets:batchCreate",
+    parameters: [{ name: "Idempotency-Key", in: "header", required: false, list: false, type: "string" }],
+    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: ["pets:write"] } }],
+    idempotencyKey: true,
+    requestBody: { required: true },
+    deprecated: false,
+    responses: {
+      "200": {
+        headers: [
+          {
+            name: "Idempotent-Replayed",
+            required: false,
+            type: "string",
+            schema: { type: "string", enum: ["true"] },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/BatchCreatePetsResponse" },
+      },
+      "400": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "401": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 256, pattern: "^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "403": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: {
+              type: "string",
+              maxLength: 256,
+              pattern: "^Bearer realm=\"[^\"]*\", error=\"insufficient_scope\", scope=\"[a-z:]+( [a-z:]+)*\"$",
+            },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "409": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "413": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "415": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "422": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "429": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "500": { headers: [], json: { $ref: "#/components/schemas/Error" } },
+      "503": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+    },
+  },
   getPet: {
     operationId: "getPet",
     method: "GET",

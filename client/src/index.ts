@@ -311,6 +311,13 @@ export function createAnimalStoreClient(options: AnimalStoreClientOptions) {
     /** `createPet`: the stored Pet, its `etag`, `response.headers.get('location')`, the `idempotencyKey` sent and whether the answer was `replayed`. */
     createPet: (pet: BodyOf<'createPet'>, callOptions?: CallOptions<'createPet'>) => call('createPet', { body: pet }, callOptions),
 
+    /**
+     * `batchCreatePets`: up to 1,000 pets in one request, all stored or none; `{ pets }` in
+     * the order given, the `idempotencyKey` sent and whether the answer was `replayed`. A
+     * refused batch throws with `details` naming each bad item by index (`/requests/3/name`).
+     */
+    batchCreatePets: (pets: BodyOf<'batchCreatePets'>['requests'], callOptions?: CallOptions<'batchCreatePets'>) => call('batchCreatePets', { body: { requests: pets } }, callOptions),
+
     /** `getPet` (deprecated, sunset 2030-12-05; use `listPets({ id: [petId] })`): the Pet, its `etag` and the `deprecation` notice sent with every answer. */
     getPet: (petId: PathOf<'getPet'>['petId'], callOptions?: CallOptions<'getPet'>) => call('getPet', { path: { petId } }, callOptions),
 

@@ -8,7 +8,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { BODY_LIMIT, repeatedContentType, unsupportedMediaType } from './media-type.js';
+import { payloadTooLarge, repeatedContentType, unsupportedMediaType } from './media-type.js';
 import { basePath, declaredHeaderNames } from '../contract/spec.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { ApiError, errorBody, type ErrorCode } from './catalogue.js';
@@ -20,7 +20,6 @@ import { validationBody } from './validation-messages.js';
 const fastifyCodes: Record<string, [ErrorCode, string]> = {
   FST_ERR_CTP_EMPTY_JSON_BODY: ['bad_request', 'Body is empty; send a JSON object'],
   FST_ERR_CTP_INVALID_JSON_BODY: ['bad_request', 'Body is not valid JSON'],
-  FST_ERR_CTP_BODY_TOO_LARGE: ['payload_too_large', `Request body is larger than ${BODY_LIMIT} bytes`],
   FST_ERR_CTP_INVALID_MEDIA_TYPE: ['unsupported_media_type', 'Content-Type must be application/json'],
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: ['bad_request', 'Content-Length does not match the body'],
   FST_ERR_CTP_INVALID_TYPE: ['unsupported_media_type', 'Content-Type must be application/json'],
@@ -91,6 +90,7 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
     return sendError(reply, errorBody('unavailable', 'Service temporarily unavailable, retry later'));
   }
 
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendError(reply, payloadTooLarge(request).body);
   const known = error.code ? fastifyCodes[error.code] : undefined;
   if (known?.[0] === 'unsupported_media_type') {
     const repeated = repeatedContentType(request);

@@ -48,7 +48,7 @@ type Detail = (field: string, message: string, rule?: string) => void;
  * (a parser's own limit is the engine's stack, and its words would be the engine's).
  */
 const MAX_DEPTH = 64;
-const CONTRACT_DEPTH = 2;
+const CONTRACT_DEPTH = 3;
 
 /** Whether `text` opens more than `limit` arrays or objects inside each other (outside strings). */
 function nestsDeeperThan(text: string, limit: number): boolean {

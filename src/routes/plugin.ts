@@ -9,6 +9,14 @@ import openapiGlue from 'fastify-openapi-glue';
 import type { Handler, OperationId } from '../contract/handler.js';
 import { composeRoute, untyped, type ComposedRoute, type OperationMiddleware } from './middleware.js';
 import { basePath, operations, spec } from '../contract/spec.js';
+import { OPERATION_BODY_LIMITS } from '../errors/media-type.js';
+
+/**
+ * The route's path as Fastify's router reads it: `{name}` a parameter (`:name`), and a
+ * literal `:` (a custom method, `/pets:batchCreate`) written `::`, which find-my-way reads
+ * as a colon rather than as the start of a parameter.
+ */
+export const routeUrl = (path: string): string => path.replaceAll(':', '::').replace(/{(\w+)}/g, ':$1');
 
 export interface ContractOptions {
   /** One handler per operation (generated/handlers.ts), given the app's instance: what its feature plugins decorated it with. */
@@ -19,10 +27,12 @@ export interface ContractOptions {
 
 export default fp(
   async function contract(fastify: FastifyInstance, { handlers, middleware }: ContractOptions) {
-    const routes = new Map<string, ComposedRoute>(
+    const routes = new Map<string, ComposedRoute & { url: string; bodyLimit?: number }>(
       operations.map((operation) => {
         const handler = handlers[operation.operationId] as Handler<OperationId>;
-        return [operation.operationId, composeRoute(operation, untyped((input) => handler(input, fastify)), middleware)];
+        const composed = composeRoute(operation, untyped((input) => handler(input, fastify)), middleware);
+        const bodyLimit = OPERATION_BODY_LIMITS[operation.operationId];
+        return [operation.operationId, { ...composed, url: routeUrl(operation.path), ...(bodyLimit === undefined ? {} : { bodyLimit }) }];
       }),
     );
     await fastify.register(openapiGlue, {
@@ -30,7 +40,8 @@ export default fp(
       prefix: basePath,
       // glue adds what this returns to the route it built (method, url, schema), "overriding
       // any already existing properties" (its docs/operationResolver.md); its type asks for
-      // a whole RouteOptions all the same.
+      // a whole RouteOptions all the same. The url is ours: glue's keeps a literal `:`,
+      // which the router would read as a parameter.
       operationResolver: (operationId: string) => {
         const route = routes.get(operationId);
         if (!route) throw new Error(`No route composed for operation ${operationId}`);

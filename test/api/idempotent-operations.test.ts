@@ -37,6 +37,10 @@ const cases: Partial<Record<OperationId, IdempotentCase>> = {
     request: async (t, n) => ({ method: 'POST', url: '/v1/pets', headers: { ...t.auth, ...json }, payload: JSON.stringify({ name: `Idem ${n}`, categoryId: 3 }) }),
     writes: (t) => count(t, 'SELECT count(*) AS n FROM pets'),
   },
+  batchCreatePets: {
+    request: async (t, n) => ({ method: 'POST', url: '/v1/pets:batchCreate', headers: { ...t.auth, ...json }, payload: JSON.stringify({ requests: [{ name: `Batch ${n}a`, categoryId: 3 }, { name: `Batch ${n}b`, categoryId: 3 }] }) }),
+    writes: (t) => count(t, "SELECT count(*) / 2 AS n FROM pets WHERE name LIKE 'Batch %'"),
+  },
   placeOrder: {
     request: async (t) => ({ method: 'POST', url: '/v1/store/orders', headers: { ...t.auth, ...json }, payload: JSON.stringify({ petId: await availablePet(t) }) }),
     writes: (t) => count(t, "SELECT count(*) AS n FROM orders o JOIN pets p ON p.id = o.pet_id WHERE o.status = 'placed' AND p.status = 'pending'"),

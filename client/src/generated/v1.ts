@@ -50,6 +50,45 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/pets:batchCreate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add up to 1,000 animals at once
+         * @description Adds the animals of `requests` (1 to 1,000 `NewPet`s) in one transaction: all are
+         *     added, or none is. The answer, `200`, is `{"pets": [...]}`, the stored animals in the
+         *     order of `requests`, with ascending `id`s. Each animal added writes its own
+         *     `pet.created` event, as `createPet` does; a refused batch writes none. The answer
+         *     carries no `Location` nor `ETag` (it names many animals): each animal's own `ETag`
+         *     is read with it.
+         *
+         *     **A refused batch:** any item that breaks `NewPet` makes the whole batch `400`,
+         *     nothing stored. `details` names each problem by its item's index and field as a JSON
+         *     Pointer (`/requests/3/name`), at most 20 of them, and the message says how many
+         *     problems there were. More than 1,000 items is `400`, naming the limit; split the
+         *     batch.
+         *
+         *     **Path and method:** `POST /pets:batchCreate`, a custom method on the collection as
+         *     Google's API Improvement Proposals name it (AIP-136, AIP-233): a batch is no
+         *     resource of its own, and `/pets/batch` would read as an animal with the id `batch`.
+         *
+         *     **Body:** up to 1 MiB (1,048,576 bytes), enough for 1,000 of the largest `NewPet`s
+         *     written without padding; larger is `413`. `Idempotency-Key` makes a retry safe, as
+         *     for `createPet`.
+         */
+        post: operations["batchCreatePets"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/pets/{petId}": {
         parameters: {
             query?: never;
@@ -800,7 +839,7 @@ export interface components {
         /**
          * @description A permission an API key holds. Each operation names the one it needs in its
          *     `security` requirement: `pets:read` (listPets, getPet, listCategories, getCategory,
-         *     getInventory), `pets:write` (createPet, updatePet, deletePet, putCategory,
+         *     getInventory), `pets:write` (createPet, batchCreatePets, updatePet, deletePet, putCategory,
          *     deleteCategory), `orders:read` (listOrders, getOrder), `orders:write` (placeOrder,
          *     cancelOrder, completeOrder), `keys:manage` (the `/api-keys` operations but
          *     rotateApiKey, which any key calls on itself),
@@ -1015,6 +1054,16 @@ export interface components {
         };
         /** @description A plain JSON array of animals. */
         Pets: components["schemas"]["Pet"][];
+        /** @description The animals a batchCreatePets adds, all or none. */
+        BatchCreatePetsRequest: {
+            /** @description 1 to 1,000 animals to add, in the order their ids are assigned. */
+            requests: components["schemas"]["NewPet"][];
+        };
+        /** @description The animals a batchCreatePets added. */
+        BatchCreatePetsResponse: {
+            /** @description The stored animals, in the order of the request's `requests`. */
+            pets: components["schemas"]["Pet"][];
+        };
         /**
          * @description Where an order is: `placed` (it holds its animal, which is `pending`), then
          *     `completed` (the animal is `sold`), `cancelled` or `expired` (the animal is
@@ -2213,6 +2262,91 @@ export interface operations {
             403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyInFlight"];
             413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    batchCreatePets: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). The first
+                 *     request with a key is processed once and its answer kept for 24 hours; a retry with
+                 *     the same key and the same body gets that answer again (same status, body and
+                 *     `Location`, plus `Idempotent-Replayed: true`) and adds nothing. The same key with a
+                 *     different body is `422`; a retry while the first request is still being processed is
+                 *     `409`. Keys are scoped to the API key that sent them and to the operation (the same
+                 *     key sent to two operations names two requests): 1 to 255 visible ASCII
+                 *     characters (U+0021 to U+007E), a UUID is a good choice. The draft's quoted form
+                 *     (`"abc"`, 1 to 255 characters between the quotes) is accepted and names the same
+                 *     key as `abc`; a value that starts and ends with `"` is always read as quoted.
+                 *     Anything else is `400`.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The animals to add. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchCreatePetsRequest"];
+            };
+        };
+        responses: {
+            /** @description Every animal was added; they are in the order of `requests`. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchCreatePetsResponse"];
+                };
+            };
+            /**
+             * @description The body is missing or not valid JSON, `requests` is missing, empty or longer
+             *     than 1,000 items, or an item breaks `NewPet`. Nothing is stored.
+             */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            409: components["responses"]["IdempotencyInFlight"];
+            /** @description The request body is larger than this operation accepts (1 MiB). Split the batch. */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];

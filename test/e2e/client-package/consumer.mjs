@@ -93,6 +93,22 @@ const operationCases = {
     assert.match(bad.idempotencyKey, UUID);
   },
 
+  async batchCreatePets() {
+    const made = await store.batchCreatePets([
+      { name: `${tag} batch a`, categoryId: 15, status: 'available' },
+      { name: `${tag} batch b`, categoryId: 15 },
+    ]);
+    assert.equal(made.response.status, 200);
+    assert.deepEqual(made.data.pets.map((p) => [p.name, p.status]), [[`${tag} batch a`, 'available'], [`${tag} batch b`, undefined]]);
+    assert.ok(made.data.pets[0].id < made.data.pets[1].id, 'ids ascend in the order given');
+    assert.match(made.idempotencyKey, UUID, 'a key is generated for the caller');
+    const bad = await rejection(store.batchCreatePets([{ name: `${tag} fine`, categoryId: 15 }, { name: '', categoryId: 15 }]));
+    assert.equal(bad.status, 400);
+    assert.equal(bad.details?.[0]?.field, '/requests/1/name');
+    const { data: none } = await store.listPets({ categoryId: 15, limit: 100 });
+    assert.equal(none.filter((p) => p.name === `${tag} fine`).length, 0, 'a refused batch stores nothing');
+  },
+
   async getPet() {
     const { data: pet } = await store.createPet({ name: `${tag} fetched`, categoryId: 13 });
     const fetched = await store.getPet(pet.id);
