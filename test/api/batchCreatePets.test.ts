@@ -148,3 +148,15 @@ describe('batchCreatePets with an Idempotency-Key', () => {
     expect(await stored()).toEqual(before);
   });
 });
+
+describe('the path with a colon is routed as written', () => {
+  it.each([
+    ['GET /v1/pets:batchCreate', 'GET', '/v1/pets:batchCreate', 405, 'POST'],
+    ['POST /v1/pets:batchcreate (another case)', 'POST', '/v1/pets:batchcreate', 404, undefined],
+    ['POST /v1/pets:delete (no such method)', 'POST', '/v1/pets:delete', 404, undefined],
+  ])('%s', async (_title, method, url, status, allow) => {
+    const response = await t.api({ method, url, headers: t.auth });
+    expect(response.statusCode).toBe(status);
+    expect(response.headers.allow).toBe(allow);
+  });
+});
