@@ -80,7 +80,7 @@ export interface paths {
          *
          *     **Body:** up to 1 MiB (1,048,576 bytes), enough for 1,000 of the largest `NewPet`s
          *     written without padding; larger is `413`. `Idempotency-Key` makes a retry safe, as
-         *     for `createPet`.
+         *     for `createPet`. A batch counts as one request against the rate limit.
          */
         post: operations["batchCreatePets"];
         delete?: never;
