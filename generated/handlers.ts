@@ -5,6 +5,7 @@ import type { Handler, OperationId } from '../src/contract/handler.js';
 import { listPets } from '../src/handlers/listPets.js';
 import { createPet } from '../src/handlers/createPet.js';
 import { batchCreatePets } from '../src/handlers/batchCreatePets.js';
+import { exportPets } from '../src/handlers/exportPets.js';
 import { getPet } from '../src/handlers/getPet.js';
 import { deletePet } from '../src/handlers/deletePet.js';
 import { updatePet } from '../src/handlers/updatePet.js';
@@ -37,6 +38,7 @@ export const handlers: { readonly [K in OperationId]: Handler<K> } = {
   listPets,
   createPet,
   batchCreatePets,
+  exportPets,
   getPet,
   deletePet,
   updatePet,

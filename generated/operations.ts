@@ -40,8 +40,10 @@ export interface HeaderEntry {
 export interface ResponseEntry {
   /** The headers declared for this status, in the contract's order. */
   readonly headers: readonly HeaderEntry[];
-  /** The schema of its `application/json` body; absent when it declares no body. */
+  /** The schema of its `application/json` body; absent when it declares no body or a streamed one. */
   readonly json?: JsonSchema;
+  /** The media types of a streamed body (`text/csv`, `application/x-ndjson`), which the handler writes as it reads. */
+  readonly streamed?: readonly string[];
 }
 
 export interface OperationEntry {
@@ -986,6 +988,271 @@ export const operationTable = {
         json: { $ref: "#/components/schemas/Error" },
       },
       "422": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "429": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "500": { headers: [], json: { $ref: "#/components/schemas/Error" } },
+      "503": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+    },
+  },
+  exportPets: {
+    operationId: "exportPets",
+    method: "GET",
+    path: "/pets:export",
+    parameters: [
+      { name: "status", in: "query", required: false, list: false, type: "string" },
+      { name: "id", in: "query", required: false, list: true, type: "array" },
+      { name: "categoryId", in: "query", required: false, list: false, type: "integer" },
+    ],
+    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: ["pets:read"] } }],
+    idempotencyKey: false,
+    deprecated: false,
+    responses: {
+      "200": {
+        headers: [
+          {
+            name: "Content-Disposition",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^attachment; filename=\"pets\\.(csv|ndjson)\"$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        streamed: ["text/csv", "application/x-ndjson"],
+      },
+      "400": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "401": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 256, pattern: "^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "403": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: {
+              type: "string",
+              maxLength: 256,
+              pattern: "^Bearer realm=\"[^\"]*\", error=\"insufficient_scope\", scope=\"[a-z:]+( [a-z:]+)*\"$",
+            },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "406": {
         headers: [
           {
             name: "RateLimit-Limit",

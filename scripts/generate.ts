@@ -163,6 +163,7 @@ interface HeaderRow {
 interface ResponseRow {
   headers: HeaderRow[];
   json?: JsonObject;
+  streamed?: string[];
 }
 interface OperationRow {
   operationId: string;
@@ -206,6 +207,9 @@ function parameterRow(document: JsonObject, node: Json, where: string): Paramete
   };
 }
 
+/** The media types of answers a handler streams (a string schema: the text as it is sent). */
+const STREAMED_MEDIA_TYPES = ['text/csv', 'application/x-ndjson'];
+
 function responseRow(document: JsonObject, node: Json, where: string): ResponseRow {
   const response = resolve(document, node, 'responses', where);
   const headers = Object.entries(isObject(response.headers) ? response.headers : {}).map(([name, value]): HeaderRow => {
@@ -217,7 +221,10 @@ function responseRow(document: JsonObject, node: Json, where: string): ResponseR
   });
   const content = response.content === undefined ? {} : objectAt(response.content, `${where} content`);
   const others = Object.keys(content).filter((media) => media !== 'application/json');
-  if (others.length > 0) fail(`${where} content`, `media type ${others.join(', ')}: the operation table carries application/json bodies only; extend it in scripts/generate.ts`);
+  const unknown = others.filter((media) => !STREAMED_MEDIA_TYPES.includes(media));
+  if (unknown.length > 0) fail(`${where} content`, `media type ${unknown.join(', ')}: the operation table carries application/json bodies and the streamed ${STREAMED_MEDIA_TYPES.join(', ')} only; extend it in scripts/generate.ts`);
+  if (others.length > 0 && content['application/json'] !== undefined) fail(`${where} content`, 'a body is JSON or streamed, not both');
+  if (others.length > 0) return { headers, streamed: others };
   const media = content['application/json'];
   if (media === undefined) return { headers };
   const schema = objectAt(media, `${where} application/json`).schema;
@@ -394,8 +401,10 @@ export interface HeaderEntry {
 export interface ResponseEntry {
   /** The headers declared for this status, in the contract's order. */
   readonly headers: readonly HeaderEntry[];
-  /** The schema of its \`application/json\` body; absent when it declares no body. */
+  /** The schema of its \`application/json\` body; absent when it declares no body or a streamed one. */
   readonly json?: JsonSchema;
+  /** The media types of a streamed body (\`text/csv\`, \`application/x-ndjson\`), which the handler writes as it reads. */
+  readonly streamed?: readonly string[];
 }
 
 export interface OperationEntry {

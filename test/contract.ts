@@ -71,7 +71,7 @@ export function contractViolations(method: string, url: string, response: Respon
   if (head && response.body !== '') return [`HEAD ${url} answered a body: ${response.body.slice(0, 100)}`];
   const matched = findOperation(method, url);
   const status = String(response.statusCode);
-  let declared: { headers: readonly HeaderEntry[]; json?: JsonSchema } | undefined;
+  let declared: { headers: readonly HeaderEntry[]; json?: JsonSchema; streamed?: readonly string[] } | undefined;
   let where: string;
   if (matched) {
     where = `${matched.operationId} ${status}`;
@@ -121,6 +121,10 @@ export function contractViolations(method: string, url: string, response: Respon
     if (response.statusCode >= 400 && (body as Json).status !== response.statusCode) {
       problems.push(`${where}: Error.status ${(body as Json).status} differs from the HTTP status`);
     }
+  } else if (declared.streamed) {
+    // A streamed body (exportPets): one of the media types declared; its text is the test's to read.
+    const type = String(response.headers['content-type'] ?? '').split(';')[0]?.trim() ?? '';
+    if (!declared.streamed.includes(type)) problems.push(`${where}: content-type ${type}, not one of ${declared.streamed.join(', ')}`);
   } else if (response.body !== '') {
     problems.push(`${where}: declares no body but got ${response.body.slice(0, 100)}`);
   }

@@ -139,6 +139,8 @@ interface Params {
   body?: unknown;
   /** The body's media type, when not `application/json`. */
   contentType?: string;
+  /** The media type asked for (`Accept`), for an answer that is not JSON (exportPets). */
+  accept?: string;
 }
 
 /** The media type of a JSON Merge Patch (RFC 7396), updatePet's body. */
@@ -151,7 +153,7 @@ const answersETag: ReadonlySet<string> = new Set(Object.keys({ getPet: true, cre
 type LooseRequest = (
   method: string,
   path: string,
-  init: { params: { query?: object; path?: object; header?: Record<string, string> }; body?: unknown; signal?: AbortSignal; headers?: Record<string, string> },
+  init: { params: { query?: object; path?: object; header?: Record<string, string> }; body?: unknown; signal?: AbortSignal; headers?: Record<string, string>; parseAs?: 'stream' },
 ) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
 
 const newIdempotencyKey = (): string => globalThis.crypto.randomUUID();
@@ -220,6 +222,7 @@ export function createAnimalStoreClient(options: AnimalStoreClientOptions) {
       ...(idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {}),
       ...(callOptions.ifMatch !== undefined ? { 'If-Match': callOptions.ifMatch } : {}),
       ...(params.contentType ? { 'Content-Type': params.contentType } : {}),
+      ...(params.accept ? { Accept: params.accept } : {}),
     };
     let answer: Awaited<ReturnType<LooseRequest>>;
     try {
@@ -230,6 +233,8 @@ export function createAnimalStoreClient(options: AnimalStoreClientOptions) {
           ...(Object.keys(header).length > 0 ? { header } : {}),
         },
         ...(params.body !== undefined ? { body: params.body } : {}),
+        // A streamed answer's body is handed over unread (openapi-fetch's parseAs); errors are still JSON.
+        ...(params.accept ? { parseAs: 'stream' as const } : {}),
         ...(callOptions.signal ? { signal: callOptions.signal } : {}),
         ...(callOptions.headers ? { headers: callOptions.headers } : {}),
       });
@@ -317,6 +322,14 @@ export function createAnimalStoreClient(options: AnimalStoreClientOptions) {
      * refused batch throws with `details` naming each bad item by index (`/requests/3/name`).
      */
     batchCreatePets: (pets: BodyOf<'batchCreatePets'>['requests'], callOptions?: CallOptions<'batchCreatePets'>) => call('batchCreatePets', { body: { requests: pets } }, callOptions),
+
+    /**
+     * `exportPets`: every pet that matches listPets' filters, in id order, from one snapshot;
+     * `data` is the answer's body as a ReadableStream, CSV with a header row (the default)
+     * or NDJSON (`format`), read as it arrives.
+     */
+    exportPets: (query?: QueryOf<'exportPets'>, callOptions?: CallOptions<'exportPets'> & { format?: 'text/csv' | 'application/x-ndjson' }) =>
+      call('exportPets', { query, accept: callOptions?.format ?? 'text/csv' }, callOptions),
 
     /** `getPet` (deprecated, sunset 2030-12-05; use `listPets({ id: [petId] })`): the Pet, its `etag` and the `deprecation` notice sent with every answer. */
     getPet: (petId: PathOf<'getPet'>['petId'], callOptions?: CallOptions<'getPet'>) => call('getPet', { path: { petId } }, callOptions),

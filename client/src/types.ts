@@ -21,7 +21,11 @@ type Responses<K extends OperationId> = operations[K]['responses'];
 type SuccessStatus = 200 | 201 | 202 | 203 | 204 | 206;
 /** The body of an operation's success answer (never while it has none, like listOrders today). */
 export type DataOf<K extends OperationId> = {
-  [S in keyof Responses<K> & SuccessStatus]: Responses<K>[S] extends { content: { 'application/json': infer T } } ? T : undefined;
+  [S in keyof Responses<K> & SuccessStatus]: Responses<K>[S] extends { content: { 'application/json': infer T } }
+    ? T
+    : Responses<K>[S] extends { content: { 'text/csv': unknown } }
+      ? ReadableStream<Uint8Array>
+      : undefined;
 }[keyof Responses<K> & SuccessStatus];
 
 /** True when the contract declares an `ETag` header on the operation's success answer (getPet, createPet, updatePet). */

@@ -24,6 +24,7 @@ import { createReader, type Pools, type ReadFrom } from '../db/consistency.js';
 import type { Statement } from '../db/query.js';
 import { query, statement, type Queryable } from '../db/query.js';
 import { inTransaction } from '../db/transaction.js';
+import { exportPets, type ExportFormat, type ExportFilters } from './pet-export.js';
 
 /** pets are paged whole (migration 1763700000008). */
 const PETS = appendOrdered('pets');
@@ -520,6 +521,14 @@ export function createPetsRepository(pools: Pools) {
     async listByIds(ids: readonly number[], p: PetPage, from: ReadFrom = 'replica'): Promise<PetsPage> {
       const readIds = async (on: ReadFrom, q: PetPage) => (await read(on, PET_STATEMENTS.listByIds, [ids, q.after, q.limit, q.status ?? null, q.categoryId ?? null]))[0] ?? EMPTY;
       return settle(await readIds(from, p), from, p, readIds);
+    },
+
+    /**
+     * Every pet that matches `filters`, in id order, as `format`'s text, streamed from one
+     * snapshot of the primary (src/catalogue/pet-export.ts), taken before this resolves.
+     */
+    export(filters: ExportFilters, format: ExportFormat) {
+      return exportPets(primary, filters, format);
     },
 
     /** The pet's JSON, or undefined when none has this id. */

@@ -2,6 +2,7 @@
 // `operations` type. A handler typed `Handler<'getPet'>` cannot answer a status the
 // contract does not declare, nor a body of the wrong shape: change the spec, run
 // `npm run generate`, and the compiler points at every handler that must follow.
+import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 
 import type { operations } from '../../generated/v1.js';
@@ -53,8 +54,14 @@ export type RequestBody<K extends OperationId> = Operation<K> extends { requestB
 export type Responses<K extends OperationId> = Operation<K>['responses'];
 export type DeclaredStatus<K extends OperationId> = keyof Responses<K> & number;
 
-/** A declared body, as a value to serialize or as its JSON already written (src/db/serialized.ts). */
-type AnswerBody<R> = [JsonOf<R>] extends [undefined] ? undefined : JsonOf<R> | Serialized<JsonOf<R>>;
+/** Whether the answer's body is streamed text (`text/csv`, `application/x-ndjson`): the handler gives a stream. */
+type Streamed<T> = T extends { content: { 'text/csv': unknown } } ? true : T extends { content: { 'application/x-ndjson': unknown } } ? true : false;
+
+/**
+ * A declared body, as a value to serialize or as its JSON already written (src/db/serialized.ts),
+ * or, for a streamed one, the stream of its text (its Content-Type among the answer's headers).
+ */
+type AnswerBody<R> = Streamed<R> extends true ? Readable : [JsonOf<R>] extends [undefined] ? undefined : JsonOf<R> | Serialized<JsonOf<R>>;
 
 /** One answer: a status the operation declares, with the body and headers declared for it. */
 export type HandlerResult<K extends OperationId> = {
@@ -75,6 +82,8 @@ export interface RequestContext {
   apiKeyPreviousSecret?: boolean;
   /** The request's logger (its lines carry the request id). */
   log: FastifyBaseLogger;
+  /** The request's `Accept` header, for an operation that answers in more than one media type (exportPets). */
+  accept?: string;
   /**
    * Where the request's reads go: set by the read-your-writes middleware when a replica is
    * configured (src/middleware/read-your-writes.ts); undefined reads from the replica if any.

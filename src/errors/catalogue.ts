@@ -16,6 +16,7 @@ export const ERROR_CATALOGUE = {
   forbidden: { status: 403 },
   not_found: { status: 404 },
   method_not_allowed: { status: 405 },
+  not_acceptable: { status: 406 },
   request_timeout: { status: 408 },
   idempotency_in_flight: { status: 409, retryAfter: 1 },
   pet_not_available: { status: 409 },

@@ -127,7 +127,18 @@ function syntaxError(error: Error, text: string): Error {
 /** The JSON media types this parser reads. */
 export const JSON_MEDIA_TYPES = ['application/json', 'application/merge-patch+json'] as const;
 
+/**
+ * Media types the contract names for answers only (exportPets' CSV and NDJSON). A body sent
+ * in one is refused as any other that the operation does not read (415); a parser of its own
+ * says so, and tells fastify-openapi-glue, which warns at start-up of a media type without
+ * one, that it is handled.
+ */
+export const ANSWER_ONLY_MEDIA_TYPES = ['text/csv', 'application/x-ndjson'] as const;
+
 export function registerJsonBody(fastify: FastifyInstance): void {
+  fastify.addContentTypeParser([...ANSWER_ONLY_MEDIA_TYPES], (request: FastifyRequest, _payload: unknown, done: (error: Error | null, body?: unknown) => void) => {
+    done(repeatedContentType(request) ?? unsupportedMediaType(request), undefined);
+  });
   const jsonParse = fastify.getDefaultJsonParser('error', 'error');
   fastify.removeContentTypeParser('application/json');
   fastify.addContentTypeParser([...JSON_MEDIA_TYPES], { parseAs: 'buffer' }, (request: FastifyRequest, buffer: Buffer, done) => {

@@ -10,6 +10,7 @@
 //   returns `next` itself and costs that operation nothing.
 // The first middleware of the list is the outermost: its hooks run first and its wrapper
 // sees the request first.
+import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler, onResponseHookHandler, preValidationHookHandler } from 'fastify';
 import type { ErrorBody } from '../errors/catalogue.js';
 import { sendError } from '../errors/answer.js';
@@ -101,6 +102,7 @@ function adapt(handler: OperationHandler, headerNames: readonly string[]) {
       if (typeof value === 'string') headers[name] = value;
     }
     const context: RequestContext = { log: request.log };
+    if (request.headers.accept !== undefined) context.accept = request.headers.accept;
     if (request.apiKey) {
       context.apiKeyId = request.apiKey.id;
       context.apiKeyScopes = request.apiKey.scopes;
@@ -112,6 +114,13 @@ function adapt(handler: OperationHandler, headerNames: readonly string[]) {
     if (answer.status >= 400) return sendError(reply, errorBodyOf(answer.body), answer.headers);
     reply.code(answer.status);
     if (answer.headers) reply.headers(answer.headers);
+    // A stream (exportPets) is sent as it is read, with the Content-Type the handler gave. To
+    // HEAD it is not read at all (Fastify would drain it to send nothing).
+    if (answer.body instanceof Readable) {
+      if (request.method !== 'HEAD') return reply.send(answer.body);
+      answer.body.destroy();
+      return reply.send(Readable.from([]));
+    }
     // A string with a JSON content type is sent as it is (Fastify serializes only objects).
     if (answer.body instanceof Serialized) {
       reply.type(JSON_TYPE);

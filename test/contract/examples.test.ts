@@ -179,6 +179,7 @@ const cases: Record<string, () => Promise<unknown>> = {
     bodyOf({ method: 'POST', url: '/v1/pets:batchCreate', headers: { ...t.auth, ...json }, payload: JSON.stringify({ requests: Array.from({ length: 1001 }, () => ({ name: 'Rex', categoryId: 1 })) }) }),
   '#/paths/~1pets:batchCreate/post/responses/413/content/application~1json/examples/tooLarge': () =>
     bodyOf({ method: 'POST', url: '/v1/pets:batchCreate', headers: { ...t.auth, ...json }, payload: JSON.stringify({ requests: [{ name: 'x'.repeat(1_100_000), categoryId: 1 }] }) }),
+  '#/paths/~1pets:export/get/responses/406/content/application~1json/examples/notAcceptable': () => bodyOf({ method: 'GET', url: '/v1/pets:export', headers: { ...t.auth, accept: 'application/json' } }),
   '#/components/responses/UnsupportedMediaType/content/application~1json/examples/notJson': () => bodyOf({ method: 'POST', url: '/v1/pets', headers: { ...t.auth, 'content-type': 'text/plain' }, payload: 'Rex' }),
   '#/components/responses/BadOrderId/content/application~1json/examples/badOrderId': () => bodyOf({ method: 'GET', url: '/v1/store/orders/abc', headers: t.auth }),
   '#/components/responses/BadOrderAction/content/application~1json/examples/badOrderId': () => bodyOf({ method: 'POST', url: '/v1/store/orders/abc/cancel', headers: t.auth }),

@@ -9,6 +9,7 @@ export const operationTable = {
   listPets: { method: "GET", path: "/pets", idempotencyKey: false, deprecated: false },
   createPet: { method: "POST", path: "/pets", idempotencyKey: true, deprecated: false },
   batchCreatePets: { method: "POST", path: "/pets:batchCreate", idempotencyKey: true, deprecated: false },
+  exportPets: { method: "GET", path: "/pets:export", idempotencyKey: false, deprecated: false },
   getPet: { method: "GET", path: "/pets/{petId}", idempotencyKey: false, deprecated: true },
   deletePet: { method: "DELETE", path: "/pets/{petId}", idempotencyKey: false, deprecated: false },
   updatePet: { method: "PATCH", path: "/pets/{petId}", idempotencyKey: false, deprecated: false },

@@ -89,6 +89,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/pets:export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export animals as CSV or NDJSON
+         * @description Every animal that matches the filters, in ascending `id` order, in one answer of any
+         *     size: the filters are `listPets`' (`status`, `id`, `categoryId`), without pages. Removed animals are never exported.
+         *
+         *     **Format, by `Accept`:** `text/csv` (RFC 4180: a header row
+         *     `id,name,categoryId,status`, then a row per animal, CRLF line ends, a field quoted
+         *     when it holds a comma, a double quote (doubled) or a line end; `status` empty when
+         *     the animal has none) or
+         *     `application/x-ndjson` (one `Pet` as JSON per line, each ending with `\n`). No
+         *     `Accept`, or `*\/*`, is CSV; an `Accept` that allows neither is `406`. Values are
+         *     written as they are stored: a spreadsheet may read a name that starts with `=`, `+`,
+         *     `-` or `@` as a formula, so import it as text.
+         *
+         *     **One snapshot:** the whole answer is read from one consistent view of the
+         *     catalogue, taken when the export starts: animals added, changed or removed while it
+         *     is being sent are not in it (or are as they were). The answer is streamed as it is
+         *     read: it has no `Content-Length`, and the service holds only a few rows of it at a
+         *     time. A connection that breaks mid-answer leaves a truncated answer (the last line
+         *     without its line end); export again.
+         */
+        get: operations["exportPets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/pets/{petId}": {
         parameters: {
             query?: never;
@@ -838,7 +875,7 @@ export interface components {
     schemas: {
         /**
          * @description A permission an API key holds. Each operation names the one it needs in its
-         *     `security` requirement: `pets:read` (listPets, getPet, listCategories, getCategory,
+         *     `security` requirement: `pets:read` (listPets, exportPets, getPet, listCategories, getCategory,
          *     getInventory), `pets:write` (createPet, batchCreatePets, updatePet, deletePet, putCategory,
          *     deleteCategory), `orders:read` (listOrders, getOrder), `orders:write` (placeOrder,
          *     cancelOrder, completeOrder), `keys:manage` (the `/api-keys` operations but
@@ -1065,6 +1102,18 @@ export interface components {
             pets: components["schemas"]["Pet"][];
         };
         /**
+         * @description Animals as CSV (RFC 4180): the header row `id,name,categoryId,status`, then one row
+         *     per animal, CRLF line ends.
+         * @example id,name,categoryId,status
+         *     1,Rex,2,available
+         */
+        PetsCsv: string;
+        /**
+         * @description Animals as NDJSON, one `Pet` as JSON per line, each line ending with `\n`.
+         * @example {"id":1,"name":"Rex","categoryId":2}
+         */
+        PetsNdjson: string;
+        /**
          * @description Where an order is: `placed` (it holds its animal, which is `pending`), then
          *     `completed` (the animal is `sold`), `cancelled` or `expired` (the animal is
          *     `available` again). The last three are final.
@@ -1134,6 +1183,7 @@ export interface components {
          *     | `forbidden` | 403 | rotateApiKey: the key to rotate is not the calling key (a key rotates only its own secret), or the call comes with a previous secret in its rotation's grace (use the current one) |
          *     | `not_found` | 404 | no such animal (or a removed one), order (or an order of another API key), category name, event (or one this key may not see) or webhook endpoint (or another key's), or no such path |
          *     | `method_not_allowed` | 405 | a path of the service with a method it does not take; `Allow` lists those it does |
+         *     | `not_acceptable` | 406 | exportPets: `Accept` allows neither `text/csv` nor `application/x-ndjson` |
          *     | `request_timeout` | 408 | the request's headers or body did not arrive in time (the connection is closed) |
          *     | `idempotency_in_flight` | 409 | a request with this `Idempotency-Key` is still being processed |
          *     | `pet_not_available` | 409 | the animal of a new order is not `available` (the message names its status) |
@@ -2349,6 +2399,67 @@ export interface operations {
             };
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    exportPets: {
+        parameters: {
+            query?: {
+                /** @description Keep only animals with this status. Without it, no filter applies. */
+                status?: components["parameters"]["StatusFilter"];
+                /**
+                 * @description Keep only the animals with these ids, repeated for several (`?id=3&id=7`): 1 to 100
+                 *     of them. Ids that no animal has are left out of the answer, not refused.
+                 */
+                id?: components["parameters"]["PetIds"];
+                /** @description Keep only animals of this category. Without it, no filter applies. */
+                categoryId?: components["parameters"]["CategoryFilter"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The animals, in ascending `id` order, in the format `Accept` chose. */
+            200: {
+                headers: {
+                    /**
+                     * @description `attachment; filename="pets.csv"` (or `pets.ndjson`): a browser saves the export as a file.
+                     * @example attachment; filename="pets.csv"
+                     */
+                    "Content-Disposition": string;
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": components["schemas"]["PetsCsv"];
+                    "application/x-ndjson": components["schemas"]["PetsNdjson"];
+                };
+            };
+            400: components["responses"]["BadParameter"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            /** @description `Accept` allows neither `text/csv` nor `application/x-ndjson`. */
+            406: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];

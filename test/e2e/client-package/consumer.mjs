@@ -109,6 +109,19 @@ const operationCases = {
     assert.equal(none.filter((p) => p.name === `${tag} fine`).length, 0, 'a refused batch stores nothing');
   },
 
+  async exportPets() {
+    await store.batchCreatePets([{ name: `${tag} export, "one"`, categoryId: 16 }, { name: `${tag} export two`, categoryId: 16, status: 'sold' }]);
+    const csv = await store.exportPets({ categoryId: 16 });
+    assert.equal(csv.response.status, 200);
+    assert.match(csv.response.headers.get('content-type'), /^text\/csv/);
+    const lines = (await new Response(csv.data).text()).split('\r\n');
+    assert.equal(lines[0], 'id,name,categoryId,status');
+    assert.ok(lines[1].endsWith(`,"${tag} export, ""one""",16,`), `a quoted name: ${lines[1]}`);
+    const ndjson = await store.exportPets({ categoryId: 16, status: 'sold' }, { format: 'application/x-ndjson' });
+    const pets = (await new Response(ndjson.data).text()).trim().split('\n').map((line) => JSON.parse(line));
+    assert.deepEqual(pets.map((p) => p.name), [`${tag} export two`]);
+  },
+
   async getPet() {
     const { data: pet } = await store.createPet({ name: `${tag} fetched`, categoryId: 13 });
     const fetched = await store.getPet(pet.id);

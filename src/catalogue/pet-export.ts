@@ -1,0 +1,86 @@
+// exportPets: every pet that matches listPets' filters, as CSV or NDJSON, streamed from one
+// snapshot. A connection of its own holds a REPEATABLE READ READ ONLY transaction, whose
+// snapshot is taken by its first statement, before the answer starts; a server-side cursor
+// (pg-query-stream, over pg-cursor) reads the rows a batch at a time as the client takes
+// them (stream backpressure), so memory stays constant whatever the catalogue's size.
+// CSV is written by csv-stringify (the `csv` project): quoting is its, not ours.
+//
+// The connection goes back to the pool when the export ends (after COMMIT), and is
+// destroyed when it does not end well (the client went away, a statement failed): a
+// connection left mid-transaction with an open cursor is never reused.
+import { pipeline, Readable, Transform, type TransformCallback } from 'node:stream';
+import { stringify } from 'csv-stringify';
+import type pg from 'pg';
+import QueryStream from 'pg-query-stream';
+import type { components } from '../../generated/v1.js';
+
+type Pet = components['schemas']['Pet'];
+
+/** The media types an export is written in, the default first. */
+export const EXPORT_FORMATS = ['text/csv', 'application/x-ndjson'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+/** The CSV columns, in order: the Pet's fields. */
+export const CSV_COLUMNS = ['id', 'name', 'categoryId', 'status'] as const;
+
+/** listPets' filters, as an export takes them (all optional, ANDed). */
+export interface ExportFilters {
+  status?: Pet['status'] | undefined;
+  categoryId?: number | undefined;
+  ids?: readonly number[] | undefined;
+}
+
+/**
+ * The export's statement: every pet that matches the filters, in id order, each as its JSON.
+ * A filter not given is NULL and holds for every pet.
+ */
+const EXPORT_SQL = `SELECT pet_json(pets) AS json FROM pets
+  WHERE deleted_at IS NULL AND ($1::text IS NULL OR status = $1) AND ($2::bigint IS NULL OR category_id = $2)
+    AND ($3::bigint[] IS NULL OR id = ANY ($3::bigint[]))
+  ORDER BY id`;
+
+/** Rows fetched per round trip. */
+const BATCH_SIZE = 500;
+
+/** A row of the export's statement (its pet's JSON) as the format's text or record. */
+function formatter(format: ExportFormat): Transform {
+  const line = (json: string): string | unknown[] => {
+    if (format === 'application/x-ndjson') return `${json}\n`;
+    const pet = JSON.parse(json) as Pet;
+    return [pet.id, pet.name, pet.categoryId, pet.status ?? ''];
+  };
+  return new Transform({
+    writableObjectMode: true,
+    readableObjectMode: format === 'text/csv',
+    transform(row: { json: string }, _encoding: BufferEncoding, done: TransformCallback) {
+      done(null, line(row.json));
+    },
+  });
+}
+
+/**
+ * The export's text, as a stream: the snapshot is taken before this resolves (a database
+ * that cannot be reached rejects it, before any answer is sent).
+ */
+export async function exportPets(pool: pg.Pool, filters: ExportFilters, format: ExportFormat): Promise<Readable> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    // The snapshot is taken by the transaction's first statement, not by BEGIN.
+    await client.query('SELECT 1');
+  } catch (error) {
+    client.release(true);
+    throw error;
+  }
+  const values = [filters.status ?? null, filters.categoryId ?? null, filters.ids ? [...filters.ids] : null];
+  const rows = client.query(new QueryStream(EXPORT_SQL, values, { batchSize: BATCH_SIZE, highWaterMark: BATCH_SIZE }));
+  const done = (error: Error | null | undefined) => {
+    if (error) return client.release(true);
+    client.query('COMMIT').then(
+      () => client.release(),
+      () => client.release(true),
+    );
+  };
+  if (format === 'application/x-ndjson') return pipeline(rows, formatter(format), done);
+  return pipeline(rows, formatter(format), stringify({ header: true, columns: [...CSV_COLUMNS], record_delimiter: 'windows' }), done);
+}
