@@ -8,11 +8,12 @@
 // The connection goes back to the pool when the export ends (after COMMIT), and is
 // destroyed when it does not end well (the client went away, a statement failed): a
 // connection left mid-transaction with an open cursor is never reused.
-import { pipeline, Readable, Transform, type TransformCallback } from 'node:stream';
+import { finished, pipeline, Readable, Transform, type TransformCallback } from 'node:stream';
 import { stringify } from 'csv-stringify';
 import type pg from 'pg';
 import QueryStream from 'pg-query-stream';
 import type { components } from '../../generated/v1.js';
+import { ApiError } from '../errors/catalogue.js';
 
 type Pet = components['schemas']['Pet'];
 
@@ -42,6 +43,14 @@ const EXPORT_SQL = `SELECT pet_json(pets) AS json FROM pets
 /** Rows fetched per round trip. */
 const BATCH_SIZE = 500;
 
+/**
+ * Exports running at once on this instance, per pool: each holds a connection as long as
+ * its client reads, so at most half the pool's (at least one), leaving the rest to every
+ * other request. One more is 503 with Retry-After, never a wait for a connection.
+ */
+const running = new WeakMap<pg.Pool, number>();
+const exportsAtOnce = (pool: pg.Pool): number => Math.max(1, Math.floor((pool.options.max ?? 10) / 2));
+
 /** A row of the export's statement (its pet's JSON) as the format's text or record. */
 function formatter(format: ExportFormat): Transform {
   const line = (json: string): string | unknown[] => {
@@ -63,24 +72,54 @@ function formatter(format: ExportFormat): Transform {
  * that cannot be reached rejects it, before any answer is sent).
  */
 export async function exportPets(pool: pg.Pool, filters: ExportFilters, format: ExportFormat): Promise<Readable> {
-  const client = await pool.connect();
+  const now = running.get(pool) ?? 0;
+  if (now >= exportsAtOnce(pool)) throw new ApiError('unavailable', `${now} exports are running on this instance, the most it runs at once: retry later`);
+  running.set(pool, now + 1);
+  let counted = true;
+  // Once, when the export's text has all been read or the export has failed or been left.
+  const over = () => {
+    if (!counted) return;
+    counted = false;
+    running.set(pool, (running.get(pool) ?? 1) - 1);
+  };
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    over();
+    throw error;
+  }
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-    // The snapshot is taken by the transaction's first statement, not by BEGIN.
+    // The snapshot is taken by the transaction's first statement that reads, not by BEGIN.
     await client.query('SELECT 1');
   } catch (error) {
     client.release(true);
+    over();
     throw error;
   }
   const values = [filters.status ?? null, filters.categoryId ?? null, filters.ids ? [...filters.ids] : null];
   const rows = client.query(new QueryStream(EXPORT_SQL, values, { batchSize: BATCH_SIZE, highWaterMark: BATCH_SIZE }));
+  // An error the checked-out connection reports on its own (its session ended, a restart)
+  // has a listener while the export holds it, and destroys the export's stream with it.
+  const lost = (error: Error) => text.destroy(error);
+  client.on('error', lost);
+  // Every stream has ended (the cursor closed too): the connection goes back, or is destroyed.
   const done = (error: Error | null | undefined) => {
+    over();
+    client.off('error', lost);
     if (error) return client.release(true);
     client.query('COMMIT').then(
       () => client.release(),
       () => client.release(true),
     );
   };
-  if (format === 'application/x-ndjson') return pipeline(rows, formatter(format), done);
-  return pipeline(rows, formatter(format), stringify({ header: true, columns: [...CSV_COLUMNS], record_delimiter: 'windows' }), done);
+  const text: Readable =
+    format === 'application/x-ndjson'
+      ? pipeline(rows, formatter(format), done)
+      : pipeline(rows, formatter(format), stringify({ header: true, columns: [...CSV_COLUMNS], record_delimiter: 'windows' }), done);
+  // The export stops counting when its last byte has been read, before the cursor's close
+  // and the COMMIT: an export answered in full never makes the next one wait for those.
+  finished(text, over);
+  return text;
 }

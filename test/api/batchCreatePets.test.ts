@@ -152,6 +152,7 @@ describe('batchCreatePets with an Idempotency-Key', () => {
 describe('the path with a colon is routed as written', () => {
   it.each([
     ['GET /v1/pets:batchCreate', 'GET', '/v1/pets:batchCreate', 405, 'POST'],
+    ['DELETE /v1/pets:export', 'DELETE', '/v1/pets:export', 405, 'GET, HEAD'],
     ['POST /v1/pets:batchcreate (another case)', 'POST', '/v1/pets:batchcreate', 404, undefined],
     ['POST /v1/pets:delete (no such method)', 'POST', '/v1/pets:delete', 404, undefined],
   ])('%s', async (_title, method, url, status, allow) => {

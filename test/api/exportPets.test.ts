@@ -4,8 +4,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parse } from 'csv-parse/sync';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helper.js';
+import { within, WAIT_MS } from '../process.js';
 
 let t: TestApp;
 /** The pets stored for this file, by name. */
@@ -142,14 +144,18 @@ describe('exportPets refuses an Accept it cannot meet', () => {
   });
 });
 
+/** Pets of category 80: their export (about 3 MB) outlasts what the sockets between service and test buffer. */
+const BIG = 10_000;
+/** The sessions reading an export: its cursor's statement, suspended between fetches. */
+const EXPORT_SESSIONS = "FROM pg_stat_activity WHERE query LIKE '%($3::bigint[] IS NULL OR id = ANY%' AND pid <> pg_backend_pid()";
+const exportSessions = async () => Number((await t.pool.query<{ n: string }>(`SELECT count(*) AS n ${EXPORT_SESSIONS}`)).rows[0]?.n);
+
 describe('exportPets reads one snapshot', () => {
+  beforeAll(async () => {
+    await t.pool.query(`INSERT INTO pets (name, category_id, status) SELECT 'Snapshot ' || i || ' ' || repeat('x', 80), 80, 'available' FROM generate_series(1, ${BIG}) AS i`);
+  });
+
   it('pets stored while an export is being read are not in it; the next export has them', async () => {
-    // Enough pets that the answer is still being read when the new ones are stored.
-    const requests = Array.from({ length: 1000 }, (_, i) => ({ name: `Snapshot ${i}`, categoryId: 80 }));
-    for (let i = 0; i < 3; i++) {
-      const made = await t.api({ method: 'POST', url: '/v1/pets:batchCreate', headers: { ...t.auth, 'content-type': 'application/json' }, payload: JSON.stringify({ requests }) });
-      expect(made.statusCode).toBe(200);
-    }
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = t.app.server.address() as AddressInfo;
     const text = await new Promise<string>((resolve, reject) => {
@@ -165,8 +171,12 @@ describe('exportPets reads one snapshot', () => {
           stored = true;
           response.pause();
           const late = Array.from({ length: 5 }, (_, i) => ({ name: `Late ${i}`, categoryId: 80 }));
-          t.app
-            .inject({ method: 'POST', url: '/v1/pets:batchCreate', headers: { ...t.auth, 'content-type': 'application/json' }, payload: JSON.stringify({ requests: late }) })
+          exportSessions()
+            .then((reading) => {
+              // The export is still reading its rows (not all buffered on the way already).
+              expect(reading).toBe(1);
+              return t.app.inject({ method: 'POST', url: '/v1/pets:batchCreate', headers: { ...t.auth, 'content-type': 'application/json' }, payload: JSON.stringify({ requests: late }) });
+            })
             .then((made) => {
               expect(made.statusCode).toBe(200);
               // The pets are stored and committed: a new export sees them.
@@ -183,10 +193,36 @@ describe('exportPets reads one snapshot', () => {
       request.on('error', reject);
     });
     const names = text.slice(0, -1).split('\n').map((l) => (JSON.parse(l) as { name: string }).name);
-    expect(names).toHaveLength(3000);
+    expect(names).toHaveLength(BIG);
     expect(names.some((n) => n.startsWith('Late'))).toBe(false);
     const after = await exported('?categoryId=80', 'application/x-ndjson');
-    expect(after.body.slice(0, -1).split('\n')).toHaveLength(3005);
+    expect(after.body.slice(0, -1).split('\n')).toHaveLength(BIG + 5);
+  });
+
+  it('at most half the pool exports at once (2 of 5 here): one more is 503 with Retry-After, and the two finish', async () => {
+    // The two exports' reads wait behind a lock on pets, holding their connections.
+    const locker = new pg.Client({ connectionString: t.url });
+    await locker.connect();
+    await locker.query('BEGIN');
+    await locker.query('LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
+    let running: Promise<{ statusCode: number; body: string }>[] = [];
+    try {
+      running = [1, 2].map(() => t.app.inject({ method: 'GET', url: '/v1/pets:export?categoryId=70', headers: { ...t.auth, accept: 'application/x-ndjson' } }));
+      const waiting = async () => Number((await t.pool.query<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%pet_json%'")).rows[0]?.n);
+      await within(WAIT_MS, async () => (await waiting()) >= 2);
+      const refused = await exported('?categoryId=70', 'application/x-ndjson');
+      expect(refused.statusCode).toBe(503);
+      expect(refused.headers['retry-after']).toBe('1');
+      expect(refused.json()).toEqual({ code: 'unavailable', message: '2 exports are running on this instance, the most it runs at once: retry later', status: 503 });
+    } finally {
+      await locker.query('ROLLBACK');
+      await locker.end();
+    }
+    for (const done of await Promise.all(running)) {
+      expect(done.statusCode).toBe(200);
+      expect(done.body.split('\n').filter(Boolean)).toHaveLength(3);
+    }
+    expect((await exported('?categoryId=70', 'application/x-ndjson')).statusCode).toBe(200);
   });
 
   it('an export the client abandons gives its connection back: the next exports are answered', async () => {
@@ -200,10 +236,15 @@ describe('exportPets reads one snapshot', () => {
       });
       request.on('error', (error) => ((error as { code?: string }).code === 'ECONNRESET' ? undefined : reject(error)));
     });
-    // More exports than the pool has connections (5): none waits for the abandoned one.
+    // Its connection goes back (destroyed, and then not counted by the pool), and its place
+    // among the exports running at once too: two at once are answered again.
+    await within(WAIT_MS, async () => t.pool.totalCount - t.pool.idleCount === 0);
+    await within(WAIT_MS, async () => (await Promise.all([1, 2].map(() => exported('?categoryId=70', 'application/x-ndjson')))).every((r) => r.statusCode === 200));
+    // More exports than the pool has connections (5), one after the other.
     for (let i = 0; i < 8; i++) {
       const response = await exported('?categoryId=70', 'application/x-ndjson');
       expect(response.statusCode).toBe(200);
     }
+    await within(WAIT_MS, async () => t.pool.totalCount - t.pool.idleCount === 0);
   });
 });

@@ -115,7 +115,8 @@ export interface paths {
          *     is being sent are not in it (or are as they were). The answer is streamed as it is
          *     read: it has no `Content-Length`, and the service holds only a few rows of it at a
          *     time. A connection that breaks mid-answer leaves a truncated answer (the last line
-         *     without its line end); export again.
+         *     without its line end); export again. An instance runs a few exports at once (half
+         *     its database connections); one more is `503` with `Retry-After`.
          */
         get: operations["exportPets"];
         put?: never;
