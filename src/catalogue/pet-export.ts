@@ -51,6 +51,34 @@ const BATCH_SIZE = 500;
 const running = new WeakMap<pg.Pool, number>();
 const exportsAtOnce = (pool: pg.Pool): number => Math.max(1, Math.floor((pool.options.max ?? 10) / 2));
 
+/** The text is written out in pieces of about this size, not a piece per row. */
+const PIECE_BYTES = 64 * 1024;
+
+/**
+ * Gathers the text into pieces of PIECE_BYTES (the last one shorter): a row is some 30 to
+ * 100 bytes, and a write per row costs the answer a chunk header and a system call each
+ * (CSV ran at 2.8 MB/s that way).
+ */
+function pieces(): Transform {
+  let held: string[] = [];
+  let size = 0;
+  return new Transform({
+    transform(text: Buffer | string, _encoding: BufferEncoding, done: TransformCallback) {
+      const piece = String(text);
+      held.push(piece);
+      size += piece.length;
+      if (size < PIECE_BYTES) return done();
+      const out = held.join('');
+      held = [];
+      size = 0;
+      done(null, out);
+    },
+    flush(done: TransformCallback) {
+      done(null, held.length ? held.join('') : undefined);
+    },
+  });
+}
+
 /** A row of the export's statement (its pet's JSON) as the format's text or record. */
 function formatter(format: ExportFormat): Transform {
   const line = (json: string): string | unknown[] => {
@@ -91,8 +119,11 @@ export async function exportPets(pool: pg.Pool, filters: ExportFilters, format: 
   }
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-    // The snapshot is taken by the transaction's first statement that reads, not by BEGIN.
-    await client.query('SELECT 1');
+    // The cursor's statement lasts as long as its client reads, which the pool's statement
+    // timeout (DB_STATEMENT_TIMEOUT_MS, 5 s) would cut short: none for this transaction.
+    // The exports running at once are bounded instead (above). The snapshot is taken by
+    // this statement, the transaction's first that reads, not by BEGIN.
+    await client.query("SELECT set_config('statement_timeout', '0', true)");
   } catch (error) {
     client.release(true);
     over();
@@ -116,8 +147,8 @@ export async function exportPets(pool: pg.Pool, filters: ExportFilters, format: 
   };
   const text: Readable =
     format === 'application/x-ndjson'
-      ? pipeline(rows, formatter(format), done)
-      : pipeline(rows, formatter(format), stringify({ header: true, columns: [...CSV_COLUMNS], record_delimiter: 'windows' }), done);
+      ? pipeline(rows, formatter(format), pieces(), done)
+      : pipeline(rows, formatter(format), stringify({ header: true, columns: [...CSV_COLUMNS], record_delimiter: 'windows' }), pieces(), done);
   // The export stops counting when its last byte has been read, before the cursor's close
   // and the COMMIT: an export answered in full never makes the next one wait for those.
   finished(text, over);

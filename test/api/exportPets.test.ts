@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { parse } from 'csv-parse/sync';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closePool, createPool } from '../../src/db/pool.js';
 import { buildTestApp, type TestApp } from '../helper.js';
 import { within, WAIT_MS } from '../process.js';
 
@@ -223,6 +224,37 @@ describe('exportPets reads one snapshot', () => {
       expect(done.body.split('\n').filter(Boolean)).toHaveLength(3);
     }
     expect((await exported('?categoryId=70', 'application/x-ndjson')).statusCode).toBe(200);
+  });
+
+  it("an export that outlasts the pool's statement timeout is answered whole", async () => {
+    // A service whose statements may run 100 ms, read by a client that takes 10 pauses of 150 ms.
+    const strictPool = createPool({ DATABASE_URL: t.url, DB_POOL_MAX: 5, DB_CONNECT_TIMEOUT_MS: 10_000, DB_STATEMENT_TIMEOUT_MS: 100 });
+    const strict = await buildTestApp({ url: t.url, pool: strictPool, env: { RATE_LIMIT_MAX: '100000' } });
+    try {
+      await strict.app.listen({ port: 0, host: '127.0.0.1' });
+      const { port } = strict.app.server.address() as AddressInfo;
+      const lines = await new Promise<number>((resolve, reject) => {
+        http
+          .get({ host: '127.0.0.1', port, path: '/v1/pets:export?categoryId=80', headers: { ...t.auth, accept: 'application/x-ndjson' } }, (response) => {
+            expect(response.statusCode).toBe(200);
+            let count = 0;
+            let pauses = 0;
+            response.on('data', (chunk: Buffer) => {
+              for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) count++;
+              if (pauses++ >= 10) return;
+              response.pause();
+              setTimeout(() => response.resume(), 150);
+            });
+            response.on('end', () => resolve(count));
+            response.on('error', reject);
+          })
+          .on('error', reject);
+      });
+      expect(lines).toBe(BIG + 5);
+    } finally {
+      await strict.close();
+      await closePool(strictPool);
+    }
   });
 
   it('an export the client abandons gives its connection back: the next exports are answered', async () => {
