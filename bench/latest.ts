@@ -1,7 +1,7 @@
 // bench/latest.md: the last run of each bench, tracked in git. Every run writes its full
 // results under bench/results/ (git-ignored: one file or folder per run), and replaces its
 // own bench's section of bench/latest.md with its summary, leaving the other benches'
-// sections as they were. So the file always holds the latest figures of all four benches,
+// sections as they were. So the file always holds the latest figures of all five benches,
 // each with its date, machine and settings, and `git log -p bench/latest.md` shows how
 // they moved.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -12,13 +12,13 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const LATEST = path.join(root, 'bench/latest.md');
 
 /** The benches, in the order their sections appear. */
-const BENCHES = ['bench', 'bench:scale', 'bench:soak', 'bench:profile'] as const;
+const BENCHES = ['bench', 'bench:scale', 'bench:soak', 'bench:bulk', 'bench:profile'] as const;
 export type Bench = (typeof BENCHES)[number];
 
 const HEADER = [
   '# Latest bench runs',
   '',
-  'Written by the benches: each run of `npm run bench`, `bench:scale`, `bench:soak` or `bench:profile` replaces its own section below with its summary, and keeps the others. Full results of every run are in `bench/results/` (git-ignored) on the machine that ran it. How to run the benches and read their figures: [docs/performance.md](../docs/performance.md).',
+  'Written by the benches: each run of `npm run bench`, `bench:scale`, `bench:soak`, `bench:bulk` or `bench:profile` replaces its own section below with its summary, and keeps the others. Full results of every run are in `bench/results/` (git-ignored) on the machine that ran it. How to run the benches and read their figures: [docs/performance.md](../docs/performance.md).',
   '',
 ].join('\n');
 

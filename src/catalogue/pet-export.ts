@@ -31,11 +31,17 @@ export interface ExportFilters {
   ids?: readonly number[] | undefined;
 }
 
+/** What a row of the export's statement holds: the pet's JSON, or its CSV fields as text. */
+const SELECTED: Record<ExportFormat, string> = {
+  'application/x-ndjson': 'pet_json(pets) AS json',
+  'text/csv': "id::text AS id, name, category_id::text AS category_id, coalesce(status, '') AS status",
+};
+
 /**
- * The export's statement: every pet that matches the filters, in id order, each as its JSON.
- * A filter not given is NULL and holds for every pet.
+ * The export's statement: every pet that matches the filters, in id order. A filter not
+ * given is NULL and holds for every pet.
  */
-const EXPORT_SQL = `SELECT pet_json(pets) AS json FROM pets
+const exportSql = (format: ExportFormat): string => `SELECT ${SELECTED[format]} FROM pets
   WHERE deleted_at IS NULL AND ($1::text IS NULL OR status = $1) AND ($2::bigint IS NULL OR category_id = $2)
     AND ($3::bigint[] IS NULL OR id = ANY ($3::bigint[]))
   ORDER BY id`;
@@ -79,18 +85,14 @@ function pieces(): Transform {
   });
 }
 
-/** A row of the export's statement (its pet's JSON) as the format's text or record. */
+/** A row of the export's statement as the format's text (a JSON line) or record (CSV fields). */
+type Row = { json: string } | { id: string; name: string; category_id: string; status: string };
 function formatter(format: ExportFormat): Transform {
-  const line = (json: string): string | unknown[] => {
-    if (format === 'application/x-ndjson') return `${json}\n`;
-    const pet = JSON.parse(json) as Pet;
-    return [pet.id, pet.name, pet.categoryId, pet.status ?? ''];
-  };
   return new Transform({
     writableObjectMode: true,
     readableObjectMode: format === 'text/csv',
-    transform(row: { json: string }, _encoding: BufferEncoding, done: TransformCallback) {
-      done(null, line(row.json));
+    transform(row: Row, _encoding: BufferEncoding, done: TransformCallback) {
+      done(null, 'json' in row ? `${row.json}\n` : [row.id, row.name, row.category_id, row.status]);
     },
   });
 }
@@ -130,7 +132,7 @@ export async function exportPets(pool: pg.Pool, filters: ExportFilters, format: 
     throw error;
   }
   const values = [filters.status ?? null, filters.categoryId ?? null, filters.ids ? [...filters.ids] : null];
-  const rows = client.query(new QueryStream(EXPORT_SQL, values, { batchSize: BATCH_SIZE, highWaterMark: BATCH_SIZE }));
+  const rows = client.query(new QueryStream(exportSql(format), values, { batchSize: BATCH_SIZE, highWaterMark: BATCH_SIZE }));
   // An error the checked-out connection reports on its own (its session ended, a restart)
   // has a listener while the export holds it, and destroys the export's stream with it.
   const lost = (error: Error) => text.destroy(error);

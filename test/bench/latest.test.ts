@@ -24,6 +24,6 @@ describe('bench/latest.md', () => {
     expect(text).toContain('flat');
     // Every bench has its section, in a fixed order, whether it ran or not.
     const titles = [...text.matchAll(/^## `npm run ([a-z:]+)`/gm)].map((m) => m[1]);
-    expect(titles).toEqual(['bench', 'bench:scale', 'bench:soak', 'bench:profile']);
+    expect(titles).toEqual(['bench', 'bench:scale', 'bench:soak', 'bench:bulk', 'bench:profile']);
   });
 });
