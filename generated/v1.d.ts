@@ -116,7 +116,10 @@ export interface paths {
          *     read: it has no `Content-Length`, and the service holds only a few rows of it at a
          *     time. A connection that breaks mid-answer leaves a truncated answer (the last line
          *     without its line end); export again. An instance runs a few exports at once (half
-         *     its database connections); one more is `503` with `Retry-After`.
+         *     its database connections); one more is `503` with `Retry-After`. An export whose text
+         *     moves for none of a minute (`EXPORT_IDLE_TIMEOUT_MS`: its client stopped reading, or
+         *     the database gave nothing) is ended: `503` before its first byte, a truncated answer
+         *     after it.
          */
         get: operations["exportPets"];
         put?: never;

@@ -51,6 +51,8 @@ export interface Config {
   DATABASE_READ_URL?: string;
   /** After a write, the same API key reads from the primary for this long (read-your-writes). */
   READ_YOUR_WRITES_MS: number;
+  /** An export (exportPets) whose client takes nothing for this long is cut off, its connection and snapshot given back. */
+  EXPORT_IDLE_TIMEOUT_MS: number;
   /** `/metrics` (Prometheus): off, open to anyone who reaches the port, or behind METRICS_TOKEN. */
   METRICS: 'off' | 'open' | 'token';
   /** Bearer token for `/metrics` when METRICS=token. */
@@ -111,6 +113,7 @@ export const configSchema = {
     PUBLIC_URL: { type: 'string', pattern: '^https?://[^/]+$' },
     DATABASE_READ_URL: { type: 'string', pattern: '^postgres(ql)?://' },
     READ_YOUR_WRITES_MS: integer(5000, 0, 600_000),
+    EXPORT_IDLE_TIMEOUT_MS: integer(60_000, 1000, 3_600_000),
     METRICS: { type: 'string', default: 'off', enum: ['off', 'open', 'token'] },
     METRICS_TOKEN: { type: 'string', minLength: 16, pattern: '^[A-Za-z0-9._~+/=-]+$' },
     ORDER_HOLD_SECONDS: integer(900, 1, 86_400),

@@ -98,10 +98,34 @@ function formatter(format: ExportFormat): Transform {
 }
 
 /**
- * The export's text, as a stream: the snapshot is taken before this resolves (a database
- * that cannot be reached rejects it, before any answer is sent).
+ * Passes the text on, and calls `idle` when none has passed for `ms`: a client that stopped
+ * reading (the answer's buffers full) or a statement that stopped producing.
  */
-export async function exportPets(pool: pg.Pool, filters: ExportFilters, format: ExportFormat): Promise<Readable> {
+function watched(ms: number, idle: () => void): Transform {
+  const timer = setTimeout(idle, ms);
+  return new Transform({
+    transform(text: Buffer, _encoding: BufferEncoding, done: TransformCallback) {
+      timer.refresh();
+      done(null, text);
+    },
+    flush(done: TransformCallback) {
+      clearTimeout(timer);
+      done();
+    },
+    destroy(error: Error | null, done: (error: Error | null) => void) {
+      clearTimeout(timer);
+      done(error);
+    },
+  });
+}
+
+/**
+ * The export's text, as a stream: the snapshot is taken before this resolves (a database
+ * that cannot be reached rejects it, before any answer is sent). Invariant: an export holds
+ * a connection and a snapshot (which holds back vacuum) only while its text moves; one that
+ * moves nothing for `idleMs` is ended, and its connection destroyed.
+ */
+export async function exportPets(pool: pg.Pool, filters: ExportFilters, format: ExportFormat, idleMs: number): Promise<Readable> {
   const now = running.get(pool) ?? 0;
   if (now >= exportsAtOnce(pool)) throw new ApiError('unavailable', `${now} exports are running on this instance, the most it runs at once: retry later`);
   running.set(pool, now + 1);
@@ -147,10 +171,13 @@ export async function exportPets(pool: pg.Pool, filters: ExportFilters, format: 
       () => client.release(true),
     );
   };
+  // Before its first byte, the answer is 503 (the statement produced nothing: retry); after
+  // it, the connection is cut and the client sees a truncated answer.
+  const idle = () => text.destroy(new ApiError('unavailable', `The export moved nothing for ${idleMs} ms: retry later`));
   const text: Readable =
     format === 'application/x-ndjson'
-      ? pipeline(rows, formatter(format), pieces(), done)
-      : pipeline(rows, formatter(format), stringify({ header: true, columns: [...CSV_COLUMNS], record_delimiter: 'windows' }), pieces(), done);
+      ? pipeline(rows, formatter(format), pieces(), watched(idleMs, idle), done)
+      : pipeline(rows, formatter(format), stringify({ header: true, columns: [...CSV_COLUMNS], record_delimiter: 'windows' }), pieces(), watched(idleMs, idle), done);
   // The export stops counting when its last byte has been read, before the cursor's close
   // and the COMMIT: an export answered in full never makes the next one wait for those.
   finished(text, over);

@@ -430,7 +430,12 @@ type Reader = ReturnType<typeof createReader>;
  * pets back from (it cannot see which transactions are writing pets) is read again from
  * the primary, which can.
  */
-export function createPetsRepository(pools: Pools) {
+export interface PetsOptions {
+  /** An export whose client takes nothing for this long is cut off (src/catalogue/pet-export.ts). */
+  exportIdleMs?: number;
+}
+
+export function createPetsRepository(pools: Pools, { exportIdleMs = 60_000 }: PetsOptions = {}) {
   const { primary, replica } = pools;
   const read: Reader = createReader(pools);
   const insertOne = async (pet: NewPet, on: Queryable): Promise<TaggedPet<Pet>> => toPet((await query(on, PET_STATEMENTS.insert, [pet.name, pet.categoryId, pet.status ?? null]))[0] as PetRow);
@@ -528,7 +533,7 @@ export function createPetsRepository(pools: Pools) {
      * snapshot of the primary (src/catalogue/pet-export.ts), taken before this resolves.
      */
     export(filters: ExportFilters, format: ExportFormat) {
-      return exportPets(primary, filters, format);
+      return exportPets(primary, filters, format, exportIdleMs);
     },
 
     /** The pet's JSON, or undefined when none has this id. */

@@ -18,7 +18,7 @@ declare module 'fastify' {
 export default fp(
   async function catalogue(fastify: FastifyInstance) {
     const { primary } = fastify.pools;
-    fastify.decorate('pets', createPetsRepository(fastify.pools));
+    fastify.decorate('pets', createPetsRepository(fastify.pools, { exportIdleMs: fastify.config.EXPORT_IDLE_TIMEOUT_MS }));
     fastify.decorate('categories', createCategoriesRepository(primary));
     const inventory = createInventoryRepository(primary);
     fastify.decorate('inventory', inventory);

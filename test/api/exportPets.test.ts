@@ -148,7 +148,7 @@ describe('exportPets refuses an Accept it cannot meet', () => {
 /** Pets of category 80: their export (about 3 MB) outlasts what the sockets between service and test buffer. */
 const BIG = 10_000;
 /** The sessions reading an export: its cursor's statement, suspended between fetches. */
-const EXPORT_SESSIONS = "FROM pg_stat_activity WHERE query LIKE '%($3::bigint[] IS NULL OR id = ANY%' AND pid <> pg_backend_pid()";
+const EXPORT_SESSIONS = "FROM pg_stat_activity WHERE datname = current_database() AND query LIKE '%($3::bigint[] IS NULL OR id = ANY%' AND pid <> pg_backend_pid()";
 const exportSessions = async () => Number((await t.pool.query<{ n: string }>(`SELECT count(*) AS n ${EXPORT_SESSIONS}`)).rows[0]?.n);
 
 describe('exportPets reads one snapshot', () => {
@@ -209,7 +209,7 @@ describe('exportPets reads one snapshot', () => {
     let running: Promise<{ statusCode: number; body: string }>[] = [];
     try {
       running = [1, 2].map(() => t.app.inject({ method: 'GET', url: '/v1/pets:export?categoryId=70', headers: { ...t.auth, accept: 'application/x-ndjson' } }));
-      const waiting = async () => Number((await t.pool.query<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%pet_json%'")).rows[0]?.n);
+      const waiting = async () => Number((await t.pool.query<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%pet_json%'")).rows[0]?.n);
       await within(WAIT_MS, async () => (await waiting()) >= 2);
       const refused = await exported('?categoryId=70', 'application/x-ndjson');
       expect(refused.statusCode).toBe(503);
@@ -254,6 +254,33 @@ describe('exportPets reads one snapshot', () => {
     } finally {
       await strict.close();
       await closePool(strictPool);
+    }
+  });
+
+  it('an export whose text moves nothing for EXPORT_IDLE_TIMEOUT_MS is cut off and gives its connection back', async () => {
+    // Nothing moves: its statement waits behind a lock on pets (as a client that stops
+    // reading stops it, once the buffers between are full).
+    const idle = await buildTestApp({ url: t.url, env: { RATE_LIMIT_MAX: '100000', EXPORT_IDLE_TIMEOUT_MS: '1000' } });
+    const locker = new pg.Client({ connectionString: t.url });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
+      const answer = await idle.app.inject({ method: 'GET', url: '/v1/pets:export?categoryId=80', headers: { ...t.auth, accept: 'application/x-ndjson' } });
+      // Cut off while the lock is still held, before its first byte: 503, retry.
+      expect(answer.statusCode).toBe(503);
+      expect(answer.headers['retry-after']).toBe('1');
+      expect(answer.json()).toEqual({ code: 'unavailable', message: 'The export moved nothing for 1000 ms: retry later', status: 503 });
+    } finally {
+      await locker.query('ROLLBACK');
+      await locker.end();
+    }
+    try {
+      // Its session ends, and the app's connections all come back (its jobs waited for the lock too).
+      await within(WAIT_MS, async () => (await exportSessions()) === 0);
+      await within(WAIT_MS, async () => idle.pool.totalCount - idle.pool.idleCount === 0);
+    } finally {
+      await idle.close();
     }
   });
 
