@@ -8,7 +8,7 @@
 // The connection goes back to the pool when the export ends (after COMMIT), and is
 // destroyed when it does not end well (the client went away, a statement failed): a
 // connection left mid-transaction with an open cursor is never reused.
-import { finished, pipeline, Readable, Transform, type TransformCallback } from 'node:stream';
+import { pipeline, Readable, Transform, type TransformCallback } from 'node:stream';
 import { stringify } from 'csv-stringify';
 import type pg from 'pg';
 import QueryStream from 'pg-query-stream';
@@ -38,13 +38,14 @@ const SELECTED: Record<ExportFormat, string> = {
 };
 
 /**
- * The export's statement: every pet that matches the filters, in id order. A filter not
- * given is NULL and holds for every pet.
+ * The export's statement: every pet that matches the filters, in id order (`pets.id`, the
+ * column: CSV's `id` is its text, which would sort 10 before 9). A filter not given is NULL
+ * and holds for every pet.
  */
 const exportSql = (format: ExportFormat): string => `SELECT ${SELECTED[format]} FROM pets
   WHERE deleted_at IS NULL AND ($1::text IS NULL OR status = $1) AND ($2::bigint IS NULL OR category_id = $2)
     AND ($3::bigint[] IS NULL OR id = ANY ($3::bigint[]))
-  ORDER BY id`;
+  ORDER BY pets.id`;
 
 /** Rows fetched per round trip. */
 const BATCH_SIZE = 500;
@@ -161,25 +162,34 @@ export async function exportPets(pool: pg.Pool, filters: ExportFilters, format: 
   // has a listener while the export holds it, and destroys the export's stream with it.
   const lost = (error: Error) => text.destroy(error);
   client.on('error', lost);
-  // Every stream has ended (the cursor closed too): the connection goes back, or is destroyed.
-  const done = (error: Error | null | undefined) => {
+  // The connection goes back once: after COMMIT when every stream has ended well, or
+  // destroyed as soon as the text is (an error, the client gone, HEAD), without waiting for
+  // the cursor's fetch in flight. The export counts among those running until then.
+  let given = false;
+  const giveBack = (failed: boolean) => {
+    if (given) return;
+    given = true;
     over();
     client.off('error', lost);
-    if (error) return client.release(true);
+    if (failed) return client.release(true);
     client.query('COMMIT').then(
       () => client.release(),
       () => client.release(true),
     );
   };
+  const done = (error: Error | null | undefined) => giveBack(Boolean(error));
   // Before its first byte, the answer is 503 (the statement produced nothing: retry); after
   // it, the connection is cut and the client sees a truncated answer.
   const idle = () => text.destroy(new ApiError('unavailable', `The export moved nothing for ${idleMs} ms: retry later`));
   const text: Readable =
     format === 'application/x-ndjson'
       ? pipeline(rows, formatter(format), pieces(), watched(idleMs, idle), done)
-      : pipeline(rows, formatter(format), stringify({ header: true, columns: [...CSV_COLUMNS], record_delimiter: 'windows' }), pieces(), watched(idleMs, idle), done);
+      : pipeline(rows, formatter(format), stringify({ header: true, columns: [...CSV_COLUMNS], record_delimiter: 'windows', quoted_match: /[\r\n]/ }), pieces(), watched(idleMs, idle), done);
   // The export stops counting when its last byte has been read, before the cursor's close
   // and the COMMIT: an export answered in full never makes the next one wait for those.
-  finished(text, over);
+  text.once('end', over);
+  text.once('close', () => {
+    if (!text.readableEnded) giveBack(true);
+  });
   return text;
 }

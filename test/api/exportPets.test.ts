@@ -44,18 +44,31 @@ describe('exportPets as CSV', () => {
     expect(response.body).toContain(',"A ""quoted"" name",');
   });
 
-  it('a line end in a value is quoted too (no name the API takes holds one; a row written by other means may)', async () => {
-    const { rows } = await t.pool.query<{ id: string }>("INSERT INTO pets (name, category_id) VALUES ('Line' || chr(13) || chr(10) || 'break', 79) RETURNING id");
+  it('a line end in a value is quoted too, CRLF, LF or CR alone (no name the API takes holds one; a row written by other means may)', async () => {
+    const { rows } = await t.pool.query<{ id: string }>(
+      "INSERT INTO pets (name, category_id) VALUES ('Line' || chr(13) || chr(10) || 'break', 79), ('new' || chr(10) || 'line', 79), ('cr' || chr(13) || 'name', 79) RETURNING id",
+    );
     const response = await exported('?categoryId=79', 'text/csv');
     expect(response.statusCode).toBe(200);
-    expect(response.body).toMatch(new RegExp(`\r\n${rows[0]?.id},"Line\r\nbreak",79,\r\n`));
-    expect(parse(response.body)[1]?.[1]).toBe('Line\r\nbreak');
+    const [crlf, lf, cr] = rows.map((r) => r.id);
+    expect(response.body).toBe(`id,name,categoryId,status\r\n${crlf},"Line\r\nbreak",79,\r\n${lf},"new\nline",79,\r\n${cr},"cr\rname",79,\r\n`);
+    expect(parse(response.body, { record_delimiter: '\r\n' }).map((row: string[]) => row[1])).toEqual(['name', 'Line\r\nbreak', 'new\nline', 'cr\rname']);
   });
 
-  it.each([['text/csv'], ['text/*'], ['*/*'], ['application/json;q=1, text/csv;q=0.5']])('Accept: %s is CSV', async (accept) => {
+  it.each([['text/csv'], ['text/*'], ['*/*'], ['application/json;q=1, text/csv;q=0.5'], ['text/csv; charset=utf-8'], ['TEXT/CSV; Charset=UTF-8; header=present']])('Accept: %s is CSV', async (accept) => {
     const response = await exported(`?${theirIds}`, accept);
     expect(response.statusCode).toBe(200);
     expect(String(response.headers['content-type'])).toMatch(/^text\/csv/);
+  });
+
+  it('rows in ascending id order as numbers (9 before 10, 99 before 10000)', async () => {
+    const { rows } = await t.pool.query<{ id: string }>("INSERT INTO pets (name, category_id) SELECT 'Order ' || i, 78 FROM generate_series(1, 90) AS i RETURNING id");
+    // This file's first pets have ids of one digit; these, more digits.
+    const ids = [...stored.map((p) => p.id), ...rows.map((r) => Number(r.id))].sort((a, b) => a - b);
+    expect(String(ids[0]).length).toBeLessThan(String(ids[ids.length - 1]).length);
+    const response = await exported(`?id=${[...ids].reverse().join('&id=')}`, 'text/csv');
+    expect(response.statusCode).toBe(200);
+    expect((parse(response.body) as string[][]).slice(1).map((row) => Number(row[0]))).toEqual(ids);
   });
 
   it('HEAD: the headers GET would give, no body', async () => {
@@ -125,7 +138,7 @@ describe("exportPets takes listPets' filters", () => {
 });
 
 describe('exportPets refuses an Accept it cannot meet', () => {
-  it.each([['application/json'], ['text/html, application/xml;q=0.9'], ['text/csv;q=0']])('Accept: %s is 406 with an Error body', async (accept) => {
+  it.each([['application/json'], ['text/html, application/xml;q=0.9'], ['text/csv;q=0'], ['text/csv; header=absent'], ['application/x-ndjson; charset=utf-16']])('Accept: %s is 406 with an Error body', async (accept) => {
     const response = await exported('', accept);
     expect(response.statusCode).toBe(406);
     expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
@@ -282,6 +295,26 @@ describe('exportPets reads one snapshot', () => {
     } finally {
       await idle.close();
     }
+  });
+
+  it('an export ended early (HEAD, a client gone) gives its connection back at once, not when its fetch in flight ends', async () => {
+    // The exports' fetches wait behind a lock on pets; four HEADs, one after the other.
+    const locker = new pg.Client({ connectionString: t.url });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
+      for (let i = 0; i < 4; i++) {
+        const response = await t.api({ method: 'HEAD', url: '/v1/pets:export?categoryId=70', headers: t.auth });
+        expect(response.statusCode).toBe(200);
+      }
+      // None of the four still holds a connection of the pool (5; a job may wait for the lock too).
+      expect(t.pool.totalCount - t.pool.idleCount).toBeLessThan(4);
+    } finally {
+      await locker.query('ROLLBACK');
+      await locker.end();
+    }
+    await within(WAIT_MS, async () => (await exportSessions()) === 0);
   });
 
   it('an export the client abandons gives its connection back: the next exports are answered', async () => {
