@@ -7,7 +7,8 @@
 //
 // The connection goes back to the pool when the export ends (after COMMIT), and is
 // destroyed when it does not end well (the client went away, a statement failed): a
-// connection left mid-transaction with an open cursor is never reused.
+// connection left mid-transaction with an open cursor is never reused. Why this shape, and
+// the invariants a change keeps: docs/decisions/0008-pet-export.md.
 import { pipeline, Readable, Transform, type TransformCallback } from 'node:stream';
 import { stringify } from 'csv-stringify';
 import type pg from 'pg';
@@ -63,8 +64,7 @@ const PIECE_BYTES = 64 * 1024;
 
 /**
  * Gathers the text into pieces of PIECE_BYTES (the last one shorter): a row is some 30 to
- * 100 bytes, and a write per row costs the answer a chunk header and a system call each
- * (CSV ran at 2.8 MB/s that way).
+ * 100 bytes, and a write per row would cost the answer a chunk header and a system call each.
  */
 function pieces(): Transform {
   let held: string[] = [];

@@ -439,6 +439,12 @@ export function createPetsRepository(pools: Pools, { exportIdleMs = 60_000 }: Pe
   const { primary, replica } = pools;
   const read: Reader = createReader(pools);
   const insertOne = async (pet: NewPet, on: Queryable): Promise<TaggedPet<Pet>> => toPet((await query(on, PET_STATEMENTS.insert, [pet.name, pet.categoryId, pet.status ?? null]))[0] as PetRow);
+  // Several pets in one statement, their rows in the order given (ids ascend in that order).
+  const insertAll = async (pets: readonly NewPet[], on: Queryable): Promise<PetRow[]> => {
+    const rows = await query(on, PET_STATEMENTS.insertMany, [pets.map((p) => p.name), pets.map((p) => p.categoryId), pets.map((p) => p.status ?? null)]);
+    if (rows.length !== pets.length) throw new Error(`inserted ${rows.length} pets for ${pets.length}`);
+    return rows.sort((a, b) => a.id - b.id);
+  };
   // Serial: an insert into pets waits on no other transaction (decision record 0001), so
   // gathering the creates that arrive while one is in flight into the next statement only
   // saves commits.
@@ -446,11 +452,7 @@ export function createPetsRepository(pools: Pools, { exportIdleMs = 60_000 }: Pe
     max: 100,
     serial: true,
     one: (pet) => insertOne(pet, primary),
-    many: async (pets) => {
-      const rows = await query(primary, PET_STATEMENTS.insertMany, [pets.map((p) => p.name), pets.map((p) => p.categoryId), pets.map((p) => p.status ?? null)]);
-      if (rows.length !== pets.length) throw new Error(`inserted ${rows.length} pets for ${pets.length}`);
-      return rows.sort((a, b) => a.id - b.id).map(toPet);
-    },
+    many: async (pets) => (await insertAll(pets, primary)).map(toPet),
   });
   // Changes and removals, coalesced: those that arrive in one turn are one statement, one
   // commit (not serial: a change can wait for a pet's row that another transaction holds).
@@ -558,10 +560,8 @@ export function createPetsRepository(pools: Pools, { exportIdleMs = 60_000 }: Pe
      * it. The pets table's statement-level trigger writes each one's `pet.created` event.
      */
     async createMany(pets: readonly NewPet[], tx?: Queryable): Promise<Serialized<{ pets: Pet[] }>> {
-      const values = [pets.map((p) => p.name), pets.map((p) => p.categoryId), pets.map((p) => p.status ?? null)];
-      const rows = await query(tx ?? primary, PET_STATEMENTS.insertMany, values);
-      if (rows.length !== pets.length) throw new Error(`inserted ${rows.length} pets for ${pets.length}`);
-      return new Serialized(`{"pets":[${rows.sort((a, b) => a.id - b.id).map((r) => r.json).join(',')}]}`);
+      const rows = await insertAll(pets, tx ?? primary);
+      return new Serialized(`{"pets":[${rows.map((r) => r.json).join(',')}]}`);
     },
 
     /**
