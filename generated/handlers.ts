@@ -9,6 +9,10 @@ import { exportPets } from '../src/handlers/exportPets.js';
 import { getPet } from '../src/handlers/getPet.js';
 import { deletePet } from '../src/handlers/deletePet.js';
 import { updatePet } from '../src/handlers/updatePet.js';
+import { listPetImports } from '../src/handlers/listPetImports.js';
+import { createPetImport } from '../src/handlers/createPetImport.js';
+import { getPetImport } from '../src/handlers/getPetImport.js';
+import { cancelPetImport } from '../src/handlers/cancelPetImport.js';
 import { listCategories } from '../src/handlers/listCategories.js';
 import { getCategory } from '../src/handlers/getCategory.js';
 import { putCategory } from '../src/handlers/putCategory.js';
@@ -42,6 +46,10 @@ export const handlers: { readonly [K in OperationId]: Handler<K> } = {
   getPet,
   deletePet,
   updatePet,
+  listPetImports,
+  createPetImport,
+  getPetImport,
+  cancelPetImport,
   listCategories,
   getCategory,
   putCategory,

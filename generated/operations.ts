@@ -80,7 +80,7 @@ export const contractVersion = "1.5.0";
 export const basePath = "/v1";
 
 /** The operationIds of the contract's top-level `webhooks`: requests this service sends, not operations it serves. */
-export type WebhookOperationId = "petCreatedWebhook" | "petUpdatedWebhook" | "petDeletedWebhook" | "orderPlacedWebhook" | "orderCompletedWebhook" | "orderCancelledWebhook" | "orderExpiredWebhook" | "categoryUpdatedWebhook" | "categoryDeletedWebhook";
+export type WebhookOperationId = "petCreatedWebhook" | "petUpdatedWebhook" | "petDeletedWebhook" | "orderPlacedWebhook" | "orderCompletedWebhook" | "orderCancelledWebhook" | "orderExpiredWebhook" | "categoryUpdatedWebhook" | "categoryDeletedWebhook" | "importFinishedWebhook";
 
 /** The operations this service serves: those of the contract's paths. */
 export type PathOperationId = Exclude<keyof operations, WebhookOperationId>;
@@ -2495,6 +2495,1151 @@ export const operationTable = {
         json: { $ref: "#/components/schemas/Error" },
       },
       "412": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "413": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "415": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "429": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "500": { headers: [], json: { $ref: "#/components/schemas/Error" } },
+      "503": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+    },
+  },
+  listPetImports: {
+    operationId: "listPetImports",
+    method: "GET",
+    path: "/pet-imports",
+    parameters: [
+      { name: "limit", in: "query", required: false, list: false, type: "integer", default: 20 },
+      { name: "cursor", in: "query", required: false, list: false, type: "string" },
+    ],
+    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: ["pets:write"] } }],
+    idempotencyKey: false,
+    deprecated: false,
+    responses: {
+      "200": {
+        headers: [
+          {
+            name: "Link",
+            required: false,
+            type: "string",
+            schema: { type: "string", maxLength: 4096, pattern: "^</v1/pet-imports\\?[^>]*>; rel=\"next\"$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/PetImports" },
+      },
+      "400": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "401": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 256, pattern: "^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "403": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: {
+              type: "string",
+              maxLength: 256,
+              pattern: "^Bearer realm=\"[^\"]*\", error=\"insufficient_scope\", scope=\"[a-z:]+( [a-z:]+)*\"$",
+            },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "429": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "500": { headers: [], json: { $ref: "#/components/schemas/Error" } },
+      "503": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+    },
+  },
+  createPetImport: {
+    operationId: "createPetImport",
+    method: "POST",
+    path: "/pet-imports",
+    parameters: [
+      { name: "errorPolicy", in: "query", required: false, list: false, type: "string", default: "stop" },
+      { name: "dryRun", in: "query", required: false, list: false, type: "boolean", default: false },
+    ],
+    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: ["pets:write"] } }],
+    idempotencyKey: false,
+    requestBody: { required: true },
+    deprecated: false,
+    responses: {
+      "202": {
+        headers: [
+          {
+            name: "Location",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^/v1/pet-imports/[1-9][0-9]*$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/PetImport" },
+      },
+      "400": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "401": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 256, pattern: "^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "403": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: {
+              type: "string",
+              maxLength: 256,
+              pattern: "^Bearer realm=\"[^\"]*\", error=\"insufficient_scope\", scope=\"[a-z:]+( [a-z:]+)*\"$",
+            },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "413": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "415": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "429": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "500": { headers: [], json: { $ref: "#/components/schemas/Error" } },
+      "503": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+    },
+  },
+  getPetImport: {
+    operationId: "getPetImport",
+    method: "GET",
+    path: "/pet-imports/{importId}",
+    parameters: [{ name: "importId", in: "path", required: true, list: false, type: "integer" }],
+    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: ["pets:write"] } }],
+    idempotencyKey: false,
+    deprecated: false,
+    responses: {
+      "200": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/PetImport" },
+      },
+      "400": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "401": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 256, pattern: "^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "403": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: {
+              type: "string",
+              maxLength: 256,
+              pattern: "^Bearer realm=\"[^\"]*\", error=\"insufficient_scope\", scope=\"[a-z:]+( [a-z:]+)*\"$",
+            },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "404": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "429": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "500": { headers: [], json: { $ref: "#/components/schemas/Error" } },
+      "503": {
+        headers: [
+          {
+            name: "Retry-After",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+    },
+  },
+  cancelPetImport: {
+    operationId: "cancelPetImport",
+    method: "POST",
+    path: "/pet-imports/{importId}/cancel",
+    parameters: [{ name: "importId", in: "path", required: true, list: false, type: "integer" }],
+    security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: ["pets:write"] } }],
+    idempotencyKey: false,
+    requestBody: { required: false },
+    deprecated: false,
+    responses: {
+      "200": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/PetImport" },
+      },
+      "400": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "401": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 256, pattern: "^Bearer realm=\"[^\"]*\"(, error=\"[a-z_]+\")?$" },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "403": {
+        headers: [
+          {
+            name: "WWW-Authenticate",
+            required: true,
+            type: "string",
+            schema: {
+              type: "string",
+              maxLength: 256,
+              pattern: "^Bearer realm=\"[^\"]*\", error=\"insufficient_scope\", scope=\"[a-z:]+( [a-z:]+)*\"$",
+            },
+          },
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "404": {
+        headers: [
+          {
+            name: "RateLimit-Limit",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Remaining",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 10000000 },
+          },
+          {
+            name: "RateLimit-Reset",
+            required: true,
+            type: "integer",
+            schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+          },
+          {
+            name: "RateLimit-Policy",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";q=[0-9]{1,8};w=[0-9]{1,5}$" },
+          },
+          {
+            name: "RateLimit",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^\"(key|address)\";r=[0-9]{1,8};t=[0-9]{1,5}$" },
+          },
+        ],
+        json: { $ref: "#/components/schemas/Error" },
+      },
+      "409": {
         headers: [
           {
             name: "RateLimit-Limit",

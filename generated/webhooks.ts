@@ -14,6 +14,7 @@ export const WEBHOOK_EVENT_TYPES = [
   "order.expired",
   "category.updated",
   "category.deleted",
+  "import.finished",
 ] as const;
 
 /** One of WEBHOOK_EVENT_TYPES. */
@@ -30,6 +31,7 @@ export const WEBHOOK_EVENT_SCHEMAS = {
   "order.expired": "OrderEvent",
   "category.updated": "CategoryEvent",
   "category.deleted": "CategoryEvent",
+  "import.finished": "ImportEvent",
 } as const satisfies { readonly [T in WebhookEventType]: keyof components['schemas'] };
 
 /** What each webhook POSTs, by event type: its event schema, `type` narrowed to that one. */
@@ -43,6 +45,7 @@ export type WebhookPayloads = {
   "order.expired": components['schemas']["OrderEvent"] & { type: "order.expired" };
   "category.updated": components['schemas']["CategoryEvent"] & { type: "category.updated" };
   "category.deleted": components['schemas']["CategoryEvent"] & { type: "category.deleted" };
+  "import.finished": components['schemas']["ImportEvent"] & { type: "import.finished" };
 };
 
 /** Any webhook's payload; `type` tells which (`switch (event.type)` narrows `data`). */

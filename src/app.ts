@@ -178,7 +178,7 @@ export const app = fp(
     await fastify.register(database, pools);
     await fastify.register(jobs, { onRun: metrics.recorder.jobRun });
     await fastify.register(apiKeys);
-    await fastify.register(catalogue);
+    await fastify.register(catalogue, { onImportRows: metrics.recorder.petImportRows, onImportFinished: metrics.recorder.petImportFinished });
     await fastify.register(store);
     await fastify.register(events, { onWebhookAttempt: metrics.recorder.webhookAttempt, ...(deps.webhookResolver ? { resolver: deps.webhookResolver } : {}) });
     metrics.watch({ jobLags: () => fastify.jobs.lags(), webhookBacklog: () => fastify.webhookBacklog() }, fastify.log);

@@ -53,6 +53,12 @@ export interface Config {
   READ_YOUR_WRITES_MS: number;
   /** An export (exportPets) whose client takes nothing for this long is cut off, its connection and snapshot given back. */
   EXPORT_IDLE_TIMEOUT_MS: number;
+  /** The largest body createPetImport takes, in bytes; a larger one is 413 as soon as it passes this. */
+  IMPORT_MAX_BYTES: number;
+  /** Rows an import reads and commits at a time (each batch one transaction). */
+  IMPORT_BATCH_ROWS: number;
+  /** How often each instance looks for an import to run (one submitted to it starts at once). */
+  IMPORT_POLL_MS: number;
   /** `/metrics` (Prometheus): off, open to anyone who reaches the port, or behind METRICS_TOKEN. */
   METRICS: 'off' | 'open' | 'token';
   /** Bearer token for `/metrics` when METRICS=token. */
@@ -114,6 +120,9 @@ export const configSchema = {
     DATABASE_READ_URL: { type: 'string', pattern: '^postgres(ql)?://' },
     READ_YOUR_WRITES_MS: integer(5000, 0, 600_000),
     EXPORT_IDLE_TIMEOUT_MS: integer(60_000, 1000, 3_600_000),
+    IMPORT_MAX_BYTES: integer(1024 * 1024 * 1024, 1024, 16 * 1024 * 1024 * 1024),
+    IMPORT_BATCH_ROWS: integer(5000, 1, 50_000),
+    IMPORT_POLL_MS: integer(1000, 50, 60_000),
     METRICS: { type: 'string', default: 'off', enum: ['off', 'open', 'token'] },
     METRICS_TOKEN: { type: 'string', minLength: 16, pattern: '^[A-Za-z0-9._~+/=-]+$' },
     ORDER_HOLD_SECONDS: integer(900, 1, 86_400),

@@ -141,7 +141,17 @@ interface Params {
   contentType?: string;
   /** The media type asked for (`Accept`), for an answer that is not JSON (exportPets). */
   accept?: string;
+  /** The body is sent as it is (text, bytes or a stream of them), not as JSON (createPetImport). */
+  rawBody?: boolean;
 }
+
+/** A body sent as it is: a file's text or bytes, or a stream of them, read as it is sent. */
+export type RawBody = string | Uint8Array | Blob | ReadableStream<Uint8Array>;
+
+/** An import's progress: each reading `waitForImport` takes. */
+export type PetImport = components['schemas']['PetImport'];
+
+const ENDED_IMPORT: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cancelled']);
 
 /** The media type of a JSON Merge Patch (RFC 7396), updatePet's body. */
 export const MERGE_PATCH = 'application/merge-patch+json';
@@ -153,7 +163,15 @@ const answersETag: ReadonlySet<string> = new Set(Object.keys({ getPet: true, cre
 type LooseRequest = (
   method: string,
   path: string,
-  init: { params: { query?: object; path?: object; header?: Record<string, string> }; body?: unknown; signal?: AbortSignal; headers?: Record<string, string>; parseAs?: 'stream' },
+  init: {
+    params: { query?: object; path?: object; header?: Record<string, string> };
+    body?: unknown;
+    bodySerializer?: (body: unknown) => unknown;
+    duplex?: 'half';
+    signal?: AbortSignal;
+    headers?: Record<string, string>;
+    parseAs?: 'stream';
+  },
 ) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
 
 const newIdempotencyKey = (): string => globalThis.crypto.randomUUID();
@@ -233,6 +251,8 @@ export function createAnimalStoreClient(options: AnimalStoreClientOptions) {
           ...(Object.keys(header).length > 0 ? { header } : {}),
         },
         ...(params.body !== undefined ? { body: params.body } : {}),
+        // A raw body goes as it is; a stream of it needs `duplex: 'half'` (fetch's rule in Node).
+        ...(params.rawBody ? { bodySerializer: (body: unknown) => body, ...(params.body instanceof ReadableStream ? { duplex: 'half' } : {}) } : {}),
         // A streamed answer's body is handed over unread (openapi-fetch's parseAs); errors are still JSON.
         ...(params.accept ? { parseAs: 'stream' as const } : {}),
         ...(callOptions.signal ? { signal: callOptions.signal } : {}),
@@ -330,6 +350,46 @@ export function createAnimalStoreClient(options: AnimalStoreClientOptions) {
      */
     exportPets: (query?: QueryOf<'exportPets'>, callOptions?: CallOptions<'exportPets'> & { format?: 'text/csv' | 'application/x-ndjson' }) =>
       call('exportPets', { query, accept: callOptions?.format ?? 'text/csv' }, callOptions),
+
+    /**
+     * `createPetImport`: submits a file of pets, CSV with a header row (the default `format`)
+     * or NDJSON, as an import; resolves with the import, `queued`, once the service has
+     * stored the whole body (a 4xx throws: a bad header row, a body over the limit). `file`
+     * is the text or bytes, or a stream of them (a large file: read as it is sent). Follow
+     * it with `waitForImport`. Never repeated: after a connection error, `listAllPetImports`
+     * tells whether it was stored.
+     */
+    createPetImport: (file: RawBody, options: QueryOf<'createPetImport'> & { format?: 'text/csv' | 'application/x-ndjson' } = {}, callOptions?: CallOptions<'createPetImport'>) => {
+      const { format = 'text/csv', ...query } = options;
+      return call('createPetImport', { query, body: file, contentType: format, rawBody: true }, callOptions);
+    },
+
+    /** `listPetImports`: one page of imports, oldest first; `response.headers.get('link')` names the next. */
+    listPetImports: (query?: QueryOf<'listPetImports'>, callOptions?: CallOptions<'listPetImports'>) => call('listPetImports', { query }, callOptions),
+
+    /** Every import, page after page, oldest first. */
+    listAllPetImports: (query?: Omit<QueryOf<'listPetImports'>, 'cursor'>, callOptions?: RequestOptions) => paginate('listPetImports', query, callOptions),
+
+    /** `getPetImport`: the import as it stands (its status and counts); an unknown id throws 404. */
+    getPetImport: (importId: PathOf<'getPetImport'>['importId'], callOptions?: CallOptions<'getPetImport'>) => call('getPetImport', { path: { importId } }, callOptions),
+
+    /** `cancelPetImport`: a queued or running import stops (pets it added stay); an ended one throws 409 `import_finished`. */
+    cancelPetImport: (importId: PathOf<'cancelPetImport'>['importId'], callOptions?: CallOptions<'cancelPetImport'>) => call('cancelPetImport', { path: { importId } }, callOptions),
+
+    /**
+     * Reads the import every `intervalMs` (500) until it ends, telling `onProgress` of each
+     * reading; resolves with the import as it ended (`succeeded`, `failed` or `cancelled`:
+     * an import that failed resolves too, its `message` and `errors` saying why).
+     */
+    waitForImport: async (importId: number, options: { intervalMs?: number; onProgress?: (petImport: PetImport) => void } & RequestOptions = {}): Promise<PetImport> => {
+      const { intervalMs = 500, onProgress, ...callOptions } = options;
+      for (;;) {
+        const { data } = await call('getPetImport', { path: { importId } }, callOptions);
+        onProgress?.(data);
+        if (ENDED_IMPORT.has(data.status)) return data;
+        await pause(intervalMs, callOptions.signal);
+      }
+    },
 
     /** `getPet` (deprecated, sunset 2030-12-05; use `listPets({ id: [petId] })`): the Pet, its `etag` and the `deprecation` notice sent with every answer. */
     getPet: (petId: PathOf<'getPet'>['petId'], callOptions?: CallOptions<'getPet'>) => call('getPet', { path: { petId } }, callOptions),

@@ -22,7 +22,7 @@ import { appendOrdered, nextAfter } from '../db/append-order.js';
 import { coalesce } from '../db/coalesce.js';
 import { createReader, type Pools, type ReadFrom } from '../db/consistency.js';
 import type { Statement } from '../db/query.js';
-import { query, statement, type Queryable } from '../db/query.js';
+import { execute, query, statement, type Queryable } from '../db/query.js';
 import { inTransaction } from '../db/transaction.js';
 import { exportPets, type ExportFormat, type ExportFilters } from './pet-export.js';
 
@@ -220,6 +220,12 @@ export const PET_STATEMENTS = {
     `INSERT INTO pets (name, category_id, status)
     SELECT name, category_id, status FROM unnest($1::text[], $2::bigint[], $3::text[]) WITH ORDINALITY AS t(name, category_id, status, i) ORDER BY i
     RETURNING ${PET_COLUMNS}`,
+  ),
+  // An import's batch (src/catalogue/pet-import-worker.ts): the same insert, nothing returned.
+  insertBatch: statement<Record<string, never>>(
+    'pets-insert-batch',
+    `INSERT INTO pets (name, category_id, status)
+    SELECT name, category_id, status FROM unnest($1::text[], $2::bigint[], $3::text[]) WITH ORDINALITY AS t(name, category_id, status, i) ORDER BY i`,
   ),
   // Reads, one statement per kind of batch (a statement's plan is set up whole on every
   // execution, so a single page does not pay for the parts of a mixed batch): a lookup, a
@@ -559,6 +565,11 @@ export function createPetsRepository(pools: Pools, { exportIdleMs = 60_000 }: Pe
      * their JSON in the order given (ids ascend in that order), as batchCreatePets answers
      * it. The pets table's statement-level trigger writes each one's `pet.created` event.
      */
+    /** Adds `pets` in `tx` (a batch of an import), in the order given, answering nothing; each writes its pet.created. How many. */
+    async addBatch(pets: readonly NewPet[], tx: Queryable): Promise<number> {
+      return execute(tx, PET_STATEMENTS.insertBatch, [pets.map((p) => p.name), pets.map((p) => p.categoryId), pets.map((p) => p.status ?? null)]);
+    },
+
     async createMany(pets: readonly NewPet[], tx?: Queryable): Promise<Serialized<{ pets: Pet[] }>> {
       const rows = await insertAll(pets, tx ?? primary);
       return new Serialized(`{"pets":[${rows.map((r) => r.json).join(',')}]}`);

@@ -44,11 +44,14 @@ export type PathParams<K extends OperationId> = Present<Operation<K>['parameters
 export type QueryParams<K extends OperationId> = Present<Operation<K>['parameters']['query']>;
 /** The header parameters the operation declares, by their names in the contract. */
 export type HeaderParams<K extends OperationId> = Present<Operation<K>['parameters']['header']>;
+/** A request body as the handler takes it: a streamed one (`text/csv`, `application/x-ndjson`) as the stream of its bytes, read as it arrives. */
+type BodyOf<B> = Streamed<B> extends true ? Readable : JsonOf<B>;
+
 /** The body the operation takes; `undefined` too when the contract makes it optional (nothing was sent). */
 export type RequestBody<K extends OperationId> = Operation<K> extends { requestBody: infer B }
-  ? JsonOf<B>
+  ? BodyOf<B>
   : Operation<K> extends { requestBody?: infer B }
-    ? JsonOf<Exclude<B, undefined>> | undefined
+    ? BodyOf<Exclude<B, undefined>> | undefined
     : undefined;
 
 export type Responses<K extends OperationId> = Operation<K>['responses'];
@@ -84,6 +87,10 @@ export interface RequestContext {
   log: FastifyBaseLogger;
   /** The request's `Accept` header, for an operation that answers in more than one media type (exportPets). */
   accept?: string;
+  /** The media type of the request's body (its Content-Type without parameters), for an operation that takes more than one (createPetImport). */
+  mediaType?: string;
+  /** The body's length as `Content-Length` declares it (absent when chunked), for a streamed body read by its handler. */
+  contentLength?: number;
   /**
    * Where the request's reads go: set by the read-your-writes middleware when a replica is
    * configured (src/middleware/read-your-writes.ts); undefined reads from the replica if any.

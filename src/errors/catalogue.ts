@@ -22,6 +22,7 @@ export const ERROR_CATALOGUE = {
   pet_not_available: { status: 409 },
   pet_reserved: { status: 409 },
   order_closed: { status: 409 },
+  import_finished: { status: 409 },
   category_name_taken: { status: 409 },
   api_key_inactive: { status: 409 },
   api_key_limit: { status: 409 },

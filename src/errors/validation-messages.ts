@@ -22,8 +22,8 @@ interface AjvError {
 /** The most details one answer lists (the contract's `Error.details` maxItems). */
 export const MAX_DETAILS = 20;
 
-/** What to say of a broken rule, where Ajv's words would not say what to do. */
-function say(v: AjvError): string {
+/** What to say of a broken rule, where Ajv's words would not say what to do (also of an import's rows: src/catalogue/pet-import-rows.ts). */
+export function ruleMessage(v: AjvError): string {
   switch (v.keyword) {
     case 'additionalProperties':
       return `must NOT have the unknown property '${shown(String(v.params.additionalProperty))}'`;
@@ -87,7 +87,7 @@ export function validationBody(error: FastifyError, headerNames: ReadonlyMap<str
     // A parameter by its name; a header by the name the contract gives it (Node's is lower case).
     const name = pointer.replace(/^\//, '');
     const field = location === 'body' ? pointer : location === 'header' ? (headerNames.get(name) ?? name) : name;
-    return { location, field, rule: v.keyword, message: say(v) };
+    return { location, field, rule: v.keyword, message: ruleMessage(v) };
   });
   return problemsBody(location, all);
 }

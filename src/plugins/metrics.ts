@@ -33,6 +33,10 @@ export interface MetricsRecorder {
   jobRun(job: string, outcome: 'ok' | 'failed'): void;
   /** A webhook delivery attempt (src/events/webhooks/engine.ts): delivered, failed (to be retried or given up), or gone (410). */
   webhookAttempt(outcome: WebhookOutcome): void;
+  /** Rows a batch of an import added and refused (src/catalogue/pet-import-worker.ts). */
+  petImportRows(imported: number, refused: number): void;
+  /** An import ended: succeeded or failed by its worker, cancelled by cancelPetImport. */
+  petImportFinished(status: 'succeeded' | 'failed' | 'cancelled'): void;
 }
 
 const WEBHOOK_OUTCOMES = ['delivered', 'failed', 'gone'] as const;
@@ -107,6 +111,22 @@ export function createMetrics(access: MetricsOptions['access'], droppedSpans?: (
   });
   // Every outcome from zero, so that a rate over them exists before the first failure.
   if (on) for (const outcome of WEBHOOK_OUTCOMES) webhookAttempts.inc({ outcome }, 0);
+  const importRows = new Counter({
+    name: `${PREFIX}pet_import_rows_total`,
+    help: 'Rows of imports committed by this instance, by outcome: imported (a pet added) or refused',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const importsFinished = new Counter({
+    name: `${PREFIX}pet_imports_finished_total`,
+    help: 'Imports ended on this instance, by status: succeeded, failed, cancelled',
+    labelNames: ['status'] as const,
+    registers: [registry],
+  });
+  if (on) {
+    for (const outcome of ['imported', 'refused']) importRows.inc({ outcome }, 0);
+    for (const status of ['succeeded', 'failed', 'cancelled']) importsFinished.inc({ status }, 0);
+  }
   const recorder: MetricsRecorder = {
     rateLimited: (request, by) => on && rateLimited.inc({ operation: operationOf(request), by }),
     idempotentReplay: (operation) => on && replays.inc({ operation }),
@@ -117,6 +137,12 @@ export function createMetrics(access: MetricsOptions['access'], droppedSpans?: (
     },
     jobRun: (job, outcome) => on && jobRuns.inc({ name: job, outcome }),
     webhookAttempt: (outcome) => on && webhookAttempts.inc({ outcome }),
+    petImportRows: (imported, refused) => {
+      if (!on) return;
+      importRows.inc({ outcome: 'imported' }, imported);
+      importRows.inc({ outcome: 'refused' }, refused);
+    },
+    petImportFinished: (status) => on && importsFinished.inc({ status }),
   };
 
   /** Registers the gauges read from the jobs and the webhook queue at each scrape (once the app has them). */

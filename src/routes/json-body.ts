@@ -20,6 +20,7 @@
 // answered as a schema's failures are (src/errors/validation-messages.ts): one detail per
 // field, at most 20, names repeated in at most 60 characters.
 import { isUtf8 } from 'node:buffer';
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isLosslessNumber, isSafeNumber, parse } from 'lossless-json';
 import { ApiError, shown, type ErrorDetail } from '../errors/catalogue.js';
@@ -128,16 +129,32 @@ function syntaxError(error: Error, text: string): Error {
 export const JSON_MEDIA_TYPES = ['application/json', 'application/merge-patch+json'] as const;
 
 /**
- * Media types the contract names for answers only (exportPets' CSV and NDJSON). A body sent
- * in one is refused as any other that the operation does not read (415); a parser of its own
- * says so, and tells fastify-openapi-glue, which warns at start-up of a media type without
- * one, that it is handled.
+ * Media types read as streams: an answer in one is sent as it is read (exportPets), and a
+ * body in one (createPetImport) goes to its handler as the stream of its bytes, read as they
+ * arrive; where the operation does not declare the media type for its body, the body is
+ * refused (415) as any other the operation does not read. fastify-openapi-glue warns at
+ * start-up of a media type without a parser: this is theirs.
  */
-export const ANSWER_ONLY_MEDIA_TYPES = ['text/csv', 'application/x-ndjson'] as const;
+export const STREAMED_MEDIA_TYPES = ['text/csv', 'application/x-ndjson'] as const;
+
+/** The 415 for a body in a charset other than UTF-8, or undefined. */
+function otherCharset(request: FastifyRequest): ApiError | undefined {
+  const charset = CHARSET.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase();
+  if (charset === undefined || charset === 'utf-8' || charset === 'utf8') return undefined;
+  return new ApiError('unsupported_media_type', 'Content-Type charset must be utf-8');
+}
 
 export function registerJsonBody(fastify: FastifyInstance): void {
-  fastify.addContentTypeParser([...ANSWER_ONLY_MEDIA_TYPES], (request: FastifyRequest, _payload: unknown, done: (error: Error | null, body?: unknown) => void) => {
-    done(repeatedContentType(request) ?? unsupportedMediaType(request), undefined);
+  fastify.addContentTypeParser([...STREAMED_MEDIA_TYPES], (request: FastifyRequest, payload: unknown, done: (error: Error | null, body?: unknown) => void) => {
+    const declared = declaredMediaTypes(request).includes(request.mediaType ?? '');
+    const refused = repeatedContentType(request) ?? (declared ? (encodedBody(request) ?? otherCharset(request)) : unsupportedMediaType(request));
+    done(refused ?? null, refused ? undefined : payload);
+  });
+  // An answer sent before a streamed body was all received (a 4xx part-way through it, or
+  // before its handler read it) closes the connection: its client may still be sending, and
+  // keeping the connection would mean reading the rest of a body of up to IMPORT_MAX_BYTES.
+  fastify.addHook('onSend', async (request, reply) => {
+    if (request.body instanceof Readable && !request.raw.complete) reply.header('connection', 'close');
   });
   const jsonParse = fastify.getDefaultJsonParser('error', 'error');
   fastify.removeContentTypeParser('application/json');
@@ -147,9 +164,11 @@ export function registerJsonBody(fastify: FastifyInstance): void {
       done(repeated, undefined);
       return;
     }
-    // application/json is read wherever a body is (an operation that takes none ignores it);
-    // another JSON media type only where the operation declares it.
-    if (request.mediaType !== 'application/json' && !declaredMediaTypes(request).includes(request.mediaType ?? '')) {
+    // application/json is read wherever a body is, unless the operation declares the media
+    // types of its body without it (an operation that takes none ignores it); another JSON
+    // media type only where the operation declares it.
+    const declared = declaredMediaTypes(request);
+    if ((request.mediaType !== 'application/json' || declared.length > 0) && !declared.includes(request.mediaType ?? '')) {
       done(unsupportedMediaType(request), undefined);
       return;
     }
@@ -159,9 +178,9 @@ export function registerJsonBody(fastify: FastifyInstance): void {
       done(encoded, undefined);
       return;
     }
-    const charset = CHARSET.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase();
-    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
-      done(new ApiError('unsupported_media_type', 'Content-Type charset must be utf-8'), undefined);
+    const charset = otherCharset(request);
+    if (charset) {
+      done(charset, undefined);
       return;
     }
     // An empty body where the body is optional is the empty object the contract allows:

@@ -103,6 +103,9 @@ function adapt(handler: OperationHandler, headerNames: readonly string[]) {
     }
     const context: RequestContext = { log: request.log };
     if (request.headers.accept !== undefined) context.accept = request.headers.accept;
+    if (request.mediaType !== undefined) context.mediaType = request.mediaType;
+    const length = request.headers['content-length'];
+    if (request.body instanceof Readable && length !== undefined && /^\d+$/.test(length)) context.contentLength = Number(length);
     if (request.apiKey) {
       context.apiKeyId = request.apiKey.id;
       context.apiKeyScopes = request.apiKey.scopes;

@@ -106,7 +106,7 @@ describe('verifyWebhook', () => {
   });
 
   it('knows every event type of the contract', () => {
-    expect(WEBHOOK_EVENT_TYPES).toEqual(['pet.created', 'pet.updated', 'pet.deleted', 'order.placed', 'order.completed', 'order.cancelled', 'order.expired', 'category.updated', 'category.deleted']);
+    expect(WEBHOOK_EVENT_TYPES).toEqual(['pet.created', 'pet.updated', 'pet.deleted', 'order.placed', 'order.completed', 'order.cancelled', 'order.expired', 'category.updated', 'category.deleted', 'import.finished']);
   });
 });
 

@@ -181,6 +181,26 @@ const cases: Record<string, () => Promise<unknown>> = {
     bodyOf({ method: 'POST', url: '/v1/pets:batchCreate', headers: { ...t.auth, ...json }, payload: JSON.stringify({ requests: [{ name: 'x'.repeat(1_100_000), categoryId: 1 }] }) }),
   '#/paths/~1pets:export/get/responses/406/content/application~1json/examples/notAcceptable': () => bodyOf({ method: 'GET', url: '/v1/pets:export', headers: { ...t.auth, accept: 'application/json' } }),
   '#/components/responses/UnsupportedMediaType/content/application~1json/examples/notJson': () => bodyOf({ method: 'POST', url: '/v1/pets', headers: { ...t.auth, 'content-type': 'text/plain' }, payload: 'Rex' }),
+  '#/paths/~1pet-imports/post/responses/400/content/application~1json/examples/missingColumn': () =>
+    bodyOf({ method: 'POST', url: '/v1/pet-imports', headers: { ...t.auth, 'content-type': 'text/csv' }, payload: 'name,status\nRex,available\n' }),
+  '#/paths/~1pet-imports/post/responses/400/content/application~1json/examples/unknownColumn': () =>
+    bodyOf({ method: 'POST', url: '/v1/pet-imports', headers: { ...t.auth, 'content-type': 'text/csv' }, payload: 'name,categoryId,colour\nRex,1,red\n' }),
+  // One chunk of 65,536 bytes, the last one not UTF-8.
+  '#/paths/~1pet-imports/post/responses/400/content/application~1json/examples/notUtf8': () =>
+    bodyOf({ method: 'POST', url: '/v1/pet-imports', headers: { ...t.auth, 'content-type': 'text/csv' }, payload: Buffer.concat([Buffer.from('name,categoryId\n'.padEnd(65_535, 'x')), Buffer.from([0xff])]) }),
+  // A Content-Length past the limit is refused before any byte of the body is read.
+  '#/paths/~1pet-imports/post/responses/413/content/application~1json/examples/tooLarge': () =>
+    bodyOf({ method: 'POST', url: '/v1/pet-imports', headers: { ...t.auth, 'content-type': 'text/csv', 'content-length': String(1024 ** 3 + 1) }, payload: 'name,categoryId\n' }),
+  '#/paths/~1pet-imports/post/responses/415/content/application~1json/examples/json': () =>
+    bodyOf({ method: 'POST', url: '/v1/pet-imports', headers: { ...t.auth, ...json }, payload: '{"name":"Rex","categoryId":1}' }),
+  '#/paths/~1pet-imports~1{importId}~1cancel/post/responses/409/content/application~1json/examples/finished': async () => {
+    const submitted = await request({ method: 'POST', url: '/v1/pet-imports', headers: { ...t.auth, 'content-type': 'text/csv' }, payload: 'name,categoryId\nImported,1\n' });
+    expect(submitted.json()).toMatchObject({ id: 1 });
+    await within(WAIT_MS, async () => (await request({ method: 'GET', url: '/v1/pet-imports/1', headers: t.auth })).json<{ status: string }>().status === 'succeeded');
+    return bodyOf({ method: 'POST', url: '/v1/pet-imports/1/cancel', headers: t.auth });
+  },
+  '#/components/examples/BadImportId': () => bodyOf({ method: 'GET', url: '/v1/pet-imports/abc', headers: t.auth }),
+  '#/components/responses/ImportNotFound/content/application~1json/examples/notFound': () => bodyOf({ method: 'GET', url: '/v1/pet-imports/42', headers: t.auth }),
   '#/components/responses/BadOrderId/content/application~1json/examples/badOrderId': () => bodyOf({ method: 'GET', url: '/v1/store/orders/abc', headers: t.auth }),
   '#/components/responses/BadOrderAction/content/application~1json/examples/badOrderId': () => bodyOf({ method: 'POST', url: '/v1/store/orders/abc/cancel', headers: t.auth }),
   '#/components/responses/CursorExpired/content/application~1json/examples/expired': async () => {

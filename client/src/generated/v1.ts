@@ -197,6 +197,122 @@ export interface paths {
         patch: operations["updatePet"];
         trace?: never;
     };
+    "/pet-imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List imports
+         * @description Every import, in ascending `id` order (the order they were submitted), at most
+         *     `limit` of them. The body is a plain JSON array. Pages are those of `listPets`:
+         *     follow `Link: <...>; rel="next"` until there is none, and every import is returned
+         *     exactly once, even while imports are being submitted on any instance. Imports stay
+         *     listed after they end.
+         */
+        get: operations["listPetImports"];
+        put?: never;
+        /**
+         * Import animals from a CSV or NDJSON file
+         * @description Adds the animals of a file, row by row, as work the caller can watch: the answer is
+         *     `202` with the import (`PetImport`) and `Location` naming it, as soon as the whole
+         *     body is stored. The service then reads and adds the rows in the background, on any
+         *     of its instances; `getPetImport` shows the counts grow and the `status` reach
+         *     `succeeded`, `failed` or `cancelled`. An import outlives the instance running it: if
+         *     that instance stops or dies, another (or the same, restarted) goes on from the last
+         *     batch it committed, and no row is added twice or lost. When an import ends, the
+         *     events feed and the webhooks say so (`import.finished`, its data the import).
+         *
+         *     **The body** is `text/csv` (RFC 4180: a header row naming the columns, in any order,
+         *     `name` and `categoryId` required, `status` optional; CRLF or LF line ends; a field
+         *     quoted when it holds a comma, a quote (doubled) or a line end; a UTF-8 byte order
+         *     mark is skipped; an empty `status` is none) or `application/x-ndjson` (one `NewPet`
+         *     as a JSON object per line; empty lines are skipped). Each row is checked as
+         *     `createPet` checks its body. Columns other than these three, a column named twice,
+         *     a header without `name` or `categoryId`, bytes that are not UTF-8 and an empty body
+         *     are `400`, before anything is stored. The body may be up to 1 GiB
+         *     (`IMPORT_MAX_BYTES`): a body that passes the limit is `413` as soon as it does, with
+         *     `Connection: close`, and nothing is stored. The service holds only a part of the
+         *     body (1 MiB) in memory at a time.
+         *
+         *     **Errors in rows,** with `errorPolicy`:
+         *     - `stop` (the default): the whole file is read first; the first bad row ends the
+         *       import `failed`, naming it, and no animal is added. Without a bad row, every row
+         *       is then added.
+         *     - `skip`: bad rows are counted and named (the first 20 in `errors`), the others
+         *       are added.
+         *
+         *     A row's error names its line, its field and what to fix. A quote left open, which
+         *     makes the rest of the file unreadable, fails the import at that line in either
+         *     policy (with `skip`, the rows before it stay added).
+         *
+         *     **`dryRun=true`** reads and checks every row and adds none: the import ends
+         *     `succeeded` with the counts a real one would have (`rowsImported` stays 0), or
+         *     `failed` at the first bad row under `stop`.
+         *
+         *     **Events:** every animal added writes its own `pet.created`, as `createPet` does, so
+         *     that a client that mirrors the catalogue from the events feed has every imported
+         *     animal; then one `import.finished`.
+         *
+         *     An instance stores a few bodies at once (half its database connections); one more
+         *     is `503` with `Retry-After`. The import counts as one request against the rate
+         *     limit.
+         */
+        post: operations["createPetImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/pet-imports/{importId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an import
+         * @description The import as it stands: its `status`, the rows read, added and refused so far, the
+         *     first refused rows, and when it was submitted, started and ended. Poll it to watch
+         *     an import; the counts only grow while it runs.
+         */
+        get: operations["getPetImport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/pet-imports/{importId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel an import
+         * @description Stops a `queued` or `running` import: it becomes `cancelled`, and no more of its
+         *     rows are added. Animals it added before (under `errorPolicy=skip`, or in the second
+         *     pass of `stop`) stay, and `rowsImported` counts them; a batch being added when the
+         *     cancel comes is added whole first. An import that has ended is `409`
+         *     (`import_finished`). The request has no body, or an empty JSON object.
+         */
+        post: operations["cancelPetImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/categories": {
         parameters: {
             query?: never;
@@ -874,6 +990,27 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "import.finished": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * import.finished
+         * @description An import ended (`succeeded`, `failed` or `cancelled`); `data` is the import as it ended. Sent to each enabled endpoint that lists `import.finished` in its `eventTypes`, when the
+         *     endpoint's API key may see the event (it holds `pets:read`). See "Webhook deliveries" in the `webhooks` tag.
+         */
+        post: operations["importFinishedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -1185,7 +1322,7 @@ export interface components {
          *     | `unauthorized` | 401 | missing, malformed, unknown, revoked or expired API key (or a secret whose rotation grace has ended), or more than one `Authorization` header |
          *     | `insufficient_scope` | 403 | the API key lacks the scope the operation needs (named in the message and `WWW-Authenticate`; a previous secret in its rotation's grace holds neither `keys:manage` nor `webhooks:manage`), or createApiKey asks to grant a scope the calling key does not hold, or a webhook endpoint asks for event types the key may not see |
          *     | `forbidden` | 403 | rotateApiKey: the key to rotate is not the calling key (a key rotates only its own secret), or the call comes with a previous secret in its rotation's grace (use the current one) |
-         *     | `not_found` | 404 | no such animal (or a removed one), order (or an order of another API key), category name, event (or one this key may not see) or webhook endpoint (or another key's), or no such path |
+         *     | `not_found` | 404 | no such animal (or a removed one), order (or an order of another API key), import, category name, event (or one this key may not see) or webhook endpoint (or another key's), or no such path |
          *     | `method_not_allowed` | 405 | a path of the service with a method it does not take; `Allow` lists those it does |
          *     | `not_acceptable` | 406 | exportPets: `Accept` allows neither `text/csv` nor `application/x-ndjson` |
          *     | `request_timeout` | 408 | the request's headers or body did not arrive in time (the connection is closed) |
@@ -1196,11 +1333,12 @@ export interface components {
          *     | `api_key_limit` | 409 | createApiKey: the deployment has as many keys in force (neither revoked nor expired) as it allows (`API_KEY_LIMIT`, 1,000 by default); revoke one first |
          *     | `category_name_taken` | 409 | another category holds this name (names are unique ignoring case) |
          *     | `order_closed` | 409 | the order is not `placed` any more (the message names its status), so it cannot be cancelled or completed |
+         *     | `import_finished` | 409 | cancelPetImport: the import has ended (the message names its status) |
          *     | `webhook_endpoint_limit` | 409 | createWebhookEndpoint: the API key has 16 webhook endpoints, the most a key may have |
          *     | `cursor_expired` | 410 | listEvents: the cursor points before the oldest event kept (`EVENT_RETENTION_DAYS`); start again without it |
-         *     | `payload_too_large` | 413 | request body over the size limit |
+         *     | `payload_too_large` | 413 | request body over the size limit (64 KiB; batchCreatePets 1 MiB; createPetImport `IMPORT_MAX_BYTES`, 1 GiB) |
          *     | `precondition_failed` | 412 | `If-Match` names no entity tag the animal has now (updatePet, deletePet); on the /docs static files, `If-Match` or `If-Unmodified-Since` not met |
-         *     | `unsupported_media_type` | 415 | request body not `application/json`, a charset other than UTF-8, or a `Content-Encoding` (bodies are taken uncompressed) |
+         *     | `unsupported_media_type` | 415 | request body not `application/json` (createPetImport: neither `text/csv` nor `application/x-ndjson`), a charset other than UTF-8, or a `Content-Encoding` (bodies are taken uncompressed) |
          *     | `range_not_satisfiable` | 416 | the /docs static files only: a `Range` outside the file (with `Content-Range: bytes *\/<length>`) |
          *     | `expectation_failed` | 417 | an `Expect` header other than `100-continue` |
          *     | `idempotency_key_reused` | 422 | the `Idempotency-Key` was used with another request (body, or path) |
@@ -1262,7 +1400,7 @@ export interface components {
          * @example pet.created
          * @enum {string}
          */
-        EventType: "pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.completed" | "order.cancelled" | "order.expired" | "category.updated" | "category.deleted";
+        EventType: "pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.completed" | "order.cancelled" | "order.expired" | "category.updated" | "category.deleted" | "import.finished";
         /** @description An event about an animal; `data` is the animal right after the change (for `pet.deleted`, as it was when removed). */
         PetEvent: {
             /** @description The event's identifier; events are listed in ascending `id`, the order they were written. */
@@ -1312,11 +1450,11 @@ export interface components {
         };
         /**
          * @description A change in the store, `{id, type, createdAt, data}`: `data` is the resource as it
-         *     was right after the change, a Pet, an Order or a Category according to `type`.
+         *     was right after the change, a Pet, an Order, a Category or a PetImport according to `type`.
          *     Clients must tolerate types they do not know (new ones may be added in a minor
          *     version) and skip them.
          */
-        Event: components["schemas"]["PetEvent"] | components["schemas"]["OrderEvent"] | components["schemas"]["CategoryEvent"];
+        Event: components["schemas"]["PetEvent"] | components["schemas"]["OrderEvent"] | components["schemas"]["CategoryEvent"] | components["schemas"]["ImportEvent"];
         /** @description A plain JSON array of events. */
         Events: components["schemas"]["Event"][];
         /**
@@ -1438,6 +1576,130 @@ export interface components {
         };
         /** @description A plain JSON array of delivery attempts. */
         WebhookDeliveries: components["schemas"]["WebhookDelivery"][];
+        /**
+         * @description CSV (RFC 4180): a header row naming the columns `name`, `categoryId` and, if you
+         *     like, `status`, in any order; then a row per animal. An export's CSV imports once
+         *     its `id` column is removed.
+         * @example name,categoryId,status
+         *     Rex,2,available
+         */
+        PetsCsvImport: string;
+        /**
+         * @description One `NewPet` as a JSON object per line, each line ending with `\n` (or `\r\n`).
+         * @example {"name":"Rex","categoryId":2}
+         */
+        PetsNdjsonImport: string;
+        /**
+         * @description `queued` (stored, not started), `running`, then one of the ends: `succeeded` (every
+         *     row read; with `skip`, some may have been refused), `failed` (`message` says why) or
+         *     `cancelled`.
+         * @example running
+         * @enum {string}
+         */
+        PetImportStatus: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+        /** @description A refused row. */
+        PetImportRowError: {
+            /**
+             * Format: int64
+             * @description The line of the file the row starts on (the header row of a CSV is line 1).
+             * @example 7
+             */
+            line: number;
+            /**
+             * @description The column or property at fault; empty when it is the row as a whole (a CSV row with the wrong number of fields, an NDJSON line that is not a JSON object).
+             * @example name
+             */
+            field: string;
+            /**
+             * @description What to fix.
+             * @example must NOT have more than 100 characters
+             */
+            message: string;
+        };
+        /** @description An import of animals from a file, and how far it has gone. */
+        PetImport: {
+            /** @description Unique identifier assigned by the service when the file was submitted. */
+            id: components["schemas"]["Id"];
+            status: components["schemas"]["PetImportStatus"];
+            /**
+             * @description The body's media type.
+             * @enum {string}
+             */
+            format: "text/csv" | "application/x-ndjson";
+            /**
+             * @description What a bad row does (createPetImport's `errorPolicy`).
+             * @enum {string}
+             */
+            errorPolicy: "stop" | "skip";
+            /** @description Whether rows are only checked, none added. */
+            dryRun: boolean;
+            /**
+             * Format: int64
+             * @description The body's size in bytes.
+             * @example 1052
+             */
+            size: number;
+            /**
+             * Format: int64
+             * @description Rows read and checked so far (the header row is not one).
+             * @example 30
+             */
+            rowsRead: number;
+            /**
+             * Format: int64
+             * @description Animals added so far; each has its `pet.created` event.
+             * @example 29
+             */
+            rowsImported: number;
+            /**
+             * Format: int64
+             * @description Rows refused so far.
+             * @example 1
+             */
+            rowsRefused: number;
+            /** @description The first refused rows, in the file's order (at most 20; `rowsRefused` counts them all). */
+            errors: components["schemas"]["PetImportRowError"][];
+            /**
+             * @description Why a `failed` import failed; absent otherwise.
+             * @example Line 7 was refused and errorPolicy is stop: no animal was added; fix the row, or import with errorPolicy=skip
+             */
+            message?: string;
+            /**
+             * Format: date-time
+             * @description When the body was stored (RFC 3339, UTC).
+             * @example 2026-11-24T10:00:00.000Z
+             */
+            submittedAt: string;
+            /**
+             * Format: date-time
+             * @description When an instance started reading its rows; absent while `queued`.
+             * @example 2026-11-24T10:00:00.200Z
+             */
+            startedAt?: string;
+            /**
+             * Format: date-time
+             * @description When it ended; absent while `queued` or `running`.
+             * @example 2026-11-24T10:00:00.300Z
+             */
+            finishedAt?: string;
+        };
+        /** @description A plain JSON array of imports. */
+        PetImports: components["schemas"]["PetImport"][];
+        /** @description An import ended; `data` is the import as it ended. */
+        ImportEvent: {
+            id: components["schemas"]["Id"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "import.finished";
+            /**
+             * Format: date-time
+             * @example 2026-11-26T10:03:00.000Z
+             */
+            createdAt: string;
+            data: components["schemas"]["PetImport"];
+        };
     };
     responses: {
         /** @description A query parameter breaks the contract (for example `limit=0`, `limit=abc`, `status=lost`). */
@@ -1986,6 +2248,34 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description `importId` is not an integer in `1 .. 9007199254740991`. */
+        BadImportId: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description No import has this `id`. */
+        ImportNotFound: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
     };
     parameters: {
         /**
@@ -2104,6 +2394,18 @@ export interface components {
          * @example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
          */
         WebhookTraceparent: string;
+        /**
+         * @description What a bad row does: `stop` (the default) fails the import at the first one and adds
+         *     no animal; `skip` refuses it, counts it and goes on.
+         */
+        ImportErrorPolicy: "stop" | "skip";
+        /** @description `true` reads and checks every row and adds none. Default `false`. */
+        ImportDryRun: boolean;
+        /**
+         * @description Identifier of the import (the end of its `Location`).
+         * @example 1
+         */
+        ImportId: components["schemas"]["Id"];
     };
     requestBodies: {
         /** @description Nothing, or an empty JSON object (`{}`); any field is refused with `400`. */
@@ -2740,6 +3042,257 @@ export interface operations {
             404: components["responses"]["PetNotFound"];
             409: components["responses"]["PetReserved"];
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listPetImports: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Maximum number of items (animals, orders) returned.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
+                 *     Do not build or change it; a cursor that was altered, or that belongs to other
+                 *     filters (another `status`, `id` list, `categoryId` or `petId`) or another list, is refused with
+                 *     `400`.
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The imports, in ascending `id` order. */
+            200: {
+                headers: {
+                    /**
+                     * @description `<...>; rel="next"` when more imports follow, or may follow once
+                     *     transactions still open have ended: the next page's URL (relative), carrying
+                     *     `limit` and `cursor`. Absent on the last page.
+                     * @example </v1/pet-imports?limit=20&cursor=eyJhIjoyMCwicyI6Im86OiJ9.x3Jv9W6b1AQk5u2y0f1mZq>; rel="next"
+                     */
+                    Link?: string;
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PetImports"];
+                };
+            };
+            400: components["responses"]["BadParameter"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createPetImport: {
+        parameters: {
+            query?: {
+                /**
+                 * @description What a bad row does: `stop` (the default) fails the import at the first one and adds
+                 *     no animal; `skip` refuses it, counts it and goes on.
+                 */
+                errorPolicy?: components["parameters"]["ImportErrorPolicy"];
+                /** @description `true` reads and checks every row and adds none. Default `false`. */
+                dryRun?: components["parameters"]["ImportDryRun"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The animals, as CSV with a header row or as NDJSON. */
+        requestBody: {
+            content: {
+                "text/csv": components["schemas"]["PetsCsvImport"];
+                "application/x-ndjson": components["schemas"]["PetsNdjsonImport"];
+            };
+        };
+        responses: {
+            /** @description The import, stored and `queued`; `Location` names it. */
+            202: {
+                headers: {
+                    /**
+                     * @description The import's URL (relative), for `getPetImport`.
+                     * @example /v1/pet-imports/1
+                     */
+                    Location: string;
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PetImport"];
+                };
+            };
+            /**
+             * @description A parameter breaks the contract, or the body cannot be imported as sent: its
+             *     header row lacks `name` or `categoryId`, names another column or one twice, it
+             *     is empty, or it is not UTF-8.
+             */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            /** @description The body passed the import limit (1 GiB, `IMPORT_MAX_BYTES`); nothing was stored. */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is neither `text/csv` nor `application/x-ndjson`, its charset is not UTF-8, or it comes with a `Content-Encoding`. */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getPetImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the import (the end of its `Location`).
+                 * @example 1
+                 */
+                importId: components["parameters"]["ImportId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The import. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PetImport"];
+                };
+            };
+            400: components["responses"]["BadImportId"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["ImportNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    cancelPetImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the import (the end of its `Location`).
+                 * @example 1
+                 */
+                importId: components["parameters"]["ImportId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: components["requestBodies"]["NoFields"];
+        responses: {
+            /** @description The import, cancelled by this request. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PetImport"];
+                };
+            };
+            /** @description `importId` is not an integer in `1 .. 9007199254740991`, or the body is not empty. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["ImportNotFound"];
+            /** @description The import has ended (`import_finished`, the message naming its status). */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -4565,6 +5118,74 @@ export interface operations {
                 "application/json": components["schemas"]["CategoryEvent"] & {
                     /** @constant */
                     type?: "category.deleted";
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any `2xx` within 10 seconds counts as delivered; the body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `410 Gone` disables the endpoint: nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 seconds, is retried (honouring `Retry-After`). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    importFinishedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The message's identifier (Standard Webhooks): the event's `id`, the same on every
+                 *     attempt and every endpoint. A receiver that has already processed it can answer
+                 *     `2xx` and skip it: deliveries are at least once.
+                 * @example 42
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description When this attempt was signed, in seconds since 1970-01-01 UTC. Refuse messages too far from your clock (the `standardwebhooks` library allows 5 minutes).
+                 * @example 1795687200
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the
+                 *     endpoint's secret (the bytes after `whsec_`, base64-decoded), as Standard Webhooks
+                 *     specifies. For 24 hours after a secret's rotation, two signatures separated by a
+                 *     space: one with the new secret and one with the previous. Verify with a Standard
+                 *     Webhooks library, never by comparing strings yourself.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description Sent when the service traces (OpenTelemetry): the W3C trace context of this delivery,
+                 *     a span of the trace of the request whose change wrote the event. A receiver that
+                 *     traces can continue it; one that does not can ignore it.
+                 * @example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+                 */
+                traceparent?: components["parameters"]["WebhookTraceparent"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ImportEvent"] & {
+                    /** @constant */
+                    type?: "import.finished";
                 };
             };
         };

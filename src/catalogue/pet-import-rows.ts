@@ -1,0 +1,297 @@
+// An import's rows, read from its body (docs/decisions/0009-pet-imports.md): the header of a
+// CSV body, checked when the body is submitted, and the rows after it, each a NewPet or the
+// reason it is refused, with the byte where the next row starts (a batch that commits
+// records it, and an import resumed after a crash starts there).
+//
+// CSV is read by csv-parse (RFC 4180, quoted fields over several lines); NDJSON line by line.
+// Each row is checked against the contract's NewPet schema, as createPet checks its body,
+// and refused with the words a 400 of createPet would give.
+import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { parse as parseCsv, type CsvError } from 'csv-parse';
+import { parse as parseCsvText } from 'csv-parse/sync';
+import type { components } from '../../generated/v1.js';
+import { spec } from '../contract/spec.js';
+import { ApiError, shown } from '../errors/catalogue.js';
+import { ruleMessage } from '../errors/validation-messages.js';
+
+export type NewPet = components['schemas']['NewPet'];
+export type ImportFormat = 'text/csv' | 'application/x-ndjson';
+
+/** The columns a CSV import takes, required first. */
+export const IMPORT_COLUMNS = ['name', 'categoryId', 'status'] as const;
+const REQUIRED_COLUMNS = ['name', 'categoryId'] as const;
+
+/** A header row longer than this is refused: a file of one endless line is not a CSV header. */
+export const MAX_HEADER_BYTES = 64 * 1024;
+
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+/** A CSV categoryId: decimal digits, as many as an id can have (the schema's maximum decides the rest). */
+const DECIMAL = /^(?:0|[1-9][0-9]{0,15})$/;
+
+/** Where a body's rows start: after its byte order mark, and after a CSV body's header row. */
+export interface RowsStart {
+  /** The CSV columns, in the header's order (none for NDJSON). */
+  columns?: string[];
+  offset: number;
+  line: number;
+}
+
+/**
+ * Where the rows of a body whose first bytes are `head` start, once `head` holds the first
+ * line whole (or is the whole body: `ended`); undefined while more is needed. A CSV header
+ * that lacks `name` or `categoryId`, names another column or one twice, or an empty body,
+ * is a 400 that says what to send.
+ */
+export function rowsStart(format: ImportFormat, head: Buffer, ended: boolean): RowsStart | undefined {
+  const bom = head.subarray(0, 3).equals(BOM) ? 3 : 0;
+  if (format === 'application/x-ndjson') {
+    if (head.length < 3 && !ended) return undefined;
+    if (ended && head.subarray(bom).toString('utf8').trim() === '') throw new ApiError('bad_request', 'Body is empty: send one NewPet as a JSON object per line');
+    return { offset: bom, line: 1 };
+  }
+  const end = head.indexOf(0x0a, bom);
+  if (end === -1 && !ended) {
+    if (head.length > MAX_HEADER_BYTES) throw new ApiError('bad_request', `The header row is longer than ${MAX_HEADER_BYTES} bytes: the first line must name the columns name, categoryId and, if you like, status`);
+    return undefined;
+  }
+  const line = head.subarray(bom, end === -1 ? head.length : end).toString('utf8').replace(/\r$/, '');
+  if (line.trim() === '') throw new ApiError('bad_request', 'Body is empty or starts with an empty line: the first line must name the columns name, categoryId and, if you like, status');
+  let columns: string[];
+  try {
+    columns = (parseCsvText(line, { relax_column_count: true }) as string[][])[0] ?? [];
+  } catch {
+    throw new ApiError('bad_request', 'The header row is not valid CSV: name the columns name, categoryId and, if you like, status, separated by commas');
+  }
+  const seen = new Set<string>();
+  for (const column of columns) {
+    if (column === 'id') throw new ApiError('bad_request', 'The header row names the column id: the service assigns ids, so remove the column (an export imports once its id column is removed)');
+    if (!(IMPORT_COLUMNS as readonly string[]).includes(column)) {
+      throw new ApiError('bad_request', `The header row names the column ${shown(column)}, which an import does not take: the columns are ${IMPORT_COLUMNS.join(', ').replace(/, (?=[^,]*$)/, ' and ')}`);
+    }
+    if (seen.has(column)) throw new ApiError('bad_request', `The header row names the column ${column} twice: name each column once`);
+    seen.add(column);
+  }
+  for (const column of REQUIRED_COLUMNS) {
+    if (!seen.has(column)) throw new ApiError('bad_request', `The header row lacks the column ${column}: name the columns name, categoryId and, if you like, status`);
+  }
+  return { columns, offset: end === -1 ? head.length : end + 1, line: 2 };
+}
+
+// NewPet as the contract has it, checked as a JSON body is (src/routes/validation.ts:
+// every error, no coercion, documentation keywords ignored).
+const ajv = new Ajv2020({ strict: false, allErrors: true, verbose: true, coerceTypes: false });
+addFormats.default(ajv);
+ajv.addSchema({ ...(spec as object), $id: 'contract' });
+const validNewPet = ajv.getSchema('contract#/components/schemas/NewPet');
+if (!validNewPet) throw new Error('the contract has no NewPet schema');
+
+/** A refused row: its line, the field at fault ('' for the row as a whole), and what to fix. */
+export interface RowError {
+  line: number;
+  field: string;
+  message: string;
+}
+
+/** A row read: the pet it adds, or why it is refused; and where the row after it starts. */
+export type Row = { line: number; next: { offset: number; line: number } } & ({ pet: NewPet } | { error: RowError });
+
+/** The first problem NewPet's schema finds in `value`, as a row error; undefined when it is a NewPet. */
+function check(value: unknown, line: number): RowError | undefined {
+  if (validNewPet?.(value)) return undefined;
+  const first = (validNewPet?.errors ?? [])[0] as (ErrorObject & { parentSchema?: { 'x-pattern-description'?: string } }) | undefined;
+  if (!first) return { line, field: '', message: 'is not a NewPet' };
+  let field = first.instancePath.replace(/^\//, '');
+  if (first.keyword === 'required') field = String(first.params.missingProperty);
+  if (first.keyword === 'additionalProperties') field = String(first.params.additionalProperty);
+  return { line, field: shown(field), message: ruleMessage(first) };
+}
+
+/** The error a body that csv-parse cannot read further gives, in words for its client. */
+export class UnreadableRows extends Error {
+  constructor(
+    readonly line: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const CSV_ERRORS: Record<string, string> = {
+  CSV_QUOTE_NOT_CLOSED: 'a quoted field is not closed before the end of the file: close its quote (a quote inside a quoted field is written twice)',
+  CSV_INVALID_CLOSING_QUOTE: 'a quoted field goes on after its closing quote: quote the whole field, and write a quote inside it twice',
+};
+
+/**
+ * Counts the lines of a byte stream as a parser takes it: the bytes are kept from the last
+ * record's end until the parser has read past them, and `advance(to)` counts the line ends
+ * up to byte `to`. (csv-parse's own line count is off by one after a quoted CRLF.)
+ */
+function lineCounter(start: { offset: number; line: number }) {
+  const kept: { at: number; bytes: Buffer }[] = [];
+  let offset = start.offset;
+  let line = start.line;
+  return {
+    keep(bytes: Buffer, at: number): void {
+      kept.push({ at, bytes });
+    },
+    /** The line at byte `offset`, where the next record starts. */
+    get line(): number {
+      return line;
+    },
+    advance(to: number): void {
+      for (const { at, bytes } of kept) {
+        const from = Math.max(offset, at) - at;
+        const until = Math.min(to, at + bytes.length) - at;
+        for (let i = bytes.indexOf(0x0a, from); i !== -1 && i < until; i = bytes.indexOf(0x0a, i + 1)) line++;
+      }
+      offset = to;
+      while (kept.length > 0 && (kept[0]?.at ?? 0) + (kept[0]?.bytes.length ?? 0) <= offset) kept.shift();
+    },
+  };
+}
+
+/**
+ * The rows of a CSV body, from the byte `start.offset` (line `start.line`), as the chunks of
+ * `source` give them (its first chunk starts at that byte). An empty line is no row.
+ */
+async function* csvRows(source: AsyncIterable<Buffer>, columns: readonly string[], start: { offset: number; line: number }): AsyncGenerator<Row> {
+  const parser = parseCsv({ info: true, relax_column_count: true, relax_quotes: true, record_delimiter: ['\r\n', '\n'] });
+  const lines = lineCounter(start);
+  // The records are taken as the parser emits them, into a queue of this file's own: a
+  // stream's async iterator drops the records still buffered when the parser fails (a
+  // quote left open, found at the end), and those rows come before the failure. The next
+  // chunk is written only once the queue is short.
+  const queue: { record: string[]; info: { bytes: number } }[] = [];
+  let failure: unknown;
+  let ended = false;
+  let stopped = false;
+  let wake: (() => void) | undefined;
+  const signal = (): void => {
+    wake?.();
+    wake = undefined;
+  };
+  const waitForChange = () => new Promise<void>((resolve) => (wake = resolve));
+  parser.on('data', (record: { record: string[]; info: { bytes: number } }) => {
+    queue.push(record);
+    signal();
+  });
+  parser.on('error', (error: unknown) => {
+    failure = error;
+    signal();
+  });
+  parser.on('end', () => {
+    ended = true;
+    signal();
+  });
+  const feeding = (async () => {
+    try {
+      let at = start.offset;
+      for await (const chunk of source) {
+        lines.keep(chunk, at);
+        at += chunk.length;
+        while (queue.length > 1000 && failure === undefined && !stopped) await waitForChange();
+        if (failure !== undefined || stopped) return;
+        parser.write(chunk);
+      }
+      parser.end();
+    } catch (error) {
+      failure ??= error;
+      parser.destroy();
+      signal();
+    }
+  })();
+  async function* records() {
+    for (;;) {
+      const next = queue.shift();
+      if (next) {
+        signal();
+        yield next;
+        continue;
+      }
+      if (failure !== undefined) throw failure;
+      if (ended) return;
+      await waitForChange();
+    }
+  }
+  try {
+    for await (const read of records()) {
+      const { record, info } = read;
+      // Every record starts where the one before ended (empty lines are records here).
+      const line = lines.line;
+      const end = start.offset + info.bytes;
+      lines.advance(end);
+      if (record.length === 1 && record[0] === '') continue;
+      const next = { offset: end, line: lines.line };
+      if (record.length !== columns.length) {
+        yield { line, next, error: { line, field: '', message: `has ${record.length} ${record.length === 1 ? 'field' : 'fields'} where the header names ${columns.length}: give each row one field per column, quoting a field that holds a comma` } };
+        continue;
+      }
+      const pet: Record<string, unknown> = {};
+      columns.forEach((column, i) => {
+        const value = record[i] ?? '';
+        if (column === 'name') pet.name = value;
+        else if (value !== '') pet[column] = column === 'categoryId' && DECIMAL.test(value) ? Number(value) : value;
+      });
+      // CSV has no types: a categoryId is a text of digits, said so where it is not.
+      const error = typeof pet.categoryId === 'string' ? { line, field: 'categoryId', message: "must be an integer in plain decimal digits (the category's id)" } : check(pet, line);
+      yield error ? { line, next, error } : { line, next, pet: pet as NewPet };
+    }
+  } catch (error) {
+    const words = CSV_ERRORS[(error as CsvError).code];
+    if (!words) throw error;
+    // The record that cannot be read starts where the last one read ended.
+    throw new UnreadableRows(lines.line, `Line ${lines.line}: ${words}`);
+  } finally {
+    // Read to the end, failed, or left by the consumer: the feeder stops too.
+    stopped = true;
+    signal();
+    await feeding;
+  }
+}
+
+/** The rows of an NDJSON body, from `start`: one JSON object per line, empty lines skipped. */
+async function* ndjsonRows(source: AsyncIterable<Buffer>, start: { offset: number; line: number }): AsyncGenerator<Row> {
+  let held = Buffer.alloc(0);
+  let offset = start.offset;
+  let line = start.line;
+  const rowOf = (bytes: Buffer, next: { offset: number; line: number }): Row | undefined => {
+    const text = bytes.toString('utf8').replace(/\r$/, '');
+    if (text.trim() === '') return undefined;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return { line: next.line - 1, next, error: { line: next.line - 1, field: '', message: 'is not JSON: write one NewPet as a JSON object on each line' } };
+    }
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      return { line: next.line - 1, next, error: { line: next.line - 1, field: '', message: 'is not a JSON object: write one NewPet as a JSON object on each line' } };
+    }
+    const error = check(value, next.line - 1);
+    return error ? { line: next.line - 1, next, error } : { line: next.line - 1, next, pet: value as NewPet };
+  };
+  for await (const chunk of source) {
+    let from = 0;
+    const data = held.length > 0 ? Buffer.concat([held, chunk]) : chunk;
+    for (let end = data.indexOf(0x0a); end !== -1; end = data.indexOf(0x0a, from)) {
+      const bytes = data.subarray(from, end);
+      offset += end + 1 - from;
+      line += 1;
+      from = end + 1;
+      const row = rowOf(bytes, { offset, line });
+      if (row) yield row;
+    }
+    held = Buffer.from(data.subarray(from));
+  }
+  if (held.length > 0) {
+    offset += held.length;
+    const row = rowOf(held, { offset, line: line + 1 });
+    if (row) yield row;
+  }
+}
+
+/** The rows of a body from `start`, read from `source` (whose first chunk starts at `start.offset`). */
+export function readRows(format: ImportFormat, source: AsyncIterable<Buffer>, start: { columns?: readonly string[] | null; offset: number; line: number }): AsyncGenerator<Row> {
+  if (format === 'text/csv') return csvRows(source, start.columns ?? [], start);
+  return ndjsonRows(source, start);
+}

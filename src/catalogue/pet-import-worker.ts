@@ -1,0 +1,221 @@
+// Runs imports (docs/decisions/0009-pet-imports.md): on each instance, one import at a time,
+// taken from those not ended, oldest first, under a session advisory lock on its id. A
+// session that dies (its instance killed) releases its lock, and another instance's worker,
+// or this one's after a restart, takes the import up where its last batch committed.
+//
+// A pass reads the rows from where the import's row says the next batch starts, and commits
+// a batch of them at a time (invariant 2 of src/catalogue/pet-imports.ts): in one
+// transaction, under the import's row lock, the pets it adds, its counts and its refused
+// rows, and where the next batch starts. The next batch is read while one commits.
+import type { FastifyBaseLogger } from 'fastify';
+import type pg from 'pg';
+import { readRows, UnreadableRows, type NewPet, type RowError } from './pet-import-rows.js';
+import { importWork, type ImportRow, type ImportStatus } from './pet-imports.js';
+import type { PetsRepository } from './pets.js';
+
+export interface ImportWorkerOptions {
+  /** Rows per batch (IMPORT_BATCH_ROWS). */
+  batchRows: number;
+  log: FastifyBaseLogger;
+  /** Told of the rows each committed batch added and refused. */
+  onRows?: (imported: number, refused: number) => void;
+  /** Told of each import this worker ended. */
+  onFinished?: (status: 'succeeded' | 'failed') => void;
+}
+
+/** An import's parts were deleted under the worker: it was cancelled. */
+class PartsGone extends Error {}
+
+interface Batch {
+  pets: NewPet[];
+  errors: RowError[];
+  read: number;
+  refused: number;
+  next: { offset: number; line: number } | undefined;
+  /** The rows ended. */
+  ended: boolean;
+  /** The first bad row, where a bad row ends the import (a `stop` import's validation). */
+  bad?: RowError;
+  unreadable?: UnreadableRows;
+  gone?: boolean;
+}
+
+type PassOutcome = 'done' | 'stopped';
+
+/** `work` in a transaction on the worker's own connection. */
+async function inClientTransaction<T>(client: pg.PoolClient, work: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+  await client.query('BEGIN');
+  try {
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
+}
+
+export function createImportWorker(pool: pg.Pool, pets: PetsRepository, options: ImportWorkerOptions) {
+  let running: Promise<void> | undefined;
+  let closing = false;
+
+  /** The body of `row` from byte `offset`, part by part. */
+  async function* body(row: ImportRow, offset: number): AsyncGenerator<Buffer> {
+    const first = Math.floor(offset / row.part_size);
+    for (let seq = first; seq * row.part_size < row.size; seq++) {
+      const data = await importWork.part(pool, row.upload_id, seq);
+      if (!data) throw new PartsGone();
+      yield seq === first ? data.subarray(offset % row.part_size) : data;
+    }
+  }
+
+  /** Reads and commits the rows of `row`'s pass from where it stands. */
+  async function pass(client: pg.PoolClient, row: ImportRow): Promise<PassOutcome> {
+    const validating = row.pass === 'validate';
+    const adds = !validating;
+    // A `stop` import counts its rows in its validation; its import pass only adds them.
+    const counts = validating || row.error_policy === 'skip';
+    const stopAtBad = validating && row.error_policy === 'stop';
+    const rows = readRows(row.format, body(row, row.next_offset), { columns: row.columns, offset: row.next_offset, line: row.next_line })[Symbol.asyncIterator]();
+    const collect = async (): Promise<Batch> => {
+      const batch: Batch = { pets: [], errors: [], read: 0, refused: 0, next: undefined, ended: false };
+      try {
+        while (batch.read < options.batchRows) {
+          const read = await rows.next();
+          if (read.done) {
+            batch.ended = true;
+            break;
+          }
+          batch.read++;
+          batch.next = read.value.next;
+          if ('pet' in read.value) {
+            batch.pets.push(read.value.pet);
+            continue;
+          }
+          batch.refused++;
+          if (batch.errors.length < 20) batch.errors.push(read.value.error);
+          if (stopAtBad) {
+            batch.bad = read.value.error;
+            break;
+          }
+        }
+      } catch (error) {
+        if (error instanceof UnreadableRows) batch.unreadable = error;
+        else if (error instanceof PartsGone) batch.gone = true;
+        else throw error;
+      }
+      return batch;
+    };
+    let pending: Promise<Batch> | undefined = collect();
+    try {
+      for (;;) {
+        if (!pending) throw new Error('no batch read');
+        const batch: Batch = await pending;
+        const last = batch.ended || batch.bad !== undefined || batch.unreadable !== undefined || batch.gone === true;
+        pending = last ? undefined : collect();
+        const committed = await inClientTransaction(client, async (tx) => {
+          if ((await importWork.lockForBatch(tx, row.id)) !== 'running') return false;
+          if (adds && batch.pets.length > 0) await pets.addBatch(batch.pets, tx);
+          if (batch.read > 0 && batch.next) {
+            const done = { read: counts ? batch.read : 0, imported: adds ? batch.pets.length : 0, refused: counts ? batch.refused : 0, errors: counts ? batch.errors : [] };
+            await importWork.progress(tx, row.id, done, batch.next);
+          }
+          if (batch.bad) {
+            const message = `Line ${batch.bad.line} was refused and errorPolicy is stop: no animal was added; fix the row (errors says how), or import with errorPolicy=skip`;
+            await importWork.finish(tx, row.id, 'failed', message);
+          } else if (batch.unreadable) {
+            const added = adds ? ' The animals of the rows before it were added.' : ' No animal was added.';
+            await importWork.finish(tx, row.id, 'failed', `${batch.unreadable.message}.${added}`.slice(0, 500));
+          }
+          return true;
+        });
+        if (!committed || batch.gone) return 'stopped';
+        options.onRows?.(adds ? batch.pets.length : 0, counts ? batch.refused : 0);
+        if (batch.bad || batch.unreadable) {
+          options.onFinished?.('failed');
+          return 'stopped';
+        }
+        if (batch.ended) return 'done';
+        if (closing) return 'stopped';
+      }
+    } finally {
+      await pending?.catch(() => undefined);
+      await rows.return?.(undefined).catch(() => undefined);
+    }
+  }
+
+  /** Runs the import `id` (this session holds its lock) until it ends or the worker closes. */
+  async function run(client: pg.PoolClient, id: number): Promise<void> {
+    let row = await importWork.load(client, id);
+    if (!row || (row.status !== 'queued' && row.status !== 'running')) return;
+    if (row.status === 'queued') await importWork.start(client, id);
+    row = { ...row, status: 'running' };
+    for (;;) {
+      if ((await pass(client, row)) === 'stopped') return;
+      const firstLine: number = row.format === 'text/csv' ? 2 : 1;
+      const next = row.pass === 'validate' && !row.dry_run ? 'import' : 'end';
+      const ended = await inClientTransaction(client, async (tx) => {
+        const status: ImportStatus | undefined = await importWork.lockForBatch(tx, id);
+        if (status !== 'running') return false;
+        if (next === 'import') await importWork.importPass(tx, id, firstLine);
+        else await importWork.finish(tx, id, 'succeeded');
+        return true;
+      });
+      if (!ended) return;
+      if (next === 'end') {
+        options.onFinished?.('succeeded');
+        return;
+      }
+      row = { ...row, pass: 'import', next_offset: row.rows_offset, next_line: firstLine };
+    }
+  }
+
+  /** Takes one import no other worker holds and runs it; whether there was one. */
+  async function runOne(): Promise<boolean> {
+    const client = await pool.connect();
+    let broken: Error | undefined;
+    const lost = (error: Error): void => {
+      broken = error;
+    };
+    client.on('error', lost);
+    try {
+      for (const id of await importWork.open(client)) {
+        if (closing) return false;
+        if (!(await importWork.tryLock(client, id))) continue;
+        try {
+          await run(client, id);
+        } finally {
+          await importWork.unlock(client, id).catch((error: unknown) => {
+            broken ??= error instanceof Error ? error : new Error(String(error));
+          });
+        }
+        return true;
+      }
+      return false;
+    } finally {
+      client.removeListener('error', lost);
+      client.release(broken);
+    }
+  }
+
+  return {
+    /** Runs the imports waiting, one after the other, unless they are being run already. */
+    poke(): void {
+      if (running || closing) return;
+      running = (async () => {
+        while (!closing && (await runOne()));
+      })()
+        .catch((error: unknown) => options.log.error({ err: error }, 'pet imports: a run failed; the import is taken up again at the next poke'))
+        .finally(() => {
+          running = undefined;
+        });
+    },
+    /** Stops after the batch in flight: the import stays running, for another worker to go on with. */
+    async close(): Promise<void> {
+      closing = true;
+      await running;
+    },
+  };
+}
+
+export type ImportWorker = ReturnType<typeof createImportWorker>;

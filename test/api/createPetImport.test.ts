@@ -1,0 +1,260 @@
+// Imports (createPetImport, getPetImport, listPetImports, cancelPetImport): a CSV or NDJSON
+// body stored whole, answered 202, then read and added by the worker; every bad input is a
+// 4xx at submission or a row error that says what to fix, and under errorPolicy=stop the
+// catalogue is exactly as it was. The worker's survival of a killed instance is
+// test/e2e/import-crash.test.ts; the limit passed mid-body, over a socket, is at the end.
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, type TestApp } from '../helper.js';
+import { within, WAIT_MS } from '../process.js';
+import { listen, type ListeningApp } from '../support/wire.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await buildTestApp({ env: { RATE_LIMIT_MAX: '100000', IMPORT_BATCH_ROWS: '10', IMPORT_POLL_MS: '100' } });
+});
+afterAll(async () => t.close());
+
+interface PetImport {
+  id: number;
+  status: string;
+  rowsRead: number;
+  rowsImported: number;
+  rowsRefused: number;
+  errors: { line: number; field: string; message: string }[];
+  message?: string;
+  dryRun: boolean;
+  errorPolicy: string;
+}
+
+const submit = (body: string | Buffer, options: { type?: string; query?: string } = {}) =>
+  t.api({ method: 'POST', url: `/v1/pet-imports${options.query ?? ''}`, headers: { ...t.auth, 'content-type': options.type ?? 'text/csv' }, payload: body });
+
+/** The import once it has ended, read through getPetImport. */
+async function ended(id: number): Promise<PetImport> {
+  let last: PetImport | undefined;
+  await within(WAIT_MS, async () => {
+    const response = await t.api({ method: 'GET', url: `/v1/pet-imports/${id}`, headers: t.auth });
+    expect(response.statusCode).toBe(200);
+    last = response.json<PetImport>();
+    return ['succeeded', 'failed', 'cancelled'].includes(last.status);
+  });
+  return last as PetImport;
+}
+
+/** Submits, expects 202 with Location, and waits for the end. */
+async function imported(body: string | Buffer, options: { type?: string; query?: string } = {}): Promise<PetImport> {
+  const response = await submit(body, options);
+  expect(response.statusCode, response.body).toBe(202);
+  const queued = response.json<PetImport>();
+  expect(response.headers.location).toBe(`/v1/pet-imports/${queued.id}`);
+  expect(queued.status).toBe('queued');
+  return ended(queued.id);
+}
+
+/** The live pets of a category, as the API lists them (names, in id order). */
+async function namesIn(categoryId: number): Promise<string[]> {
+  const response = await t.api({ method: 'GET', url: `/v1/pets?categoryId=${categoryId}&limit=100`, headers: t.auth });
+  expect(response.statusCode).toBe(200);
+  return response.json<{ name: string }[]>().map((p) => p.name);
+}
+
+describe('a CSV import', () => {
+  it('adds the valid rows in file order, names the refused ones by line and field (skip), and the feed has a pet.created for each, then import.finished', async () => {
+    const before = await t.api({ method: 'GET', url: '/v1/events?limit=1', headers: t.auth });
+    const body = ['status,name,categoryId', 'available,Rex,101', ',"Tom, the cat",101', 'sold,Bad,x', 'pending,,101', 'lost,Odd,101', 'available,Zoé 🐦,101'].join('\r\n');
+    const done = await imported(body, { query: '?errorPolicy=skip' });
+    expect(done).toMatchObject({ status: 'succeeded', rowsRead: 6, rowsImported: 3, rowsRefused: 3 });
+    expect(done.errors).toEqual([
+      { line: 4, field: 'categoryId', message: "must be an integer in plain decimal digits (the category's id)" },
+      { line: 5, field: 'name', message: 'must NOT have fewer than 1 characters' },
+      { line: 6, field: 'status', message: 'must be equal to one of the allowed values: available, pending, sold' },
+    ]);
+    expect(await namesIn(101)).toEqual(['Rex', 'Tom, the cat', 'Zoé 🐦']);
+    const events = await t.api({ method: 'GET', url: `/v1/events?limit=100&cursor=${encodeURIComponent(/cursor=([^&>]+)/.exec(String(before.headers.link))?.[1] ?? '')}`, headers: t.auth });
+    const types = events.json<{ type: string; data: { name?: string; id: number } }[]>().filter((e) => e.type === 'import.finished' || e.data.name !== undefined);
+    expect(types.slice(-4).map((e) => [e.type, e.data.name ?? e.data.id])).toEqual([
+      ['pet.created', 'Rex'],
+      ['pet.created', 'Tom, the cat'],
+      ['pet.created', 'Zoé 🐦'],
+      ['import.finished', done.id],
+    ]);
+  });
+
+  it('a byte order mark, LF line ends, quoted commas, quotes and line ends in a field, an empty line: read as RFC 4180 says', async () => {
+    const body = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('name,categoryId\n"A, with comma",102\n\n"Say ""hi""",102\nPlain,102\n')]);
+    const done = await imported(body);
+    expect(done).toMatchObject({ status: 'succeeded', rowsRead: 3, rowsImported: 3, rowsRefused: 0 });
+    expect(await namesIn(102)).toEqual(['A, with comma', 'Say "hi"', 'Plain']);
+  });
+
+  it('a line end in a name, a ragged row, a name too long: row errors that say what to fix (skip), lines counted across the quoted line end', async () => {
+    const body = ['name,categoryId', '"Two', 'lines",103', 'Extra,103,field', `${'x'.repeat(101)},103`, 'Fine,103'].join('\r\n');
+    const done = await imported(body, { query: '?errorPolicy=skip' });
+    expect(done.errors).toEqual([
+      { line: 2, field: 'name', message: expect.stringMatching(/^must be free of control characters .*: character 4 is U\+000D; remove it$/) },
+      { line: 4, field: '', message: 'has 3 fields where the header names 2: give each row one field per column, quoting a field that holds a comma' },
+      { line: 5, field: 'name', message: 'must NOT have more than 100 characters' },
+    ]);
+    expect(done).toMatchObject({ status: 'succeeded', rowsRead: 4, rowsImported: 1, rowsRefused: 3 });
+    expect(await namesIn(103)).toEqual(['Fine']);
+  });
+
+  it('errorPolicy=stop (the default): the first bad row fails the import, naming it, and the catalogue is exactly as it was', async () => {
+    const rows = Array.from({ length: 25 }, (_, i) => `Stop ${i},104`);
+    rows[17] = 'Stop 17,not-a-number';
+    const done = await imported(['name,categoryId', ...rows].join('\n'));
+    expect(done).toMatchObject({ status: 'failed', errorPolicy: 'stop', rowsImported: 0, rowsRefused: 1, rowsRead: 18 });
+    expect(done.errors).toEqual([{ line: 19, field: 'categoryId', message: "must be an integer in plain decimal digits (the category's id)" }]);
+    expect(done.message).toBe('Line 19 was refused and errorPolicy is stop: no animal was added; fix the row (errors says how), or import with errorPolicy=skip');
+    expect(await namesIn(104)).toEqual([]);
+  });
+
+  it('an unclosed quote fails the import at its line, in either policy; under stop, nothing is added', async () => {
+    const body = 'name,categoryId\nFine,105\n"Open,105\nMore,105\n';
+    const stop = await imported(body);
+    expect(stop.status).toBe('failed');
+    expect(stop.message).toBe('Line 3: a quoted field is not closed before the end of the file: close its quote (a quote inside a quoted field is written twice). No animal was added.');
+    expect(await namesIn(105)).toEqual([]);
+    const skip = await imported(body, { query: '?errorPolicy=skip' });
+    expect(skip.status).toBe('failed');
+    expect(skip.message).toMatch(/^Line 3: a quoted field is not closed.*The animals of the rows before it were added\.$/);
+    expect(await namesIn(105)).toEqual(['Fine']);
+  });
+
+  it('a stop import of many batches adds every row once (it validates the whole file first)', async () => {
+    const names = Array.from({ length: 95 }, (_, i) => `Batch ${String(i).padStart(2, '0')}`);
+    const done = await imported(['name,categoryId,status', ...names.map((n) => `${n},106,available`)].join('\r\n'));
+    expect(done).toMatchObject({ status: 'succeeded', rowsRead: 95, rowsImported: 95, rowsRefused: 0 });
+    const { rows } = await t.pool.query<{ name: string }>('SELECT name FROM pets WHERE category_id = 106 ORDER BY id');
+    expect(rows.map((r) => r.name)).toEqual(names);
+  });
+
+  it('dryRun=true checks every row and adds none', async () => {
+    const done = await imported('name,categoryId\nDry,107\nAlso dry,107\n,107\n', { query: '?dryRun=true&errorPolicy=skip' });
+    expect(done).toMatchObject({ status: 'succeeded', dryRun: true, rowsRead: 3, rowsImported: 0, rowsRefused: 1 });
+    expect(await namesIn(107)).toEqual([]);
+  });
+});
+
+describe('an NDJSON import', () => {
+  it('one NewPet per line, empty lines skipped; a line that is not JSON, or not a NewPet, is refused by line (skip)', async () => {
+    const body = ['{"name":"Nd one","categoryId":108}', '', '{"name":"Nd two","categoryId":108,"status":"sold"}', 'not json', '[1]', '{"name":"Nd","categoryId":108,"colour":"red"}', '{"name":"Nd three","categoryId":108}'].join('\r\n');
+    const done = await imported(body, { type: 'application/x-ndjson', query: '?errorPolicy=skip' });
+    expect(done).toMatchObject({ status: 'succeeded', rowsRead: 6, rowsImported: 3, rowsRefused: 3 });
+    expect(done.errors).toEqual([
+      { line: 4, field: '', message: 'is not JSON: write one NewPet as a JSON object on each line' },
+      { line: 5, field: '', message: 'is not a JSON object: write one NewPet as a JSON object on each line' },
+      { line: 6, field: 'colour', message: "must NOT have the unknown property 'colour'" },
+    ]);
+    expect(await namesIn(108)).toEqual(['Nd one', 'Nd two', 'Nd three']);
+  });
+});
+
+describe('what submission refuses (4xx, nothing stored)', () => {
+  const countImports = async () => Number((await t.pool.query<{ n: string }>('SELECT count(*) AS n FROM pet_imports')).rows[0]?.n);
+  const countParts = async () => Number((await t.pool.query<{ n: string }>('SELECT count(*) AS n FROM pet_import_parts')).rows[0]?.n);
+
+  it.each([
+    ['a header without categoryId', 'text/csv', 'name,status\nRex,available\n', 400, 'The header row lacks the column categoryId: name the columns name, categoryId and, if you like, status'],
+    ['an unknown column', 'text/csv', 'name,categoryId,colour\nRex,1,red\n', 400, 'The header row names the column colour, which an import does not take: the columns are name, categoryId and status'],
+    ['a column named twice', 'text/csv', 'name,categoryId,name\n', 400, 'The header row names the column name twice: name each column once'],
+    ['an id column (an export as it is)', 'text/csv', 'id,name,categoryId,status\n1,Rex,1,\n', 400, 'The header row names the column id: the service assigns ids, so remove the column (an export imports once its id column is removed)'],
+    ['an empty CSV body', 'text/csv', '', 400, 'Body is empty or starts with an empty line: the first line must name the columns name, categoryId and, if you like, status'],
+    ['an empty NDJSON body', 'application/x-ndjson', '\n\n', 400, 'Body is empty: send one NewPet as a JSON object per line'],
+    ['bytes that are not UTF-8', 'text/csv', Buffer.from([...Buffer.from('name,categoryId\nR'), 0xff, ...Buffer.from('x,1\n')]), 400, 'Body is not valid UTF-8 (in its bytes 0 to 21): save the file as UTF-8 and send it again'],
+    ['a JSON body', 'application/json', '{"name":"Rex","categoryId":1}', 415, 'Content-Type must be text/csv or application/x-ndjson'],
+    ['a charset other than UTF-8', 'text/csv; charset=latin1', 'name,categoryId\n', 415, 'Content-Type charset must be utf-8'],
+  ])('%s: %i', async (_, type, body, status, message) => {
+    const [imports, parts] = [await countImports(), await countParts()];
+    const response = await submit(body, { type });
+    expect(response.statusCode).toBe(status);
+    expect(response.json()).toMatchObject({ message, status });
+    expect([await countImports(), await countParts()]).toEqual([imports, parts]);
+  });
+
+  it('a key without pets:write: 403 before the body is read', async () => {
+    const made = await t.api({ method: 'POST', url: '/v1/api-keys', headers: { ...t.auth, 'content-type': 'application/json' }, payload: JSON.stringify({ name: 'reader', scopes: ['pets:read'] }) });
+    const response = await t.api({ method: 'POST', url: '/v1/pet-imports', headers: { authorization: `Bearer ${made.json<{ secret: string }>().secret}`, 'content-type': 'text/csv' }, payload: 'name,categoryId\n' });
+    expect(response.statusCode).toBe(403);
+  });
+});
+
+describe('getPetImport, listPetImports, cancelPetImport', () => {
+  it('a cancel waits for the batch in flight, which is added whole; no later batch is; the import ends cancelled, and cancelling again is 409', async () => {
+    const client = await t.pool.connect();
+    try {
+      // Holds back the first batch's insert, after the worker has locked the import's row.
+      await client.query('BEGIN');
+      await client.query('LOCK TABLE pets IN SHARE MODE');
+      const response = await submit(['name,categoryId', ...Array.from({ length: 50 }, (_, i) => `Cancel ${i},109`)].join('\n'), { query: '?errorPolicy=skip' });
+      expect(response.statusCode).toBe(202);
+      const { id } = response.json<PetImport>();
+      await within(WAIT_MS, async () => (await t.pool.query("SELECT 1 FROM pg_locks WHERE relation = 'pets'::regclass AND NOT granted")).rowCount === 1);
+      const cancelling = t.api({ method: 'POST', url: `/v1/pet-imports/${id}/cancel`, headers: t.auth });
+      await within(WAIT_MS, async () => (await t.pool.query("SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")).rowCount === 1);
+      await client.query('COMMIT');
+      const cancelled = await cancelling;
+      expect(cancelled.statusCode).toBe(200);
+      expect(cancelled.json()).toMatchObject({ id, status: 'cancelled', rowsImported: 10 });
+      expect(await ended(id)).toMatchObject({ status: 'cancelled', rowsImported: 10 });
+      expect(await namesIn(109)).toEqual(Array.from({ length: 10 }, (_, i) => `Cancel ${i}`));
+      const again = await t.api({ method: 'POST', url: `/v1/pet-imports/${id}/cancel`, headers: t.auth });
+      expect(again.statusCode).toBe(409);
+      expect(again.json()).toMatchObject({ code: 'import_finished', message: `Import ${id} has ended (cancelled): there is nothing to cancel` });
+      expect((await t.pool.query('SELECT 1 FROM pet_import_parts p JOIN pet_imports i USING (upload_id) WHERE i.id = $1', [id])).rowCount).toBe(0);
+    } finally {
+      await client.query('ROLLBACK').catch(() => undefined);
+      client.release();
+    }
+  });
+
+  it('an unknown import is 404 to get and to cancel', async () => {
+    for (const [method, url] of [['GET', '/v1/pet-imports/999999'], ['POST', '/v1/pet-imports/999999/cancel']] as const) {
+      const response = await t.api({ method, url, headers: t.auth });
+      expect(response.statusCode).toBe(404);
+      expect(response.json()).toMatchObject({ code: 'not_found', message: 'Import 999999 does not exist' });
+    }
+  });
+
+  it('listPetImports: every import once, in id order, page after page', async () => {
+    for (let i = 0; i < 4; i++) expect((await submit('name,categoryId\nListed,110\n', { query: '?dryRun=true' })).statusCode).toBe(202);
+    const { rows } = await t.pool.query<{ id: string }>('SELECT id FROM pet_imports ORDER BY id');
+    const seen: number[] = [];
+    let url: string | undefined = '/v1/pet-imports?limit=3';
+    while (url) {
+      const response = await t.api({ method: 'GET', url, headers: t.auth });
+      expect(response.statusCode).toBe(200);
+      seen.push(...response.json<PetImport[]>().map((i) => i.id));
+      url = /<([^>]+)>; rel="next"/.exec(String(response.headers.link ?? ''))?.[1];
+    }
+    expect(seen).toEqual(rows.map((r) => Number(r.id)));
+    expect(seen.length).toBeGreaterThan(4);
+  });
+});
+
+describe('the body limit, over a socket', () => {
+  let w: ListeningApp;
+  beforeAll(async () => {
+    w = await listen({ env: { IMPORT_MAX_BYTES: '4096' } });
+  });
+  afterAll(async () => w.close());
+
+  it('a chunked body that passes IMPORT_MAX_BYTES is 413 as soon as it does, while the client is still sending; the connection closes; nothing is stored', async () => {
+    const socket = net.connect(w.port, '127.0.0.1');
+    let text = '';
+    socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    socket.on('error', () => undefined);
+    const chunk = (data: string) => `${Buffer.byteLength(data).toString(16)}\r\n${data}\r\n`;
+    socket.write(`POST /v1/pet-imports HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${w.key}\r\nContent-Type: text/csv\r\nTransfer-Encoding: chunked\r\n\r\n`);
+    socket.write(chunk(`name,categoryId\n${'Big,1\n'.repeat(700)}`));
+    // More than the limit has been sent, and the body is not over: the answer comes now.
+    await within(WAIT_MS, async () => text.includes('\r\n\r\n'));
+    expect(text).toMatch(/^HTTP\/1\.1 413 /);
+    expect(text.toLowerCase()).toContain('connection: close');
+    expect(text).toContain('Request body is larger than 4096 bytes: split the file, and import each part');
+    await closed;
+    expect((await w.pool.query('SELECT count(*)::int AS n FROM pet_import_parts')).rows[0]).toEqual({ n: 0 });
+  });
+});
