@@ -163,15 +163,18 @@ async function* csvRows(source: AsyncIterable<Buffer>, columns: readonly string[
   // quote left open, found at the end), and those rows come before the failure. The next
   // chunk is written only once the queue is short.
   const queue: { record: string[]; info: { bytes: number } }[] = [];
+  // Taken by index, the array emptied once read through (an array's shift() moves every
+  // element after the first: quadratic over the tens of thousands of records of a part).
+  let head = 0;
   let failure: unknown;
   let ended = false;
   let stopped = false;
-  let wake: (() => void) | undefined;
+  // Who waits: the feeder for the queue to empty, the reader for records; a change wakes both.
+  const waiting: (() => void)[] = [];
   const signal = (): void => {
-    wake?.();
-    wake = undefined;
+    for (const wake of waiting.splice(0)) wake();
   };
-  const waitForChange = () => new Promise<void>((resolve) => (wake = resolve));
+  const waitForChange = () => new Promise<void>((resolve) => waiting.push(resolve));
   parser.on('data', (record: { record: string[]; info: { bytes: number } }) => {
     queue.push(record);
     signal();
@@ -190,7 +193,7 @@ async function* csvRows(source: AsyncIterable<Buffer>, columns: readonly string[
       for await (const chunk of source) {
         lines.keep(chunk, at);
         at += chunk.length;
-        while (queue.length > 1000 && failure === undefined && !stopped) await waitForChange();
+        while (queue.length - head > 1000 && failure === undefined && !stopped) await waitForChange();
         if (failure !== undefined || stopped) return;
         parser.write(chunk);
       }
@@ -201,21 +204,18 @@ async function* csvRows(source: AsyncIterable<Buffer>, columns: readonly string[
       signal();
     }
   })();
-  async function* records() {
+  try {
     for (;;) {
-      const next = queue.shift();
-      if (next) {
+      if (head === queue.length) {
+        queue.length = 0;
+        head = 0;
         signal();
-        yield next;
+        if (failure !== undefined) throw failure;
+        if (ended) break;
+        await waitForChange();
         continue;
       }
-      if (failure !== undefined) throw failure;
-      if (ended) return;
-      await waitForChange();
-    }
-  }
-  try {
-    for await (const read of records()) {
+      const read = queue[head++] as { record: string[]; info: { bytes: number } };
       const { record, info } = read;
       // Every record starts where the one before ended (empty lines are records here).
       const line = lines.line;

@@ -45,7 +45,7 @@ describe.skipIf(!runs)('Swagger UI at /docs, in Chromium', () => {
       await webhooks.waitFor();
       expect((await webhooks.locator('h2').first().innerText()).trim()).toBe('Webhooks');
       const eventTypes = Object.keys(openapi.webhooks as Record<string, unknown>);
-      expect(eventTypes).toHaveLength(9);
+      expect(eventTypes).toHaveLength(10);
       const blocks = webhooks.locator('.opblock');
       expect(await blocks.locator('.opblock-summary-path').allInnerTexts()).toEqual(eventTypes);
       expect((await blocks.locator('.opblock-summary-method').allInnerTexts()).map((m) => m.trim())).toEqual(eventTypes.map(() => 'POST'));

@@ -599,7 +599,7 @@ behaviourCases['verifyWebhook returns the event of a delivery signed by standard
   const headers = { 'webhook-id': '7', 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)), 'webhook-signature': new Webhook(endpoint.secret).sign('7', now, body) };
   assert.deepEqual(verifyWebhook(endpoint.secret, headers, body), event);
   assert.throws(() => verifyWebhook(endpoint.secret, headers, body.replace('Rex', 'Max')), (error) => error instanceof WebhookVerificationError && error.reason === 'signature');
-  assert.equal(WEBHOOK_EVENT_TYPES.length, 9);
+  assert.equal(WEBHOOK_EVENT_TYPES.length, 10);
 };
 
 /**
