@@ -181,7 +181,7 @@ export const app = fp(
     await fastify.register(catalogue, { onImportRows: metrics.recorder.petImportRows, onImportFinished: metrics.recorder.petImportFinished });
     await fastify.register(store);
     await fastify.register(events, { onWebhookAttempt: metrics.recorder.webhookAttempt, ...(deps.webhookResolver ? { resolver: deps.webhookResolver } : {}) });
-    metrics.watch({ jobLags: () => fastify.jobs.lags(), webhookBacklog: () => fastify.webhookBacklog() }, fastify.log);
+    metrics.watch({ jobLags: () => fastify.jobs.lags(), webhookBacklog: () => fastify.webhookBacklog(), petImports: () => fastify.petImports.open() }, fastify.log);
     await fastify.register(pagination);
     await fastify.register(idempotencyKeys);
 

@@ -22,6 +22,9 @@ export type ImportFormat = 'text/csv' | 'application/x-ndjson';
 export const IMPORT_COLUMNS = ['name', 'categoryId', 'status'] as const;
 const REQUIRED_COLUMNS = ['name', 'categoryId'] as const;
 
+/** The parser is given a body this many bytes at a time. */
+const FEED_BYTES = 16 * 1024;
+
 /** A header row longer than this is refused: a file of one endless line is not a CSV header. */
 export const MAX_HEADER_BYTES = 64 * 1024;
 
@@ -190,12 +193,18 @@ async function* csvRows(source: AsyncIterable<Buffer>, columns: readonly string[
   const feeding = (async () => {
     try {
       let at = start.offset;
-      for await (const chunk of source) {
-        lines.keep(chunk, at);
-        at += chunk.length;
-        while (queue.length - head > 1000 && failure === undefined && !stopped) await waitForChange();
-        if (failure !== undefined || stopped) return;
-        parser.write(chunk);
+      for await (const part of source) {
+        // A part (1 MiB) is written in slices: the parser makes a slice's records at once,
+        // and a few thousand at a time die young, where a part's 37,000 outlive the young
+        // generation and grow the heap for good (+240 MiB of RSS over an import).
+        for (let from = 0; from < part.length; from += FEED_BYTES) {
+          const chunk = part.subarray(from, from + FEED_BYTES);
+          lines.keep(chunk, at);
+          at += chunk.length;
+          while (queue.length - head > 1000 && failure === undefined && !stopped) await waitForChange();
+          if (failure !== undefined || stopped) return;
+          parser.write(chunk);
+        }
       }
       parser.end();
     } catch (error) {

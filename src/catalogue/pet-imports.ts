@@ -81,6 +81,13 @@ const S = {
     SELECT json FROM cancelled`,
   ),
   status: statement<{ status: ImportStatus }>('pet-imports-status', 'SELECT status FROM pet_imports WHERE id = $1'),
+  // What /metrics shows of the imports not ended (src/plugins/metrics.ts), by their index.
+  counts: statement<{ queued: number; running: number; oldest: number }>(
+    'pet-imports-counts',
+    `SELECT count(*) FILTER (WHERE status = 'queued')::int AS queued, count(*) FILTER (WHERE status = 'running')::int AS running,
+      coalesce(extract(epoch FROM now() - min(submitted_at) FILTER (WHERE status = 'queued')), 0)::float8 AS oldest
+    FROM pet_imports WHERE status IN ('queued', 'running')`,
+  ),
   // The worker's.
   open: statement<{ id: number }>('pet-imports-open', "SELECT id FROM pet_imports WHERE status IN ('queued', 'running') ORDER BY id LIMIT 20"),
   tryLock: statement<{ locked: boolean }>('pet-imports-try-lock', `SELECT pg_try_advisory_lock(${WORKER_LOCK}, ($1::bigint % 2147483647)::int) AS locked`),
@@ -156,13 +163,13 @@ async function store(pool: pg.Pool, body: Readable, options: SubmitOptions, { ma
       const utf8 = new TextDecoder('utf-8', { fatal: true });
       let size = 0;
       let seq = 0;
-      let part = Buffer.allocUnsafe(PART_BYTES);
+      // One buffer, filled and stored again for each part (the statement has sent it when it resolves).
+      const part = Buffer.allocUnsafe(PART_BYTES);
       let filled = 0;
       let head: Buffer | undefined = Buffer.alloc(0);
       let start: RowsStart | undefined;
       const flush = async (): Promise<void> => {
         await execute(tx, S.part, [upload.id, seq++, part.subarray(0, filled)]);
-        part = Buffer.allocUnsafe(PART_BYTES);
         filled = 0;
       };
       for await (const chunk of body as AsyncIterable<Buffer>) {
@@ -227,6 +234,12 @@ export function createPetImportsRepository(pool: pg.Pool, { onSubmitted, onCance
     async list(after: number, limit: number): Promise<PetImportsPage> {
       const { rows, next } = finalPage(await query(pool, S.list, [after, limit]), limit, after);
       return { imports: new Serialized<PetImport[]>(`[${rows.map((r) => r.json).join(',')}]`), next };
+    },
+
+    /** The imports not ended, and how long the oldest queued one has waited, in seconds (/metrics). */
+    async open(): Promise<{ queued: number; running: number; oldestQueuedSeconds: number }> {
+      const [row] = await query(pool, S.counts);
+      return { queued: row?.queued ?? 0, running: row?.running ?? 0, oldestQueuedSeconds: row?.oldest ?? 0 };
     },
 
     /** Cancels a queued or running import; what it was instead when it had ended, or not found. */

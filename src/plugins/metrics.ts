@@ -1,7 +1,8 @@
 // Prometheus metrics at /metrics (prom-client): per-operation request counts and latency,
 // the database pools, rate-limit refusals, idempotent replays, calls to deprecated
 // operations per API key (who still calls getPet before its sunset), the timed jobs' runs
-// and lag, and webhook delivery attempts and the delivery queue. The dashboard and alert
+// and lag, webhook delivery attempts and the delivery queue, and imports (rows, ends, those
+// waiting). The dashboard and alert
 // rules that read them are in ops/ (docs/production.md). Access: METRICS=off
 // (no route), open, or token (`Authorization: Bearer <METRICS_TOKEN>`, compared in constant
 // time). Not under /v1: it is not part of the contract and is not rate limited.
@@ -48,6 +49,8 @@ export interface MetricsSources {
   jobLags(): { job: string; seconds: number }[];
   /** The webhook delivery queue, across instances (a read of the database). */
   webhookBacklog(): Promise<{ due: number; scheduled: number; oldestDueSeconds: number }>;
+  /** The imports not ended, across instances (a read of the database). */
+  petImports(): Promise<{ queued: number; running: number; oldestQueuedSeconds: number }>;
 }
 
 const PREFIX = 'animal_store_';
@@ -145,7 +148,7 @@ export function createMetrics(access: MetricsOptions['access'], droppedSpans?: (
     petImportFinished: (status) => on && importsFinished.inc({ status }),
   };
 
-  /** Registers the gauges read from the jobs and the webhook queue at each scrape (once the app has them). */
+  /** Registers the gauges read from the jobs, the webhook queue and the imports at each scrape (once the app has them). */
   function watch(sources: MetricsSources, log: Pick<FastifyBaseLogger, 'warn' | 'info'>): void {
     if (!on) return;
     new Gauge({
@@ -157,23 +160,47 @@ export function createMetrics(access: MetricsOptions['access'], droppedSpans?: (
         for (const { job, seconds } of sources.jobLags()) this.set({ name: job }, seconds);
       },
     });
-    // One read of the queue per scrape, shared by both gauges (a scrape collects them at once).
-    let reading: ReturnType<MetricsSources['webhookBacklog']> | undefined;
-    const backlog = () =>
-      (reading ??= sources.webhookBacklog().finally(() => {
-        reading = undefined;
-      }));
-    // A scrape while the database is away still answers, with these gauges' last values; the
-    // failure is logged once, and again when the queue can be read again.
+    // A scrape while the database is away still answers, with the gauges' last values; the
+    // failure is logged once, and again when the database can be read again.
     const failures = failureLog(log, 'metrics: ');
-    const read = async (use: (b: Awaited<ReturnType<typeof backlog>>) => void) => {
-      try {
-        use(await backlog());
-        failures.works('reading the webhook queue');
-      } catch (error) {
-        failures.failed('reading the webhook queue', error);
-      }
+    /** One read of `source` per scrape, shared by the gauges that use it (a scrape collects them at once). */
+    const perScrape = <T>(what: string, source: () => Promise<T>) => {
+      let reading: Promise<T> | undefined;
+      return async (use: (value: T) => void): Promise<void> => {
+        try {
+          use(
+            await (reading ??= source().finally(() => {
+              reading = undefined;
+            })),
+          );
+          failures.works(what);
+        } catch (error) {
+          failures.failed(what, error);
+        }
+      };
     };
+    const read = perScrape('reading the webhook queue', () => sources.webhookBacklog());
+    const readImports = perScrape('reading the imports', () => sources.petImports());
+    new Gauge({
+      name: `${PREFIX}pet_imports_open`,
+      help: 'Imports not ended, across instances, by status: queued (stored, no worker has taken it yet) or running',
+      labelNames: ['status'] as const,
+      registers: [registry],
+      async collect() {
+        await readImports((i) => {
+          this.set({ status: 'queued' }, i.queued);
+          this.set({ status: 'running' }, i.running);
+        });
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}pet_import_oldest_queued_seconds`,
+      help: 'How long the oldest queued import has waited for a worker, across instances (0: none queued)',
+      registers: [registry],
+      async collect() {
+        await readImports((i) => this.set(i.oldestQueuedSeconds));
+      },
+    });
     new Gauge({
       name: `${PREFIX}webhook_messages`,
       help: 'Webhook messages waiting to be delivered, across instances: due now, or scheduled later (a retry waiting)',

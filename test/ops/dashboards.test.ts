@@ -93,7 +93,7 @@ describe('the shipped dashboard and alert rules', () => {
     expect(anywhere.filter((name) => !exposed(name, types))).toEqual([]);
   });
 
-  it('the dashboard covers errors, p99 by operation, the pool, the webhook queue and failures, and job lag', () => {
+  it('the dashboard covers errors, p99 by operation, the pool, the webhook queue and failures, job lag, and imports', () => {
     const named = new Set(dashboardQueries().flatMap(metricNames));
     for (const name of [
       'animal_store_http_request_duration_seconds_count',
@@ -105,6 +105,9 @@ describe('the shipped dashboard and alert rules', () => {
       'animal_store_webhook_attempts_total',
       'animal_store_job_lag_seconds',
       'animal_store_job_runs_total',
+      'animal_store_pet_import_rows_total',
+      'animal_store_pet_imports_open',
+      'animal_store_pet_imports_finished_total',
     ])
       expect(named, name).toContain(name);
   });
