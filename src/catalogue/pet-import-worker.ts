@@ -9,6 +9,8 @@
 // rows, and where the next batch starts. The next batch is read while one commits.
 import type { FastifyBaseLogger } from 'fastify';
 import type pg from 'pg';
+import { transactionOn, withConnection, type HeldConnection } from '../db/transaction.js';
+import { failureLog } from '../jobs/failures.js';
 import { readRows, UnreadableRows, type NewPet, type RowError } from './pet-import-rows.js';
 import { importWork, type ImportRow, type ImportStatus } from './pet-imports.js';
 import type { PetsRepository } from './pets.js';
@@ -42,22 +44,10 @@ interface Batch {
 
 type PassOutcome = 'done' | 'stopped';
 
-/** `work` in a transaction on the worker's own connection. */
-async function inClientTransaction<T>(client: pg.PoolClient, work: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
-  await client.query('BEGIN');
-  try {
-    const result = await work(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  }
-}
-
 export function createImportWorker(pool: pg.Pool, pets: PetsRepository, options: ImportWorkerOptions) {
   let running: Promise<void> | undefined;
   let closing = false;
+  const failures = failureLog(options.log);
 
   /** The body of `row` from byte `offset`, part by part. */
   async function* body(row: ImportRow, offset: number): AsyncGenerator<Buffer> {
@@ -70,7 +60,7 @@ export function createImportWorker(pool: pg.Pool, pets: PetsRepository, options:
   }
 
   /** Reads and commits the rows of `row`'s pass from where it stands. */
-  async function pass(client: pg.PoolClient, row: ImportRow): Promise<PassOutcome> {
+  async function pass(held: HeldConnection, row: ImportRow): Promise<PassOutcome> {
     const validating = row.pass === 'validate';
     const adds = !validating;
     // A `stop` import counts its rows in its validation; its import pass only adds them.
@@ -113,7 +103,7 @@ export function createImportWorker(pool: pg.Pool, pets: PetsRepository, options:
         const batch: Batch = await pending;
         const last = batch.ended || batch.bad !== undefined || batch.unreadable !== undefined || batch.gone === true;
         pending = last ? undefined : collect();
-        const committed = await inClientTransaction(client, async (tx) => {
+        const committed = await transactionOn(held, async (tx) => {
           if ((await importWork.lockForBatch(tx, row.id)) !== 'running') return false;
           if (adds && batch.pets.length > 0) await pets.addBatch(batch.pets, tx);
           if (batch.read > 0 && batch.next) {
@@ -145,16 +135,17 @@ export function createImportWorker(pool: pg.Pool, pets: PetsRepository, options:
   }
 
   /** Runs the import `id` (this session holds its lock) until it ends or the worker closes. */
-  async function run(client: pg.PoolClient, id: number): Promise<void> {
+  async function run(held: HeldConnection, id: number): Promise<void> {
+    const { client } = held;
     let row = await importWork.load(client, id);
     if (!row || (row.status !== 'queued' && row.status !== 'running')) return;
     if (row.status === 'queued') await importWork.start(client, id);
     row = { ...row, status: 'running' };
     for (;;) {
-      if ((await pass(client, row)) === 'stopped') return;
+      if ((await pass(held, row)) === 'stopped') return;
       const firstLine: number = row.format === 'text/csv' ? 2 : 1;
       const next = row.pass === 'validate' && !row.dry_run ? 'import' : 'end';
-      const ended = await inClientTransaction(client, async (tx) => {
+      const ended = await transactionOn(held, async (tx) => {
         const status: ImportStatus | undefined = await importWork.lockForBatch(tx, id);
         if (status !== 'running') return false;
         if (next === 'import') await importWork.importPass(tx, id, firstLine);
@@ -172,30 +163,19 @@ export function createImportWorker(pool: pg.Pool, pets: PetsRepository, options:
 
   /** Takes one import no other worker holds and runs it; whether there was one. */
   async function runOne(): Promise<boolean> {
-    const client = await pool.connect();
-    let broken: Error | undefined;
-    const lost = (error: Error): void => {
-      broken = error;
-    };
-    client.on('error', lost);
-    try {
-      for (const id of await importWork.open(client)) {
+    return withConnection(pool, async (held) => {
+      for (const id of await importWork.open(held.client)) {
         if (closing) return false;
-        if (!(await importWork.tryLock(client, id))) continue;
+        if (!(await importWork.tryLock(held.client, id))) continue;
         try {
-          await run(client, id);
+          await run(held, id);
         } finally {
-          await importWork.unlock(client, id).catch((error: unknown) => {
-            broken ??= error instanceof Error ? error : new Error(String(error));
-          });
+          await importWork.unlock(held.client, id).catch(held.broken);
         }
         return true;
       }
       return false;
-    } finally {
-      client.removeListener('error', lost);
-      client.release(broken);
-    }
+    });
   }
 
   return {
@@ -203,9 +183,9 @@ export function createImportWorker(pool: pg.Pool, pets: PetsRepository, options:
     poke(): void {
       if (running || closing) return;
       running = (async () => {
-        while (!closing && (await runOne()));
+        while (!closing && (await runOne())) failures.works('pet imports');
       })()
-        .catch((error: unknown) => options.log.error({ err: error }, 'pet imports: a run failed; the import is taken up again at the next poke'))
+        .catch((error: unknown) => failures.failed('pet imports', error, 'the import is taken up again where its last batch committed, at the next poll'))
         .finally(() => {
           running = undefined;
         });
