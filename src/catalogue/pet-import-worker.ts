@@ -25,10 +25,16 @@ export interface ImportWorkerOptions {
   onFinished?: (status: 'succeeded' | 'failed') => void;
 }
 
+/** Whether the database refused a statement for its data (SQLSTATE class 22, a data exception, or 23, a constraint), not for a lost connection or a timeout. */
+const refusedByDatabase = (error: unknown): boolean => /^2[23]/.test(String((error as { code?: unknown }).code ?? ''));
+
 /** An import's parts were deleted under the worker: it was cancelled. */
 class PartsGone extends Error {}
 
 interface Batch {
+  /** The lines its first and last rows start on. */
+  firstLine: number | undefined;
+  lastLine: number | undefined;
   pets: NewPet[];
   errors: RowError[];
   read: number;
@@ -68,7 +74,7 @@ export function createImportWorker(pool: pg.Pool, pets: PetsRepository, options:
     const stopAtBad = validating && row.error_policy === 'stop';
     const rows = readRows(row.format, body(row, row.next_offset), { columns: row.columns, offset: row.next_offset, line: row.next_line })[Symbol.asyncIterator]();
     const collect = async (): Promise<Batch> => {
-      const batch: Batch = { pets: [], errors: [], read: 0, refused: 0, next: undefined, ended: false };
+      const batch: Batch = { firstLine: undefined, lastLine: undefined, pets: [], errors: [], read: 0, refused: 0, next: undefined, ended: false };
       try {
         while (batch.read < options.batchRows) {
           const read = await rows.next();
@@ -77,6 +83,8 @@ export function createImportWorker(pool: pg.Pool, pets: PetsRepository, options:
             break;
           }
           batch.read++;
+          batch.firstLine ??= read.value.line;
+          batch.lastLine = read.value.line;
           batch.next = read.value.next;
           if ('pet' in read.value) {
             batch.pets.push(read.value.pet);
@@ -96,6 +104,24 @@ export function createImportWorker(pool: pg.Pool, pets: PetsRepository, options:
       }
       return batch;
     };
+    /** Commits a batch (invariant 2 of src/catalogue/pet-imports.ts); false when the import is no longer running. */
+    const commit = (batch: Batch): Promise<boolean> =>
+      transactionOn(held, async (tx) => {
+        if ((await importWork.lockForBatch(tx, row.id)) !== 'running') return false;
+        if (adds && batch.pets.length > 0) await pets.addBatch(batch.pets, tx);
+        if (batch.read > 0 && batch.next) {
+          const done = { read: counts ? batch.read : 0, imported: adds ? batch.pets.length : 0, refused: counts ? batch.refused : 0, errors: counts ? batch.errors : [] };
+          await importWork.progress(tx, row.id, done, batch.next);
+        }
+        if (batch.bad) {
+          const message = `Line ${batch.bad.line} was refused and errorPolicy is stop: no animal was added; fix the row (errors says how), or import with errorPolicy=skip`;
+          await importWork.finish(tx, row.id, 'failed', message);
+        } else if (batch.unreadable) {
+          const added = adds ? ' The animals of the rows before it were added.' : ' No animal was added.';
+          await importWork.finish(tx, row.id, 'failed', `${batch.unreadable.message}.${added}`.slice(0, 500));
+        }
+        return true;
+      });
     let pending: Promise<Batch> | undefined = collect();
     try {
       for (;;) {
@@ -103,22 +129,21 @@ export function createImportWorker(pool: pg.Pool, pets: PetsRepository, options:
         const batch: Batch = await pending;
         const last = batch.ended || batch.bad !== undefined || batch.unreadable !== undefined || batch.gone === true;
         pending = last ? undefined : collect();
-        const committed = await transactionOn(held, async (tx) => {
-          if ((await importWork.lockForBatch(tx, row.id)) !== 'running') return false;
-          if (adds && batch.pets.length > 0) await pets.addBatch(batch.pets, tx);
-          if (batch.read > 0 && batch.next) {
-            const done = { read: counts ? batch.read : 0, imported: adds ? batch.pets.length : 0, refused: counts ? batch.refused : 0, errors: counts ? batch.errors : [] };
-            await importWork.progress(tx, row.id, done, batch.next);
-          }
-          if (batch.bad) {
-            const message = `Line ${batch.bad.line} was refused and errorPolicy is stop: no animal was added; fix the row (errors says how), or import with errorPolicy=skip`;
-            await importWork.finish(tx, row.id, 'failed', message);
-          } else if (batch.unreadable) {
-            const added = adds ? ' The animals of the rows before it were added.' : ' No animal was added.';
-            await importWork.finish(tx, row.id, 'failed', `${batch.unreadable.message}.${added}`.slice(0, 500));
-          }
-          return true;
-        });
+        let committed: boolean;
+        try {
+          committed = await commit(batch);
+        } catch (error) {
+          // A row the schema took and the database refuses (a check of its own) would fail
+          // this batch at every attempt: the import fails instead, saying where.
+          if (!refusedByDatabase(error)) throw error;
+          const lines = `lines ${batch.firstLine ?? row.next_line} to ${batch.lastLine ?? row.next_line}`;
+          const message = `The database refused a row among ${lines} (SQLSTATE ${(error as { code: string }).code}); the rows before them were added. Fix that row, and import the rows from line ${batch.firstLine ?? row.next_line} on`;
+          await transactionOn(held, async (tx) => {
+            if ((await importWork.lockForBatch(tx, row.id)) === 'running') await importWork.finish(tx, row.id, 'failed', message);
+          });
+          options.onFinished?.('failed');
+          return 'stopped';
+        }
         if (!committed || batch.gone) return 'stopped';
         options.onRows?.(adds ? batch.pets.length : 0, counts ? batch.refused : 0);
         if (batch.bad || batch.unreadable) {

@@ -130,6 +130,19 @@ describe('a CSV import', () => {
     expect(rows.map((r) => r.name)).toEqual(names);
   });
 
+  it('a row the database refuses (a check of its own) fails the import, naming the lines of its batch; the batches before it stay', async () => {
+    await t.pool.query("ALTER TABLE pets ADD CONSTRAINT test_refused_name CHECK (name <> 'Refused by the database') NOT VALID");
+    try {
+      const names = Array.from({ length: 15 }, (_, i) => (i === 12 ? 'Refused by the database' : `Checked ${i}`));
+      const done = await imported(['name,categoryId', ...names.map((n) => `${n},111`)].join('\n'), { query: '?errorPolicy=skip' });
+      expect(done).toMatchObject({ status: 'failed', rowsImported: 10 });
+      expect(done.message).toBe('The database refused a row among lines 12 to 16 (SQLSTATE 23514); the rows before them were added. Fix that row, and import the rows from line 12 on');
+      expect(await namesIn(111)).toEqual(names.slice(0, 10));
+    } finally {
+      await t.pool.query('ALTER TABLE pets DROP CONSTRAINT test_refused_name');
+    }
+  });
+
   it('dryRun=true checks every row and adds none', async () => {
     const done = await imported('name,categoryId\nDry,107\nAlso dry,107\n,107\n', { query: '?dryRun=true&errorPolicy=skip' });
     expect(done).toMatchObject({ status: 'succeeded', dryRun: true, rowsRead: 3, rowsImported: 0, rowsRefused: 1 });
