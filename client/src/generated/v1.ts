@@ -246,7 +246,9 @@ export interface paths {
          *
          *     A row's error names its line, its field and what to fix. A quote left open, which
          *     makes the rest of the file unreadable, fails the import at that line in either
-         *     policy (with `skip`, the rows before it stay added).
+         *     policy (with `skip`, the rows before it stay added). A row that passes these checks
+         *     and that the database still refuses fails the import, `message` naming the lines of
+         *     its batch (`IMPORT_BATCH_ROWS` rows); the batches before it stay added.
          *
          *     **`dryRun=true`** reads and checks every row and adds none: the import ends
          *     `succeeded` with the counts a real one would have (`rowsImported` stays 0), or
