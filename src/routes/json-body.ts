@@ -20,8 +20,7 @@
 // answered as a schema's failures are (src/errors/validation-messages.ts): one detail per
 // field, at most 20, names repeated in at most 60 characters.
 import { isUtf8 } from 'node:buffer';
-import { Readable } from 'node:stream';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onSendHookHandler } from 'fastify';
 import { isLosslessNumber, isSafeNumber, parse } from 'lossless-json';
 import { ApiError, shown, type ErrorDetail } from '../errors/catalogue.js';
 import { declaredMediaTypes, encodedBody, repeatedContentType, unsupportedMediaType } from '../errors/media-type.js';
@@ -137,6 +136,17 @@ export const JSON_MEDIA_TYPES = ['application/json', 'application/merge-patch+js
  */
 export const STREAMED_MEDIA_TYPES = ['text/csv', 'application/x-ndjson'] as const;
 
+/**
+ * The onSend hook of a route that takes a streamed body: an answer sent before the body was
+ * all received (a 4xx part-way through it, or before its handler read it) closes the
+ * connection, as its client may still be sending: keeping the connection would mean reading
+ * the rest of a body of up to IMPORT_MAX_BYTES.
+ */
+export const closeUnlessReceived: onSendHookHandler = (request, reply, payload, done) => {
+  if (!request.raw.complete) reply.header('connection', 'close');
+  done(null, payload);
+};
+
 /** The 415 for a body in a charset other than UTF-8, or undefined. */
 function otherCharset(request: FastifyRequest): ApiError | undefined {
   const charset = CHARSET.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase();
@@ -149,12 +159,6 @@ export function registerJsonBody(fastify: FastifyInstance): void {
     const declared = declaredMediaTypes(request).includes(request.mediaType ?? '');
     const refused = repeatedContentType(request) ?? (declared ? (encodedBody(request) ?? otherCharset(request)) : unsupportedMediaType(request));
     done(refused ?? null, refused ? undefined : payload);
-  });
-  // An answer sent before a streamed body was all received (a 4xx part-way through it, or
-  // before its handler read it) closes the connection: its client may still be sending, and
-  // keeping the connection would mean reading the rest of a body of up to IMPORT_MAX_BYTES.
-  fastify.addHook('onSend', async (request, reply) => {
-    if (request.body instanceof Readable && !request.raw.complete) reply.header('connection', 'close');
   });
   const jsonParse = fastify.getDefaultJsonParser('error', 'error');
   fastify.removeContentTypeParser('application/json');

@@ -10,7 +10,7 @@ import type { Handler, OperationId } from '../contract/handler.js';
 import { composeRoute, untyped, type ComposedRoute, type OperationMiddleware } from './middleware.js';
 import { basePath, operations, spec } from '../contract/spec.js';
 import { OPERATION_BODY_LIMITS } from '../errors/media-type.js';
-import { STREAMED_MEDIA_TYPES } from './json-body.js';
+import { closeUnlessReceived, STREAMED_MEDIA_TYPES } from './json-body.js';
 
 /**
  * The route's path as Fastify's router reads it: `{name}` a parameter (`:name`), and a
@@ -39,10 +39,12 @@ export default fp(
     // A streamed body (createPetImport's CSV or NDJSON) reaches its handler unread, as a
     // stream (src/routes/json-body.ts): its rows are checked as they are read, so its media
     // types take any value here (the contract's schema for them is the text, a string).
+    // Such a route closes the connection when it answers before the body was all received.
     fastify.addHook('onRoute', (route) => {
       const content = (route.schema?.body as { content?: Record<string, unknown> } | undefined)?.content;
-      if (!content) return;
+      if (!content || !STREAMED_MEDIA_TYPES.some((media) => content[media] !== undefined)) return;
       for (const media of STREAMED_MEDIA_TYPES) if (content[media] !== undefined) content[media] = { schema: {} };
+      route.onSend = [...(route.onSend === undefined ? [] : Array.isArray(route.onSend) ? route.onSend : [route.onSend]), closeUnlessReceived];
     });
     await fastify.register(openapiGlue, {
       specification: spec,
