@@ -244,9 +244,11 @@ export interface paths {
          *     - `skip`: bad rows are counted and named (the first 20 in `errors`), the others
          *       are added.
          *
-         *     A row's error names its line, its field and what to fix. A quote left open, which
-         *     makes the rest of the file unreadable, fails the import at that line in either
-         *     policy (with `skip`, the rows before it stay added). A row that passes these checks
+         *     A row's error names its line, its field and what to fix; a row longer than 64 KiB is
+         *     refused. Quoting that breaks RFC 4180 (a quote left open, a quote inside a field
+         *     that is not quoted, text after a closing quote), which makes the rest of the file
+         *     unreadable, fails the import at that line in either policy (with `skip`, the rows
+         *     before it stay added). Lines that end with CR alone are `400`. A row that passes these checks
          *     and that the database still refuses fails the import, `message` naming the lines of
          *     its batch (`IMPORT_BATCH_ROWS` rows); the batches before it stay added.
          *

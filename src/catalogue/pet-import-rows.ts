@@ -22,6 +22,9 @@ export type ImportFormat = 'text/csv' | 'application/x-ndjson';
 export const IMPORT_COLUMNS = ['name', 'categoryId', 'status'] as const;
 const REQUIRED_COLUMNS = ['name', 'categoryId'] as const;
 
+/** A row (a CSV record, an NDJSON line) longer than this is refused: a NewPet takes a few hundred bytes. */
+export const MAX_ROW_BYTES = 64 * 1024;
+
 /** The parser is given a body this many bytes at a time. */
 const FEED_BYTES = 16 * 1024;
 
@@ -49,16 +52,28 @@ export interface RowsStart {
 export function rowsStart(format: ImportFormat, head: Buffer, ended: boolean): RowsStart | undefined {
   const bom = head.subarray(0, 3).equals(BOM) ? 3 : 0;
   if (format === 'application/x-ndjson') {
-    if (head.length < 3 && !ended) return undefined;
-    if (ended && head.subarray(bom).toString('utf8').trim() === '') throw new ApiError('bad_request', 'Body is empty: send one NewPet as a JSON object per line');
+    // Decided by the first byte that is not white space: an empty body (white space, a byte
+    // order mark) is refused, however long.
+    const text = head.subarray(bom).toString('utf8');
+    if (text.trim() === '') {
+      if (ended) throw new ApiError('bad_request', 'Body is empty: send one NewPet as a JSON object per line');
+      if (head.length > MAX_HEADER_BYTES) throw new ApiError('bad_request', `Body starts with more than ${MAX_HEADER_BYTES} bytes of white space: send one NewPet as a JSON object per line`);
+      return undefined;
+    }
     return { offset: bom, line: 1 };
   }
   const end = head.indexOf(0x0a, bom);
+  const first = head.subarray(bom, end === -1 ? head.length : end);
+  // Lines that end with CR alone would be read as one line: the whole file its header.
+  const cr = first.indexOf(0x0d);
+  if (cr !== -1 && (cr < first.length - 1 || end === -1)) {
+    if (end !== -1 || ended || head.length > MAX_HEADER_BYTES) throw new ApiError('bad_request', 'The lines end with CR alone: save the file with CRLF or LF line ends');
+  }
   if (end === -1 && !ended) {
     if (head.length > MAX_HEADER_BYTES) throw new ApiError('bad_request', `The header row is longer than ${MAX_HEADER_BYTES} bytes: the first line must name the columns name, categoryId and, if you like, status`);
     return undefined;
   }
-  const line = head.subarray(bom, end === -1 ? head.length : end).toString('utf8').replace(/\r$/, '');
+  const line = first.toString('utf8').replace(/\r$/, '');
   if (line.trim() === '') throw new ApiError('bad_request', 'Body is empty or starts with an empty line: the first line must name the columns name, categoryId and, if you like, status');
   let columns: string[];
   try {
@@ -70,7 +85,9 @@ export function rowsStart(format: ImportFormat, head: Buffer, ended: boolean): R
   for (const column of columns) {
     if (column === 'id') throw new ApiError('bad_request', 'The header row names the column id: the service assigns ids, so remove the column (an export imports once its id column is removed)');
     if (!(IMPORT_COLUMNS as readonly string[]).includes(column)) {
-      throw new ApiError('bad_request', `The header row names the column ${shown(column)}, which an import does not take: the columns are ${IMPORT_COLUMNS.join(', ').replace(/, (?=[^,]*$)/, ' and ')}`);
+      const meant = IMPORT_COLUMNS.find((known) => known.toLowerCase() === column.trim().toLowerCase());
+      if (meant !== undefined) throw new ApiError('bad_request', `The header row names the column ${JSON.stringify(shown(column))}: write it ${meant}, as it is spelt here (column names are exact: case and spaces count)`);
+      throw new ApiError('bad_request', `The header row names the column ${JSON.stringify(shown(column))}, which an import does not take: the columns are ${IMPORT_COLUMNS.join(', ').replace(/, (?=[^,]*$)/, ' and ')}`);
     }
     if (seen.has(column)) throw new ApiError('bad_request', `The header row names the column ${column} twice: name each column once`);
     seen.add(column);
@@ -123,6 +140,8 @@ export class UnreadableRows extends Error {
 const CSV_ERRORS: Record<string, string> = {
   CSV_QUOTE_NOT_CLOSED: 'a quoted field is not closed before the end of the file: close its quote (a quote inside a quoted field is written twice)',
   CSV_INVALID_CLOSING_QUOTE: 'a quoted field goes on after its closing quote: quote the whole field, and write a quote inside it twice',
+  INVALID_OPENING_QUOTE: 'a field that is not quoted holds a quote: quote the whole field, and write a quote inside it twice',
+  CSV_MAX_RECORD_SIZE: `a row is longer than ${MAX_ROW_BYTES} bytes (a quote left open runs on to the end of the file): close the quote, or split the row`,
 };
 
 /**
@@ -159,7 +178,7 @@ function lineCounter(start: { offset: number; line: number }) {
  * `source` give them (its first chunk starts at that byte). An empty line is no row.
  */
 async function* csvRows(source: AsyncIterable<Buffer>, columns: readonly string[], start: { offset: number; line: number }): AsyncGenerator<Row> {
-  const parser = parseCsv({ info: true, relax_column_count: true, relax_quotes: true, record_delimiter: ['\r\n', '\n'] });
+  const parser = parseCsv({ info: true, relax_column_count: true, record_delimiter: ['\r\n', '\n'], max_record_size: MAX_ROW_BYTES });
   const lines = lineCounter(start);
   // The records are taken as the parser emits them, into a queue of this file's own: a
   // stream's async iterator drops the records still buffered when the parser fails (a
@@ -259,42 +278,84 @@ async function* csvRows(source: AsyncIterable<Buffer>, columns: readonly string[
   }
 }
 
-/** The rows of an NDJSON body, from `start`: one JSON object per line, empty lines skipped. */
+/**
+ * The first field of `value` (a parsed NDJSON line) holding text that is not well-formed
+ * Unicode, as createPet's body parser refuses it: a `\u` escape that leaves a lone surrogate,
+ * or U+0000, which no text of the service holds (the pointer's own text made safe to repeat).
+ */
+function illFormed(value: unknown, pointer = ''): string | undefined {
+  if (typeof value === 'string') return !value.isWellFormed() || value.includes('\u0000') ? pointer : undefined;
+  if (value === null || typeof value !== 'object') return undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const field = `${pointer}/${key.toWellFormed().replaceAll('\u0000', '\uFFFD')}`;
+    if (!key.isWellFormed() || key.includes('\u0000')) return field;
+    const found = illFormed(item, field);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/**
+ * The rows of an NDJSON body, from `start`: one JSON object per line, empty lines skipped. A
+ * line longer than MAX_ROW_BYTES is refused as it passes the bound, and its bytes are
+ * dropped until its end: the reader holds at most that much of a line.
+ */
 async function* ndjsonRows(source: AsyncIterable<Buffer>, start: { offset: number; line: number }): AsyncGenerator<Row> {
-  let held = Buffer.alloc(0);
+  let held: Buffer[] = [];
+  let heldBytes = 0;
+  let tooLong = false;
   let offset = start.offset;
   let line = start.line;
+  const refused = (next: { offset: number; line: number }, field: string, message: string): Row => ({ line: next.line - 1, next, error: { line: next.line - 1, field, message } });
   const rowOf = (bytes: Buffer, next: { offset: number; line: number }): Row | undefined => {
+    if (tooLong) return refused(next, '', `is longer than ${MAX_ROW_BYTES} bytes: a NewPet takes a few hundred`);
     const text = bytes.toString('utf8').replace(/\r$/, '');
     if (text.trim() === '') return undefined;
     let value: unknown;
     try {
       value = JSON.parse(text);
     } catch {
-      return { line: next.line - 1, next, error: { line: next.line - 1, field: '', message: 'is not JSON: write one NewPet as a JSON object on each line' } };
+      return refused(next, '', 'is not JSON: write one NewPet as a JSON object on each line');
     }
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-      return { line: next.line - 1, next, error: { line: next.line - 1, field: '', message: 'is not a JSON object: write one NewPet as a JSON object on each line' } };
-    }
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return refused(next, '', 'is not a JSON object: write one NewPet as a JSON object on each line');
+    const bad = illFormed(value);
+    if (bad !== undefined) return refused(next, shown(bad.replace(/^\//, '')), 'must be well-formed Unicode without U+0000 (a \\u escape leaves a lone surrogate, or writes U+0000)');
     const error = check(value, next.line - 1);
     return error ? { line: next.line - 1, next, error } : { line: next.line - 1, next, pet: value as NewPet };
   };
+  const hold = (bytes: Buffer): void => {
+    if (tooLong || bytes.length === 0) return;
+    if (heldBytes + bytes.length > MAX_ROW_BYTES) {
+      tooLong = true;
+      held = [];
+      heldBytes = 0;
+      return;
+    }
+    held.push(Buffer.from(bytes));
+    heldBytes += bytes.length;
+  };
+  const take = (): Buffer => {
+    const bytes = held.length === 1 ? (held[0] as Buffer) : Buffer.concat(held);
+    held = [];
+    heldBytes = 0;
+    return bytes;
+  };
   for await (const chunk of source) {
     let from = 0;
-    const data = held.length > 0 ? Buffer.concat([held, chunk]) : chunk;
-    for (let end = data.indexOf(0x0a); end !== -1; end = data.indexOf(0x0a, from)) {
-      const bytes = data.subarray(from, end);
+    for (let end = chunk.indexOf(0x0a); end !== -1; end = chunk.indexOf(0x0a, from)) {
+      hold(chunk.subarray(from, end));
       offset += end + 1 - from;
       line += 1;
       from = end + 1;
-      const row = rowOf(bytes, { offset, line });
+      const row = rowOf(take(), { offset, line });
+      tooLong = false;
       if (row) yield row;
     }
-    held = Buffer.from(data.subarray(from));
+    hold(chunk.subarray(from));
+    offset += chunk.length - from;
   }
-  if (held.length > 0) {
-    offset += held.length;
-    const row = rowOf(held, { offset, line: line + 1 });
+  if (heldBytes > 0 || tooLong) {
+    const row = rowOf(take(), { offset, line: line + 1 });
     if (row) yield row;
   }
 }

@@ -5,12 +5,14 @@ import type { preValidationHookHandler } from 'fastify';
 import type { OperationMiddleware } from '../routes/middleware.js';
 import { requestBodyOf } from '../contract/spec.js';
 import { ApiError } from '../errors/catalogue.js';
-
-const MISSING = 'a JSON body is required';
+import { declaredMediaTypes } from '../errors/media-type.js';
 
 const requireBody: preValidationHookHandler = (request, _reply, done) => {
   if (request.body !== undefined) return done();
-  done(new ApiError('bad_request', `body: ${MISSING}`, { details: [{ location: 'body', field: '', rule: 'required', message: MISSING }] }));
+  // Named by the media types the operation reads: JSON, or createPetImport's CSV or NDJSON.
+  const declared = declaredMediaTypes(request).filter((type) => type !== 'application/merge-patch+json');
+  const missing = declared.length === 0 || declared.includes('application/json') ? 'a JSON body is required' : `a body is required (${declared.join(' or ')})`;
+  done(new ApiError('bad_request', `body: ${missing}`, { details: [{ location: 'body', field: '', rule: 'required', message: missing }] }));
 };
 
 export function requiredBody(): OperationMiddleware {

@@ -31,6 +31,8 @@ declare global {
   interface String {
     /** ES2024, on Node >= 20. */
     isWellFormed(): boolean;
+    /** ES2024, on Node >= 20. */
+    toWellFormed(): string;
   }
 }
 

@@ -164,13 +164,48 @@ describe('an NDJSON import', () => {
   });
 });
 
+describe('rows that cannot be read as written', () => {
+  it('an NDJSON line longer than 64 KiB is refused by its line, its bytes never held whole; a lone surrogate or U+0000 is refused as createPet refuses it', async () => {
+    const body = [
+      '{"name":"Before","categoryId":112}',
+      `{"name":"${'x'.repeat(200_000)}","categoryId":112}`,
+      '{"name":"\\ud800","categoryId":112}',
+      '{"name":"Nul","categoryId":112,"\\u0000":1}',
+      '{"name":"After","categoryId":112}',
+    ].join('\n');
+    const done = await imported(body, { type: 'application/x-ndjson', query: '?errorPolicy=skip' });
+    expect(done.errors).toEqual([
+      { line: 2, field: '', message: 'is longer than 65536 bytes: a NewPet takes a few hundred' },
+      { line: 3, field: 'name', message: 'must be well-formed Unicode without U+0000 (a \\u escape leaves a lone surrogate, or writes U+0000)' },
+      { line: 4, field: '\uFFFD', message: 'must be well-formed Unicode without U+0000 (a \\u escape leaves a lone surrogate, or writes U+0000)' },
+    ]);
+    expect(done).toMatchObject({ status: 'succeeded', rowsRead: 5, rowsImported: 2, rowsRefused: 3 });
+    expect(await namesIn(112)).toEqual(['Before', 'After']);
+  });
+
+  it.each([
+    ['a quote inside a field that is not quoted', 'x"y"z,113', 'a field that is not quoted holds a quote: quote the whole field, and write a quote inside it twice'],
+    ['a quoted field that goes on after its closing quote', '"Tom, "the cat"",113', 'a quoted field goes on after its closing quote: quote the whole field, and write a quote inside it twice'],
+    ['a quoted field longer than 64 KiB', `"${'x'.repeat(70_000)}",113`, 'a row is longer than 65536 bytes (a quote left open runs on to the end of the file): close the quote, or split the row'],
+  ])('%s fails the import at its line (never a name with the quotes in it)', async (_, row, words) => {
+    const done = await imported(`name,categoryId\nFirst,113\n${row}\nLast,113\n`, { query: '?errorPolicy=skip' });
+    expect(done.status).toBe('failed');
+    expect(done.message).toBe(`Line 3: ${words}. The animals of the rows before it were added.`);
+    expect((await namesIn(113)).filter((n) => n !== 'First')).toEqual([]);
+  });
+});
+
 describe('what submission refuses (4xx, nothing stored)', () => {
   const countImports = async () => Number((await t.pool.query<{ n: string }>('SELECT count(*) AS n FROM pet_imports')).rows[0]?.n);
   const countParts = async () => Number((await t.pool.query<{ n: string }>('SELECT count(*) AS n FROM pet_import_parts')).rows[0]?.n);
 
   it.each([
     ['a header without categoryId', 'text/csv', 'name,status\nRex,available\n', 400, 'The header row lacks the column categoryId: name the columns name, categoryId and, if you like, status'],
-    ['an unknown column', 'text/csv', 'name,categoryId,colour\nRex,1,red\n', 400, 'The header row names the column colour, which an import does not take: the columns are name, categoryId and status'],
+    ['an unknown column', 'text/csv', 'name,categoryId,colour\nRex,1,red\n', 400, 'The header row names the column "colour", which an import does not take: the columns are name, categoryId and status'],
+    ['a column in another case, or with a space', 'text/csv', 'Name, categoryId\n', 400, 'The header row names the column "Name": write it name, as it is spelt here (column names are exact: case and spaces count)'],
+    ['lines that end with CR alone', 'text/csv', 'name,categoryId\rRex,1\rTom,2\r', 400, 'The lines end with CR alone: save the file with CRLF or LF line ends'],
+    ['an NDJSON body of white space and a byte order mark', 'application/x-ndjson', Buffer.from([0xef, 0xbb, 0xbf, 0x20, 0x0a, 0x0d, 0x0a]), 400, 'Body is empty: send one NewPet as a JSON object per line'],
+    ['no body at all', 'text/csv', undefined, 400, 'body: a body is required (text/csv or application/x-ndjson)'],
     ['a column named twice', 'text/csv', 'name,categoryId,name\n', 400, 'The header row names the column name twice: name each column once'],
     ['an id column (an export as it is)', 'text/csv', 'id,name,categoryId,status\n1,Rex,1,\n', 400, 'The header row names the column id: the service assigns ids, so remove the column (an export imports once its id column is removed)'],
     ['an empty CSV body', 'text/csv', '', 400, 'Body is empty or starts with an empty line: the first line must name the columns name, categoryId and, if you like, status'],
@@ -180,7 +215,7 @@ describe('what submission refuses (4xx, nothing stored)', () => {
     ['a charset other than UTF-8', 'text/csv; charset=latin1', 'name,categoryId\n', 415, 'Content-Type charset must be utf-8'],
   ])('%s: %i', async (_, type, body, status, message) => {
     const [imports, parts] = [await countImports(), await countParts()];
-    const response = await submit(body, { type });
+    const response = body === undefined ? await t.api({ method: 'POST', url: '/v1/pet-imports', headers: t.auth }) : await submit(body, { type });
     expect(response.statusCode).toBe(status);
     expect(response.json()).toMatchObject({ message, status });
     expect([await countImports(), await countParts()]).toEqual([imports, parts]);
@@ -269,5 +304,22 @@ describe('the body limit, over a socket', () => {
     expect(text).toContain('Request body is larger than 4096 bytes: split the file, and import each part');
     await closed;
     expect((await w.pool.query('SELECT count(*)::int AS n FROM pet_import_parts')).rows[0]).toEqual({ n: 0 });
+  });
+
+  it.each([
+    ['an unknown key', 'Bearer sk_unknown', 'text/csv', 401],
+    ['a body the operation does not read', undefined, 'text/plain', 415],
+  ])('%s, answered while the body is still arriving: the connection closes, the rest is not read', async (_, authorization, type, status) => {
+    const socket = net.connect(w.port, '127.0.0.1');
+    let text = '';
+    socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    socket.on('error', () => undefined);
+    socket.write(`POST /v1/pet-imports HTTP/1.1\r\nHost: x\r\nAuthorization: ${authorization ?? `Bearer ${w.key}`}\r\nContent-Type: ${type}\r\nTransfer-Encoding: chunked\r\n\r\n`);
+    socket.write('6\r\nname,c\r\n');
+    await within(WAIT_MS, async () => text.includes('\r\n\r\n'));
+    expect(Number(/^HTTP\/1\.1 (\d+)/.exec(text)?.[1])).toBe(status);
+    expect(text.toLowerCase()).toContain('connection: close');
+    await closed;
   });
 });
