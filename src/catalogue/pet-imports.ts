@@ -260,6 +260,10 @@ export function createPetImportsRepository(pool: pg.Pool, { onSubmitted, onCance
 
 export type PetImportsRepository = ReturnType<typeof createPetImportsRepository>;
 
+/** jsonb takes no U+0000 and no lone surrogate: a row error's texts without them. */
+const safeText = (text: string): string => text.toWellFormed().replaceAll('\u0000', '\uFFFD');
+const jsonbSafe = (error: RowError): RowError => ({ line: error.line, field: safeText(error.field), message: safeText(error.message) });
+
 /** What the worker does with the imports table (src/catalogue/pet-import-worker.ts). */
 export const importWork = {
   /** The imports not ended, oldest first. */
@@ -277,7 +281,7 @@ export const importWork = {
     return (await query(tx, S.lockForBatch, [id]))[0]?.status;
   },
   progress: async (tx: Queryable, id: number, counts: { read: number; imported: number; refused: number; errors: readonly RowError[] }, next: { offset: number; line: number }): Promise<void> =>
-    void (await execute(tx, S.progress, [id, counts.read, counts.imported, counts.refused, JSON.stringify(counts.errors.slice(0, 20)), next.offset, next.line])),
+    void (await execute(tx, S.progress, [id, counts.read, counts.imported, counts.refused, JSON.stringify(counts.errors.slice(0, 20).map(jsonbSafe)), next.offset, next.line])),
   importPass: async (tx: Queryable, id: number, line: number): Promise<void> => void (await execute(tx, S.importPass, [id, line])),
   finish: async (tx: Queryable, id: number, status: 'succeeded' | 'failed', message?: string): Promise<void> => void (await execute(tx, S.finish, [id, status, message ?? null])),
 };
