@@ -14,6 +14,7 @@ import { stringify } from 'csv-stringify';
 import type pg from 'pg';
 import QueryStream from 'pg-query-stream';
 import type { components } from '../../generated/v1.js';
+import { connectionHolders } from '../db/held-connections.js';
 import { ApiError } from '../errors/catalogue.js';
 
 type Pet = components['schemas']['Pet'];
@@ -51,13 +52,8 @@ const exportSql = (format: ExportFormat): string => `SELECT ${SELECTED[format]} 
 /** Rows fetched per round trip. */
 const BATCH_SIZE = 500;
 
-/**
- * Exports running at once on this instance, per pool: each holds a connection as long as
- * its client reads, so at most half the pool's (at least one), leaving the rest to every
- * other request. One more is 503 with Retry-After, never a wait for a connection.
- */
-const running = new WeakMap<pg.Pool, number>();
-const exportsAtOnce = (pool: pg.Pool): number => Math.max(1, Math.floor((pool.options.max ?? 10) / 2));
+/** Exports running at once on this instance: at most half each pool's connections (src/db/held-connections.ts). */
+const exporting = connectionHolders();
 
 /** The text is written out in pieces of about this size, not a piece per row. */
 const PIECE_BYTES = 64 * 1024;
@@ -127,16 +123,10 @@ function watched(ms: number, idle: () => void): Transform {
  * moves nothing for `idleMs` is ended, and its connection destroyed.
  */
 export async function exportPets(pool: pg.Pool, filters: ExportFilters, format: ExportFormat, idleMs: number): Promise<Readable> {
-  const now = running.get(pool) ?? 0;
-  if (now >= exportsAtOnce(pool)) throw new ApiError('unavailable', `${now} exports are running on this instance, the most it runs at once: retry later`);
-  running.set(pool, now + 1);
-  let counted = true;
+  const hold = exporting.take(pool);
+  if ('full' in hold) throw new ApiError('unavailable', `${hold.full} exports are running on this instance, the most it runs at once: retry later`);
   // Once, when the export's text has all been read or the export has failed or been left.
-  const over = () => {
-    if (!counted) return;
-    counted = false;
-    running.set(pool, (running.get(pool) ?? 1) - 1);
-  };
+  const over = hold.release;
   let client: pg.PoolClient;
   try {
     client = await pool.connect();

@@ -223,4 +223,3 @@ export function createImportWorker(pool: pg.Pool, pets: PetsRepository, options:
   };
 }
 
-export type ImportWorker = ReturnType<typeof createImportWorker>;

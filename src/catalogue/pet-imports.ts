@@ -12,6 +12,7 @@
 import type { Readable } from 'node:stream';
 import type pg from 'pg';
 import { appendOrdered, finalPage } from '../db/append-order.js';
+import { connectionHolders } from '../db/held-connections.js';
 import { Serialized } from '../db/serialized.js';
 import { inTransaction } from '../db/transaction.js';
 import { execute, query, statement, type Queryable } from '../db/query.js';
@@ -140,9 +141,8 @@ export interface SubmitOptions {
   declaredBytes?: number | undefined;
 }
 
-/** Bodies being stored at once on this instance, per pool: each holds a connection while it arrives, so at most half the pool's. */
-const storing = new WeakMap<pg.Pool, number>();
-const storesAtOnce = (pool: pg.Pool): number => Math.max(1, Math.floor((pool.options.max ?? 10) / 2));
+/** Bodies being stored at once on this instance: each holds a connection while it arrives (src/db/held-connections.ts). */
+const storing = connectionHolders();
 
 /**
  * Stores `body` as the parts of a new import, then its row, in one transaction on `pool`
@@ -153,9 +153,8 @@ const storesAtOnce = (pool: pg.Pool): number => Math.max(1, Math.floor((pool.opt
 async function store(pool: pg.Pool, body: Readable, options: SubmitOptions, { maxBytes }: SubmitLimits): Promise<{ id: number; json: string }> {
   const tooLarge = () => new ApiError('payload_too_large', `Request body is larger than ${maxBytes} bytes: split the file, and import each part`);
   if (options.declaredBytes !== undefined && options.declaredBytes > maxBytes) throw tooLarge();
-  const now = storing.get(pool) ?? 0;
-  if (now >= storesAtOnce(pool)) throw new ApiError('unavailable', `${now} imports are being received on this instance, the most it takes at once: retry later`);
-  storing.set(pool, now + 1);
+  const hold = storing.take(pool);
+  if ('full' in hold) throw new ApiError('unavailable', `${hold.full} imports are being received on this instance, the most it takes at once: retry later`);
   try {
     return await inTransaction(pool, async (tx) => {
       const [upload] = await query(tx, S.upload);
@@ -207,7 +206,7 @@ async function store(pool: pg.Pool, body: Readable, options: SubmitOptions, { ma
       return created;
     });
   } finally {
-    storing.set(pool, (storing.get(pool) ?? 1) - 1);
+    hold.release();
   }
 }
 

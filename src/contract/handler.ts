@@ -87,7 +87,7 @@ export interface RequestContext {
   log: FastifyBaseLogger;
   /** The request's `Accept` header, for an operation that answers in more than one media type (exportPets). */
   accept?: string;
-  /** The media type of the request's body (its Content-Type without parameters), for an operation that takes more than one (createPetImport). */
+  /** The media type of a streamed body (its Content-Type without parameters): createPetImport's, CSV or NDJSON. */
   mediaType?: string;
   /** The body's length as `Content-Length` declares it (absent when chunked), for a streamed body read by its handler. */
   contentLength?: number;

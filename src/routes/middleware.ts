@@ -103,9 +103,12 @@ function adapt(handler: OperationHandler, headerNames: readonly string[]) {
     }
     const context: RequestContext = { log: request.log };
     if (request.headers.accept !== undefined) context.accept = request.headers.accept;
-    if (request.mediaType !== undefined) context.mediaType = request.mediaType;
-    const length = request.headers['content-length'];
-    if (request.body instanceof Readable && length !== undefined && /^\d+$/.test(length)) context.contentLength = Number(length);
+    // A streamed body (createPetImport's) comes with what its handler reads it by.
+    if (request.body instanceof Readable) {
+      if (request.mediaType !== undefined) context.mediaType = request.mediaType;
+      const length = request.headers['content-length'];
+      if (length !== undefined && /^\d+$/.test(length)) context.contentLength = Number(length);
+    }
     if (request.apiKey) {
       context.apiKeyId = request.apiKey.id;
       context.apiKeyScopes = request.apiKey.scopes;

@@ -229,6 +229,9 @@ describe('what submission refuses (4xx, nothing stored)', () => {
 });
 
 describe('getPetImport, listPetImports, cancelPetImport', () => {
+  // pg_locks lists the whole cluster's locks, and the files' databases are copies of one
+  // template (the same oids): only this file's database counts.
+  const thisDatabase = 'database = (SELECT oid FROM pg_database WHERE datname = current_database())';
   it('a cancel waits for the batch in flight, which is added whole; no later batch is; the import ends cancelled, and cancelling again is 409', async () => {
     const client = await t.pool.connect();
     try {
@@ -238,9 +241,9 @@ describe('getPetImport, listPetImports, cancelPetImport', () => {
       const response = await submit(['name,categoryId', ...Array.from({ length: 50 }, (_, i) => `Cancel ${i},109`)].join('\n'), { query: '?errorPolicy=skip' });
       expect(response.statusCode).toBe(202);
       const { id } = response.json<PetImport>();
-      await within(WAIT_MS, async () => (await t.pool.query("SELECT 1 FROM pg_locks WHERE relation = 'pets'::regclass AND NOT granted")).rowCount === 1);
+      await within(WAIT_MS, async () => (await t.pool.query(`SELECT 1 FROM pg_locks WHERE ${thisDatabase} AND relation = 'pets'::regclass AND NOT granted`)).rowCount === 1);
       const cancelling = t.api({ method: 'POST', url: `/v1/pet-imports/${id}/cancel`, headers: t.auth });
-      await within(WAIT_MS, async () => (await t.pool.query("SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")).rowCount === 1);
+      await within(WAIT_MS, async () => (await t.pool.query(`SELECT 1 FROM pg_locks WHERE ${thisDatabase} AND locktype = 'advisory' AND NOT granted`)).rowCount === 1);
       await client.query('COMMIT');
       const cancelled = await cancelling;
       expect(cancelled.statusCode).toBe(200);
