@@ -509,6 +509,11 @@ export async function seededDatabase(rows: number, ours: Build = workingTree, ba
       for (const trigger of ['pets_count_inserts', 'pets_count_updates', 'pets_count_deletes', 'pets_count_truncate']) await db.query(`DROP TRIGGER IF EXISTS ${trigger} ON pets`);
       // Nor does a user's service write an event per change.
       for (const trigger of ['pets_events_inserts', 'pets_events_updates', 'pets_events_deletes']) await db.query(`DROP TRIGGER IF EXISTS ${trigger} ON pets`);
+      // Search on pets itself, as a user would index it (docs/decisions/0007-pet-search.md's
+      // SQL): the same indexes as ours' pet_search, on the table every write goes to.
+      await db.query('CREATE INDEX pets_search ON pets USING gin (pet_search_text(name, tags) gin_trgm_ops) WHERE deleted_at IS NULL');
+      await db.query('CREATE INDEX pets_tags ON pets USING gin (tags) WHERE deleted_at IS NULL');
+      await db.query('CREATE INDEX pets_name_id ON pets (name, id) WHERE deleted_at IS NULL');
       await db.query('DROP TABLE IF EXISTS orders CASCADE');
       await db.query(
         `CREATE TABLE orders (

@@ -573,7 +573,7 @@ function webhookModule(rows: WebhookRow[]): string {
 
 /**
  * The SQL function that builds a Pet's JSON text from the pets table's columns, keys in the
- * Pet schema's order, an optional property left out when its column is null. Each property
+ * serializer's order (required, then optional, each in the Pet schema's order), an optional property left out when its column is null. Each property
  * is the column of its snake_case name; the mapping knows integers (bigint, written as they
  * are) and strings (text, enums included, through to_json, which quotes and escapes).
  */
@@ -583,7 +583,11 @@ function petJsonSql(document: JsonObject): string {
   const pet = resolve(document, isObject(schemas) ? schemas.Pet : undefined, 'schemas', where);
   if (pet.type !== 'object') fail(where, 'pet_json writes an object; the Pet schema is not one');
   const required = Array.isArray(pet.required) ? pet.required : [];
-  const properties = Object.entries(objectAt(pet.properties, `${where}.properties`));
+  // Required properties first, then the optional ones, each in the schema's order: the order
+  // in which Fastify's serializer (fast-json-stringify) writes them, so that a pet's JSON
+  // is the same bytes whichever writes it.
+  const all = Object.entries(objectAt(pet.properties, `${where}.properties`));
+  const properties = [...all.filter(([key]) => required.includes(key)), ...all.filter(([key]) => !required.includes(key))];
   const extend = 'extend the mapping of petJsonSql in scripts/generate.ts';
   const fields = properties.map(([key, property], i) => {
     const at = `${where}.properties.${key}`;
@@ -615,7 +619,7 @@ function petJsonSql(document: JsonObject): string {
   const tail = firstOptional === -1 ? [] : fields.slice(firstOptional);
   const body = [`  SELECT ${head.map((c) => c.part).join(' || ')}`, ...tail.map((c) => `    || ${c.part}`)].join('\n') + ` || '}'`;
   return (
-    banner("pet_json(), a Pet's JSON from a pets row, keys in the Pet schema's order", '--') +
+    banner("pet_json(), a Pet's JSON from a pets row, keys in the serializer's order (required first)", '--') +
     '-- Each property is the field of its snake_case name: a column of pets, or a function of a\n' +
     '-- pets row (a field read from another table). The JSON is built when a pet is read, so a\n' +
     '-- new field takes a migration that adds its column (nullable, or with a constant default:\n' +

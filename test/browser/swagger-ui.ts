@@ -194,6 +194,9 @@ export interface Pet {
   name: string;
   categoryId: number;
   status?: string;
+  tags?: string[];
+  createdAt?: string;
+  updatedAt?: string;
 }
 export interface Order {
   id: number;
