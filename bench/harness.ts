@@ -28,6 +28,10 @@ export interface FixedScenario {
   body?: string;
   /** getPet over ids spread across the seeded rows. */
   randomId?: boolean;
+  /** A search: `&q=` one of these words (each with a letter left out) at random. */
+  randomQ?: readonly string[];
+  /** Asks what a baseline from before search (contract 1.5.0) does not answer: measured against the reference only. */
+  search?: boolean;
   mix?: undefined;
 }
 
@@ -44,7 +48,17 @@ export const scenarios: FixedScenario[] = [
   { name: 'GET /v1/pets?limit=100&status=available', method: 'GET', path: '/v1/pets?limit=100&status=available' },
   { name: 'GET /v1/pets/{id} (random ids)', method: 'GET', path: '/v1/pets/1', randomId: true },
   { name: 'POST /v1/pets', method: 'POST', path: '/v1/pets', body: JSON.stringify({ name: 'Bench', categoryId: 3, status: 'available' }) },
+  { name: 'GET /v1/pets?q={a breed, one letter left out}&limit=20', method: 'GET', path: '/v1/pets?limit=20', randomQ: ['labrdor', 'poodel', 'beagl', 'huskie', 'collie', 'terier', 'spaniel', 'boxr'], search: true },
 ];
+
+/**
+ * Pets a search finds (`randomQ`): after the pets for sale, named `<given name> the <breed>`,
+ * one breed in 16 each (625 of 10,000), in every catalogue (ours, the baseline's and the
+ * reference's), available, never ordered or changed by a scenario.
+ */
+export const SEARCH_PETS = Number(process.env.BENCH_SEARCH_PETS ?? 10_000);
+const GIVEN = ['Max', 'Bella', 'Biscuit', 'Luna', 'Rocky', 'Daisy', 'Milo', 'Coco', 'Buddy', 'Lola', 'Toby', 'Ruby', 'Oscar', 'Molly', 'Teddy', 'Rosie', 'Zoé', 'Pepper', 'Ziggy', 'Nala'];
+const BREEDS = ['Labrador', 'Poodle', 'Beagle', 'Husky', 'Collie', 'Terrier', 'Spaniel', 'Boxer', 'Dachshund', 'Pug', 'Greyhound', 'Whippet', 'Corgi', 'Samoyed', 'Akita', 'Maltese'];
 
 /**
  * The walked scenarios (their actions are in bench/mix.ts): the two mixes, then single
@@ -108,6 +122,7 @@ export function loadRequest(scenario: FixedScenario, rows: number): autocannon.R
     path: scenario.path,
     ...(scenario.body ? { body: scenario.body } : {}),
     ...(scenario.randomId ? { setupRequest: (request: autocannon.Request) => ({ ...request, path: `/v1/pets/${1 + Math.floor(Math.random() * rows)}` }) } : {}),
+    ...(scenario.randomQ ? { setupRequest: (request: autocannon.Request) => ({ ...request, path: `${scenario.path}&q=${scenario.randomQ?.[Math.floor(Math.random() * scenario.randomQ.length)] ?? ''}` }) } : {}),
   };
 }
 
@@ -497,6 +512,10 @@ export async function seededDatabase(rows: number, ours: Build = workingTree, ba
       [rows],
     );
     await db.query("INSERT INTO pets (name, category_id, status) SELECT 'for-sale-' || i, 1 + i % 50, 'available' FROM generate_series(1, $1) AS i", [SALE_PETS]);
+    await db.query(
+      "INSERT INTO pets (name, category_id, status) SELECT ($2::text[])[1 + i % cardinality($2::text[])] || ' the ' || ($3::text[])[1 + (i / cardinality($2::text[])) % cardinality($3::text[])], 1 + i % 50, 'available' FROM generate_series(1, $1) AS i",
+      [SEARCH_PETS, GIVEN, BREEDS],
+    );
     await db.query('ANALYZE pets');
     await db.query('INSERT INTO api_keys (name, key_hash) VALUES ($1, $2)', ['bench', hashApiKey(key)]);
     // The reference is what a user would write without our guarantees: its pet ids are a

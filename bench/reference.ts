@@ -47,7 +47,7 @@ app.get('/v1/pets', async (request, reply) => {
     if (q.q !== undefined) {
       const at = `$${values.push(q.q)}::text`;
       conditions.push(`(pet_search_text(name, tags) LIKE search_pattern(${at}) OR search_text(${at}) <% pet_search_text(name, tags))`);
-      if (q.orderBy === undefined) order = `word_similarity(search_text(${at}), pet_search_text(name, tags)) + CASE WHEN pet_search_text(name, tags) LIKE search_pattern(${at}) THEN 1 ELSE 0 END DESC, id`;
+      if (q.orderBy === undefined) order = `word_similarity(search_text(${at}), pet_search_text(name, tags)) + CASE WHEN pet_search_text(name, tags) LIKE search_pattern(${at}) THEN 1 ELSE 0 END DESC, id DESC`;
     }
     if (q.tag !== undefined) conditions.push(`tags @> $${values.push([q.tag].flat())}::text[]`);
     const offset = Number(q.after ?? 0);

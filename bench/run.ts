@@ -168,7 +168,8 @@ async function main(): Promise<void> {
 
       for (const scenario of selected) {
         // A baseline from before the store (no orders table) has nothing to sell.
-        const servers = before && (baseline?.store || !sells(scenario)) ? [ours, before, reference] : [ours, reference];
+        // Nor has one from before search anything to search.
+        const servers = before && (baseline?.store || !sells(scenario)) && !('search' in scenario && scenario.search) ? [ours, before, reference] : [ours, reference];
         const runs: Record<string, Measured[]> = Object.fromEntries(servers.map((s) => [s.name, []]));
         for (const server of servers) await measure(server, scenario, connections, 2, warmUpSeed(-1)); // warm-up
         for (let rep = 0; rep < REPS; rep++) {

@@ -11,6 +11,6 @@ CREATE OR REPLACE FUNCTION pet_json(p pets) RETURNS text
   SELECT '{"id":' || (p).id || ',"name":' || to_json((p).name) || ',"categoryId":' || (p).category_id
     || coalesce(',"status":' || to_json((p).status), '')
     || coalesce(',"tags":' || to_json((p).tags), '')
-    || coalesce(',"createdAt":' || '"' || json_instant((p).created_at) || '"', '')
-    || coalesce(',"updatedAt":' || '"' || json_instant((p).updated_at) || '"', '') || '}'
+    || coalesce(',"createdAt":' || coalesce((p).created_at_json, json_time((p).created_at)), '')
+    || coalesce(',"updatedAt":' || coalesce((p).updated_at_json, json_time((p).updated_at)), '') || '}'
 $$;

@@ -28,11 +28,29 @@ CREATE FUNCTION pet_tags_valid(tags text[]) RETURNS boolean
     AND cardinality(tags) = (SELECT count(DISTINCT tag) FROM unnest(tags) AS t(tag))
 $$;
 
+-- A time as the contract writes it in JSON: a JSON string, UTC, to the millisecond. IMMUTABLE:
+-- the zone is named and the format has no field that depends on the locale.
+CREATE FUNCTION json_time(at timestamptz) RETURNS text
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT AS $$
+  SELECT '"' || to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"'
+$$;
+
+-- `created_at_json` and `updated_at_json`: the two times as a pet's JSON writes them, written
+-- with the row (by its insert's defaults, and by each statement that sets `changed_at`), so
+-- that reading a pet formats no time (a page of 20 read 20% slower when pet_json formatted
+-- them). Null in the rows from before this migration: pet_json formats those as it reads
+-- them. The CHECKs hold every row written from now on to its times.
 ALTER TABLE pets
   ADD COLUMN tags text[] NOT NULL DEFAULT '{}',
   ADD COLUMN changed_at timestamptz,
+  ADD COLUMN created_at_json text,
+  ADD COLUMN updated_at_json text,
   ADD CONSTRAINT pets_tags_valid CHECK (tags = '{}' OR pet_tags_valid(tags)) NOT VALID,
-  ADD CONSTRAINT pets_times_ordered CHECK (changed_at >= created_at) NOT VALID;
+  ADD CONSTRAINT pets_times_ordered CHECK (changed_at >= created_at) NOT VALID,
+  ADD CONSTRAINT pets_created_at_json CHECK (created_at_json = json_time(created_at)) NOT VALID,
+  ADD CONSTRAINT pets_updated_at_json CHECK (updated_at_json = json_time(coalesce(changed_at, created_at))) NOT VALID;
+-- Set apart from ADD COLUMN, whose default the existing rows would take.
+ALTER TABLE pets ALTER COLUMN created_at_json SET DEFAULT json_time(now()), ALTER COLUMN updated_at_json SET DEFAULT json_time(now());
 
 CREATE FUNCTION updated_at(p pets) RETURNS timestamptz
   LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT coalesce((p).changed_at, (p).created_at) $$;
@@ -61,8 +79,8 @@ CREATE OR REPLACE FUNCTION pet_json(p pets) RETURNS text
   SELECT '{"id":' || (p).id || ',"name":' || to_json((p).name) || ',"categoryId":' || (p).category_id
     || coalesce(',"status":' || to_json((p).status), '')
     || coalesce(',"tags":' || to_json((p).tags), '')
-    || coalesce(',"createdAt":' || '"' || json_instant((p).created_at) || '"', '')
-    || coalesce(',"updatedAt":' || '"' || json_instant((p).updated_at) || '"', '') || '}'
+    || coalesce(',"createdAt":' || coalesce((p).created_at_json, json_time((p).created_at)), '')
+    || coalesce(',"updatedAt":' || coalesce((p).updated_at_json, json_time((p).updated_at)), '') || '}'
 $$;
 
 -- Down Migration
@@ -76,5 +94,6 @@ DROP FUNCTION search_pattern(text);
 DROP FUNCTION pet_search_text(text, text[]);
 DROP FUNCTION search_text(text);
 DROP FUNCTION updated_at(pets);
-ALTER TABLE pets DROP COLUMN changed_at, DROP COLUMN tags;
+ALTER TABLE pets DROP COLUMN updated_at_json, DROP COLUMN created_at_json, DROP COLUMN changed_at, DROP COLUMN tags;
+DROP FUNCTION json_time(timestamptz);
 DROP FUNCTION pet_tags_valid(text[]);

@@ -575,7 +575,8 @@ function webhookModule(rows: WebhookRow[]): string {
  * The SQL function that builds a Pet's JSON text from the pets table's columns, keys in the
  * serializer's order (required, then optional, each in the Pet schema's order), an optional property left out when its column is null. Each property
  * is the column of its snake_case name; the mapping knows integers (bigint, written as they
- * are) and strings (text, enums included, through to_json, which quotes and escapes).
+ * are), strings and arrays (through to_json, which quotes and escapes) and times (a
+ * date-time: its JSON written with the row in the column `<name>_json`).
  */
 function petJsonSql(document: JsonObject): string {
   const where = 'components.schemas.Pet';
@@ -602,7 +603,9 @@ function petJsonSql(document: JsonObject): string {
       type === 'integer'
         ? field
         : type === 'string' && format === 'date-time'
-          ? `'"' || json_instant(${field}) || '"'`
+          ? // The time as JSON, written with the row (the column `<field>_json`), or formatted
+            // here in a row written before there was one (migrations/1763700000023).
+            `coalesce(${field}_json, json_time(${field}))`
           : type === 'string' || type === 'array'
             ? `to_json(${field})`
             : undefined;

@@ -28,6 +28,12 @@ import { exportPets, type ExportFormat, type ExportFilters } from './pet-export.
 import type { Key } from '../db/keyset.js';
 import { idOrderScan, isIdOrder, sortedPage, type OrderTerm, type PetFilters } from './pet-find.js';
 
+/**
+ * What every statement that changes a pet sets beside it: when, and that time as its JSON
+ * writes it (the CHECK pets_updated_at_json holds them together, migrations/1763700000023).
+ */
+const CHANGED = 'changed_at = statement_timestamp(), updated_at_json = json_time(statement_timestamp())';
+
 /** pets are paged whole (migration 1763700000008). */
 const PETS = appendOrdered('pets');
 
@@ -73,7 +79,7 @@ export function petETag(json: string): string {
 export const PET_STATUS_CHANGES = {
   /** available → pending, for the pets of `ids` (an SQL array) that are available and not removed; returns their `id`. */
   hold: (ids: string) =>
-    `UPDATE pets SET status = 'pending', changed_at = statement_timestamp()
+    `UPDATE pets SET status = 'pending', ${CHANGED}
     FROM (SELECT id FROM pets WHERE id = ANY (${ids}) AND status = 'available' AND deleted_at IS NULL ORDER BY id FOR UPDATE) AS locked
     WHERE pets.id = locked.id RETURNING pets.id`,
   /**
@@ -82,7 +88,7 @@ export const PET_STATUS_CHANGES = {
    * array, a plain `status = 'pending'` let the planner walk every pending pet instead.
    */
   release: (ids: string, sold: string) =>
-    `UPDATE pets SET status = CASE WHEN pets.id = ANY (${sold}) THEN 'sold' ELSE 'available' END, changed_at = statement_timestamp()
+    `UPDATE pets SET status = CASE WHEN pets.id = ANY (${sold}) THEN 'sold' ELSE 'available' END, ${CHANGED}
     FROM (SELECT id FROM pets WHERE id = ANY (${ids}) AND coalesce(status, '') = 'pending' ORDER BY id FOR UPDATE) AS locked
     WHERE pets.id = locked.id`,
 };
@@ -270,7 +276,7 @@ export const PET_STATEMENTS = {
     `WITH ${decide('$1', '$2', '$5::boolean')},
     changed AS (
       UPDATE pets SET name = coalesce($3::text, pets.name), category_id = coalesce($4::bigint, pets.category_id),
-        status = CASE WHEN $5::boolean THEN $6::text ELSE pets.status END, tags = coalesce(${tagsOf('$7::text')}, pets.tags), changed_at = statement_timestamp()
+        status = CASE WHEN $5::boolean THEN $6::text ELSE pets.status END, tags = coalesce(${tagsOf('$7::text')}, pets.tags), ${CHANGED}
       WHERE pets.id = $1 AND pets.deleted_at IS NULL AND EXISTS (SELECT FROM decided WHERE matched AND NOT reserved)
         AND (pets.name, pets.category_id, pets.status, pets.tags)
           IS DISTINCT FROM (coalesce($3::text, pets.name), coalesce($4::bigint, pets.category_id), CASE WHEN $5::boolean THEN $6::text ELSE pets.status END, coalesce(${tagsOf('$7::text')}, pets.tags))
@@ -287,7 +293,7 @@ export const PET_STATEMENTS = {
     `WITH ${decideMany('SELECT * FROM unnest($1::int[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::boolean[], $7::text[], $8::text[]) AS i(slot, id, tags, name, category_id, sets_status, new_status, pet_tags)', '$2::bigint[]', 'i.sets_status')},
     changed AS (
       UPDATE pets SET name = coalesce(d.name, pets.name), category_id = coalesce(d.category_id, pets.category_id),
-        status = CASE WHEN d.sets_status THEN d.new_status ELSE pets.status END, tags = coalesce(${tagsOf('d.pet_tags')}, pets.tags), changed_at = statement_timestamp()
+        status = CASE WHEN d.sets_status THEN d.new_status ELSE pets.status END, tags = coalesce(${tagsOf('d.pet_tags')}, pets.tags), ${CHANGED}
       FROM decided d
       WHERE pets.id = d.id AND pets.deleted_at IS NULL AND d.matched AND NOT d.reserved
         AND (pets.name, pets.category_id, pets.status, pets.tags)
