@@ -34,7 +34,7 @@ app.addHook('onRequest', async (request, reply) => {
 // the next page's URL goes in `Link: <...>; rel="next"`.
 // The filters, `status` and `categoryId`, are conditions ANDed before the keyset's (without
 // either, the same statement as before `categoryId` existed).
-// Search as a user writes it (docs/decisions/0007-pet-search.md's SQL, on indexes of pets
+// Search as a user writes it (docs/decisions/0010-pet-search.md's SQL, on indexes of pets
 // itself: a trigram GIN over the name and tags, a GIN over the tags, a btree on (name, id)):
 // `q` by relevance, `tag` (every one), `orderBy=name`; the next page by OFFSET in `after`.
 app.get('/v1/pets', async (request, reply) => {

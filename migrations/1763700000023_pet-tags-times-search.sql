@@ -1,6 +1,6 @@
 -- Up Migration
 -- Pets gain `tags`, `createdAt` and `updatedAt` (the Pet schema's new fields), and the
--- functions listPets' search reads by (docs/decisions/0007-pet-search.md). The next
+-- functions listPets' search reads by (docs/decisions/0010-pet-search.md). The next
 -- migration makes the table that search reads, pet_search, with its indexes.
 --
 -- `createdAt` is the column pets always had. `updatedAt` is a function of the row,

@@ -1,7 +1,7 @@
 -- Up Migration
 -- listPets' search, tag filter and sorted pages read pet_search, a copy of the catalogue's
 -- live pets with the indexes they need, instead of indexes on pets
--- (docs/decisions/0007-pet-search.md). pets keeps the indexes it had: a create writes no
+-- (docs/decisions/0010-pet-search.md). pets keeps the indexes it had: a create writes no
 -- more index entries than before, and a change that sets no indexed column of pets stays a
 -- HOT update.
 --

@@ -1,5 +1,5 @@
 // listPets beyond its id-ordered pages: the search `q`, the `tag` filter and `orderBy`
-// (docs/decisions/0007-pet-search.md), read from pet_search and the pets it may hold older
+// (docs/decisions/0010-pet-search.md), read from pet_search and the pets it may hold older
 // than they are (src/catalogue/pet-search.ts, `SEARCHABLE`). A statement is written for each shape of request
 // (which filters it has, its order, whether it starts after a key), named after that shape,
 // so that each is planned once per connection and its plan fits its filters: a generic plan

@@ -1,5 +1,5 @@
 // pet_search: the copy of the catalogue that listPets' search, tag filter and sorted pages
-// read, with their indexes (migration 1763700000024, docs/decisions/0007-pet-search.md).
+// read, with their indexes (migration 1763700000024, docs/decisions/0010-pet-search.md).
 // pets has none of those indexes, so that its writes cost what they cost before search.
 //
 // Invariants (the decision record says why they suffice):
@@ -21,10 +21,12 @@ import { inTransaction } from '../db/transaction.js';
  * The ids of the pets that pet_search may hold older than they are (those with an event
  * above `indexed_through`), as one array: each part of `SEARCHABLE` compares with it as a
  * filter of its own scan, so that each keeps its index's order (an anti-join against a set
- * made the planner sort the whole table).
+ * made the planner sort the whole table). The events are bounded on both sides, so that the
+ * generic plan reads them by the primary key as a range (a lower bound alone, estimated at a
+ * third of the table, read it whole: 13 ms of a search's 22 at 210,000 events).
  */
 const FRESH = `SELECT coalesce(array_agg(DISTINCT (e.data::json ->> 'id')::bigint), '{}') AS ids FROM events e
-    WHERE e.id > (SELECT indexed_through FROM pet_search_state) AND e.type LIKE 'pet.%'`;
+    WHERE e.id > (SELECT indexed_through FROM pet_search_state) AND e.id <= (SELECT max(id) FROM events) AND e.type LIKE 'pet.%'`;
 
 /** A pet as search reads it: its copy in pet_search, or, for a pet in `fresh`, its row in pets. */
 const COLUMNS = 'id, name, category_id, status, tags, created_at, updated_at, visible_after, document';

@@ -4,7 +4,7 @@
 // (src/catalogue/pet-imports.ts), run by a worker on each instance
 // (src/catalogue/pet-import-worker.ts, docs/decisions/0009-pet-imports.md), and the table listPets'
 // search reads, kept up to date by a job (src/catalogue/pet-search.ts,
-// docs/decisions/0007-pet-search.md).
+// docs/decisions/0010-pet-search.md).
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { createCategoriesRepository, type CategoriesRepository } from './categories.js';

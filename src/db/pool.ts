@@ -30,7 +30,7 @@ export function createPool(settings: DbSettings, log: PoolLog = stderrLog): pg.P
     idleTimeoutMillis: 30_000,
     statement_timeout: settings.DB_STATEMENT_TIMEOUT_MS,
     application_name: 'animal-store-api',
-    // The word similarity at which listPets' `q` finds a word with a typo (docs/decisions/0004-pet-search.md).
+    // The word similarity at which listPets' `q` finds a word with a typo (docs/decisions/0010-pet-search.md).
     options: `-c plan_cache_mode=${PLAN_CACHE_MODE} -c pg_trgm.word_similarity_threshold=${WORD_SIMILARITY_THRESHOLD}`,
   });
   // An idle client losing its connection (database restart) must not crash the process;

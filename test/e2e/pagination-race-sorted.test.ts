@@ -8,7 +8,8 @@
 // - in any other order, every pet that nobody touched during the walk (the `stable` ones,
 //   created before and never changed) is returned exactly once.
 // And read-your-writes across processes: a pet created (or retagged) through one process is
-// found by `q` and `tag` through the other in the very next request.
+// found by `q` and `tag` through the other in the very next request, whether the search
+// table has copied it yet or not.
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createApiKey, createTestDatabase } from '../helper.js';
@@ -41,7 +42,9 @@ beforeAll(async () => {
   const pool = new pg.Pool({ connectionString: database.url, max: 1 });
   key = (await createApiKey(pool)).key;
   await pool.end();
-  servers = await startInstances(database.url, 2);
+  // The search table's job copies every 100 ms, so that walks read pets both from the copy
+  // and from pets while the writers run (src/catalogue/pet-search.ts).
+  servers = await startInstances(database.url, 2, { SEARCH_INDEX_MS: '100' });
 }, 120_000);
 
 afterAll(async () => {
