@@ -79,6 +79,8 @@ export interface Shape {
   filters: PetFilters;
   terms: readonly OrderTerm[];
   after: boolean;
+  /** `q` as a substring only (`substringFirst`). */
+  substringOnly?: boolean;
 }
 
 /**
@@ -90,9 +92,9 @@ const shapeName = (shape: Shape): string => {
   const name = `pets-find-${shapeText(shape)}`;
   return name.length <= 63 ? name : `pets-find-${createHash('sha256').update(name).digest('base64url').slice(0, 22)}`;
 };
-const shapeText = ({ filters, terms, after }: Shape): string =>
+const shapeText = ({ filters, terms, after, substringOnly }: Shape): string =>
   [
-    filters.q !== undefined ? 'q' : '',
+    filters.q !== undefined ? (substringOnly ? 'qs' : 'q') : '',
     filters.status !== undefined ? 's' : '',
     filters.categoryId !== undefined ? 'c' : '',
     filters.ids !== undefined ? 'i' : '',
@@ -102,13 +104,13 @@ const shapeText = ({ filters, terms, after }: Shape): string =>
   ].join('.');
 
 /** The conditions and values of the filters, their parameters numbered from $1 (`q` is $1 when given). */
-function conditions(filters: PetFilters): { where: string[]; values: unknown[] } {
+function conditions(filters: PetFilters, substringOnly = false): { where: string[]; values: unknown[] } {
   const where = ['true'];
   const values: unknown[] = [];
   const p = (value: unknown) => `$${values.push(value)}`;
   if (filters.q !== undefined) {
     const q = `${p(filters.q)}::text`;
-    where.push(`(${DOCUMENT} LIKE search_pattern(${q}) OR search_text(${q}) <% ${DOCUMENT})`);
+    where.push(substringOnly ? `${DOCUMENT} LIKE search_pattern(${q})` : `(${DOCUMENT} LIKE search_pattern(${q}) OR search_text(${q}) <% ${DOCUMENT})`);
   }
   if (filters.status !== undefined) where.push(`status = ${p(filters.status)}::text`);
   if (filters.categoryId !== undefined) where.push(`category_id = ${p(filters.categoryId)}::bigint`);
@@ -116,6 +118,18 @@ function conditions(filters: PetFilters): { where: string[]; values: unknown[] }
   if (filters.tags !== undefined) where.push(`tags @> ${p(filters.tags)}::text[]`);
   return { where, values };
 }
+
+/**
+ * Whether a page can be read among the pets whose text contains `q` alone: in relevance
+ * order (highest first), each of them ranks above every other match (its rank is its word
+ * similarity, above 0, plus 1; another match's is at most 1). So when such a read fills the
+ * page and finds one more, that page is the page, and the trigram index answered `LIKE`
+ * exactly, without ranking the fuzzy matches (25,000 of them for `bibo` at 1,000,000 pets:
+ * 413 ms a page; docs/decisions/0010-pet-search.md). After a key, only while the key is one
+ * of them.
+ */
+export const substringFirst = (filters: PetFilters, terms: readonly OrderTerm[], key: Key | undefined): boolean =>
+  filters.q !== undefined && terms[0]?.field === 'relevance' && terms[0].desc && (key === undefined || Number(key.values[0]) > 1);
 
 /** A row of a sorted page: the pet's JSON, its id and its sort keys (`sort_0`...). */
 export type SortedRow = { json: string; id: number } & Record<`sort_${number}`, string | number>;
@@ -126,15 +140,15 @@ const statements = new Map<string, Statement<SortedRow>>();
  * The statement for a page in a sorted order (not plain id order) and its values: at most
  * `limit` + 1 pets after `key` (none: from the first).
  */
-export function sortedPage(filters: PetFilters, terms: readonly OrderTerm[], key: Key | undefined, limit: number): { statement: Statement<SortedRow>; values: unknown[]; width: number } {
-  const { where, values } = conditions(filters);
+export function sortedPage(filters: PetFilters, terms: readonly OrderTerm[], key: Key | undefined, limit: number, substringOnly = false): { statement: Statement<SortedRow>; values: unknown[]; width: number } {
+  const { where, values } = conditions(filters, substringOnly);
   const fields = terms.map((t) => ({ ...field(t.field, '$1::text'), desc: t.desc }));
   // The id is the tie-breaker keysetOrder adds, going the way the first column does; an `id`
   // term that goes that way already is that same column.
   const last = terms.at(-1);
   const columns: SortColumn[] = fields.filter((_, i) => !(i > 0 && i === terms.length - 1 && last?.field === 'id' && last.desc === terms[0]?.desc)).map((f) => ({ sql: f.sql, desc: f.desc }));
   const keyset = keysetOrder(columns);
-  const name = shapeName({ filters, terms, after: key !== undefined });
+  const name = shapeName({ filters, terms, after: key !== undefined, substringOnly });
   let known = statements.get(name);
   if (!known) {
     const first = values.length + 1;

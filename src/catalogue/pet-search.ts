@@ -59,6 +59,9 @@ const STATEMENTS = {
   // $1: at most this many events. The events after `indexed_through`, in id order; the last
   // final one is where pet_search goes up to; the pets they name are copied as they stand
   // (or removed from it), and `indexed_through` moves, all in one statement: one snapshot.
+  // The pets are joined to as a set (unnest), so that any plan is linear: a generic plan made
+  // while pet_search was small scanned it whole for each batch and compared every row with
+  // the whole array (`id = ANY`), 8 s a batch of 10,000 at 300,000 rows.
   // Events gone to retention before they were read make pet_search start again from the
   // whole catalogue (`rebuild`).
   catchUp: statement<{ events: number; pets: number; behind: boolean }>(
@@ -70,21 +73,21 @@ const STATEMENTS = {
     ),
     upto AS MATERIALIZED (SELECT coalesce(max(id) FILTER (WHERE final), (SELECT done FROM state)) AS upto, count(*) AS read FROM batch),
     changed AS MATERIALIZED (
-      SELECT DISTINCT (data::json ->> 'id')::bigint AS id FROM batch WHERE id <= (SELECT upto FROM upto) AND type LIKE 'pet.%'
+      SELECT coalesce(array_agg(DISTINCT (data::json ->> 'id')::bigint), '{}') AS ids FROM batch WHERE id <= (SELECT upto FROM upto) AND type LIKE 'pet.%'
     ),
     gone AS (
-      DELETE FROM pet_search s WHERE s.id IN (SELECT id FROM changed)
-        AND NOT EXISTS (SELECT FROM pets p WHERE p.id = s.id AND p.deleted_at IS NULL)
+      DELETE FROM pet_search s USING (SELECT unnest(ids) AS id FROM changed) AS c
+      WHERE s.id = c.id AND NOT EXISTS (SELECT FROM pets p WHERE p.id = s.id AND p.deleted_at IS NULL)
     ),
     kept AS (
       INSERT INTO pet_search (${COLUMNS})
       SELECT id, name, category_id, status, tags, created_at, coalesce(changed_at, created_at), visible_after, pet_search_text(name, tags)
-      FROM pets WHERE id IN (SELECT id FROM changed) AND deleted_at IS NULL
+      FROM pets JOIN (SELECT unnest(ids) AS id FROM changed) AS c USING (id) WHERE deleted_at IS NULL
       ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, category_id = EXCLUDED.category_id, status = EXCLUDED.status, tags = EXCLUDED.tags,
         created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at, visible_after = EXCLUDED.visible_after, document = EXCLUDED.document
     ),
     moved AS (UPDATE pet_search_state SET indexed_through = (SELECT upto FROM upto))
-    SELECT ((SELECT upto FROM upto) - (SELECT done FROM state))::int AS events, (SELECT count(*) FROM changed)::int AS pets,
+    SELECT ((SELECT upto FROM upto) - (SELECT done FROM state))::int AS events, cardinality((SELECT ids FROM changed)) AS pets,
       (SELECT read FROM upto) = $1::int AS behind`,
   ),
   // Whether events that pet_search has not read are gone (retention deleted past indexed_through).

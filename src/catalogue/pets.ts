@@ -26,7 +26,7 @@ import { execute, query, statement, type Queryable } from '../db/query.js';
 import { inTransaction } from '../db/transaction.js';
 import { exportPets, type ExportFormat, type ExportFilters } from './pet-export.js';
 import type { Key } from '../db/keyset.js';
-import { idOrderScan, isIdOrder, sortedPage, type OrderTerm, type PetFilters } from './pet-find.js';
+import { idOrderScan, isIdOrder, sortedPage, substringFirst, type OrderTerm, type PetFilters } from './pet-find.js';
 
 /**
  * What every statement that changes a pet sets beside it: when, and that time as its JSON
@@ -576,8 +576,14 @@ export function createPetsRepository(pools: Pools, { exportIdleMs = 60_000 }: Pe
         const p: PetPage = { limit, after: key?.id ?? 0, status: undefined };
         return settle(await readIds(from, p), from, p, readIds);
       }
-      const { statement: sorted, values, width } = sortedPage(filters, terms, key, limit);
-      const rows = await read(from, sorted, values);
+      const readSorted = async (substringOnly: boolean) => {
+        const { statement: sorted, values, width } = sortedPage(filters, terms, key, limit, substringOnly);
+        return { rows: await read(from, sorted, values), width };
+      };
+      // A page that the pets containing `q` fill is read among them alone (`substringFirst`).
+      let found = substringFirst(filters, terms, key) ? await readSorted(true) : undefined;
+      if (!found || found.rows.length <= limit) found = await readSorted(false);
+      const { rows, width } = found;
       const kept = rows.slice(0, limit);
       const last = kept.at(-1);
       const next = rows.length > limit && last ? { values: Array.from({ length: width }, (_, i) => last[`sort_${i}`] as string | number), id: last.id } : undefined;

@@ -189,6 +189,12 @@ describe('orderBy: pages in any order, every pet once', () => {
     for (const limit of [1, 2]) expect((await walk(`/v1/pets?orderBy=${encodeURIComponent(orderBy)}&limit=${limit}`)).map((p) => p.id)).toEqual(whole.map((p) => p.id));
   });
 
+  it.each(['lab', 'retriever', 'labrdor', 'a%b'])('q=%s by relevance: one pet a page and two, as in one page (pages the substring matches fill, and pages past them)', async (q) => {
+    const whole = (await get(`/v1/pets?q=${encodeURIComponent(q)}&limit=100`)).json() as Pet[];
+    expect(whole.length).toBeGreaterThan(0);
+    for (const limit of [1, 2]) expect((await walk(`/v1/pets?q=${encodeURIComponent(q)}&limit=${limit}`)).map((p) => p.id)).toEqual(whole.map((p) => p.id));
+  });
+
   it('every filter and a long order at once, and another order as long: each answers its own page', async () => {
     const ids = [...byName.values()].map((p) => p.id);
     const filters = `q=retriever&status=available&categoryId=2&tag=family&${ids.map((id) => `id=${id}`).join('&')}`;
