@@ -56,6 +56,10 @@ const CATCH_UP_LOCK = "hashtext('pet_search catch-up')";
 
 const STATEMENTS = {
   lock: statement<{ locked: boolean }>('pet-search-lock', `SELECT pg_try_advisory_xact_lock(${CATCH_UP_LOCK}) AS locked`),
+  // Every table the catch-up reads is reached by its primary key, in any plan: its generic
+  // plan is made on a connection's first catch-up, with the statistics of that moment, and
+  // one made while pet_search looked empty scanned it whole for every pet of every batch.
+  byKeys: statement<Record<string, never>>('pet-search-by-keys', 'SET LOCAL enable_seqscan = off'),
   // $1: at most this many events. The events after `indexed_through`, in id order; the last
   // final one is where pet_search goes up to; the pets they name are copied as they stand
   // (or removed from it), and `indexed_through` moves, all in one statement: one snapshot.
@@ -122,6 +126,7 @@ export function createSearchIndexer(pool: pg.Pool, { batch }: { batch: number })
     inTransaction(pool, async (tx) => {
       const [lock] = await query(tx, STATEMENTS.lock, []);
       if (!lock?.locked) return undefined;
+      await execute(tx, STATEMENTS.byKeys, []);
       // Taken after the lock: this snapshot sees what the previous catch-up committed.
       const [gap] = await query(tx, STATEMENTS.gap, []);
       if (gap?.gap) {
