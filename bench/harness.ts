@@ -28,12 +28,6 @@ export interface FixedScenario {
   body?: string;
   /** getPet over ids spread across the seeded rows. */
   randomId?: boolean;
-  /** A search: `&q=` one of these words at random. */
-  randomQ?: readonly string[];
-  /** Asks what a baseline from before search (contract 1.5.0) does not answer: measured against the reference only. */
-  search?: boolean;
-  /** Measured only at this many connections or fewer. */
-  maxConnections?: number;
   mix?: undefined;
 }
 
@@ -50,17 +44,7 @@ export const scenarios: FixedScenario[] = [
   { name: 'GET /v1/pets?limit=100&status=available', method: 'GET', path: '/v1/pets?limit=100&status=available' },
   { name: 'GET /v1/pets/{id} (random ids)', method: 'GET', path: '/v1/pets/1', randomId: true },
   { name: 'POST /v1/pets', method: 'POST', path: '/v1/pets', body: JSON.stringify({ name: 'Bench', categoryId: 3, status: 'available' }) },
-  { name: 'GET /v1/pets?q={a breed}&limit=20', method: 'GET', path: '/v1/pets?limit=20', randomQ: ['labrador', 'poodle', 'beagle', 'husky', 'collie', 'terrier', 'spaniel', 'boxer'], search: true, maxConnections: 50 },
 ];
-
-/**
- * Pets a search finds (`randomQ`): after the pets for sale, named `<given name> the <breed>`,
- * one breed in 16 each (625 of 10,000), in every catalogue (ours, the baseline's and the
- * reference's), available, never ordered or changed by a scenario.
- */
-export const SEARCH_PETS = Number(process.env.BENCH_SEARCH_PETS ?? 10_000);
-const GIVEN = ['Max', 'Bella', 'Biscuit', 'Luna', 'Rocky', 'Daisy', 'Milo', 'Coco', 'Buddy', 'Lola', 'Toby', 'Ruby', 'Oscar', 'Molly', 'Teddy', 'Rosie', 'Zoé', 'Pepper', 'Ziggy', 'Nala'];
-const BREEDS = ['Labrador', 'Poodle', 'Beagle', 'Husky', 'Collie', 'Terrier', 'Spaniel', 'Boxer', 'Dachshund', 'Pug', 'Greyhound', 'Whippet', 'Corgi', 'Samoyed', 'Akita', 'Maltese'];
 
 /**
  * The walked scenarios (their actions are in bench/mix.ts): the two mixes, then single
@@ -124,7 +108,6 @@ export function loadRequest(scenario: FixedScenario, rows: number): autocannon.R
     path: scenario.path,
     ...(scenario.body ? { body: scenario.body } : {}),
     ...(scenario.randomId ? { setupRequest: (request: autocannon.Request) => ({ ...request, path: `/v1/pets/${1 + Math.floor(Math.random() * rows)}` }) } : {}),
-    ...(scenario.randomQ ? { setupRequest: (request: autocannon.Request) => ({ ...request, path: `${scenario.path}&q=${scenario.randomQ?.[Math.floor(Math.random() * scenario.randomQ.length)] ?? ''}` }) } : {}),
   };
 }
 
@@ -514,10 +497,6 @@ export async function seededDatabase(rows: number, ours: Build = workingTree, ba
       [rows],
     );
     await db.query("INSERT INTO pets (name, category_id, status) SELECT 'for-sale-' || i, 1 + i % 50, 'available' FROM generate_series(1, $1) AS i", [SALE_PETS]);
-    await db.query(
-      "INSERT INTO pets (name, category_id, status) SELECT ($2::text[])[1 + i % cardinality($2::text[])] || ' the ' || ($3::text[])[1 + (i / cardinality($2::text[])) % cardinality($3::text[])], 1 + i % 50, 'available' FROM generate_series(1, $1) AS i",
-      [SEARCH_PETS, GIVEN, BREEDS],
-    );
     await db.query('ANALYZE pets');
     await db.query('INSERT INTO api_keys (name, key_hash) VALUES ($1, $2)', ['bench', hashApiKey(key)]);
     // The reference is what a user would write without our guarantees: its pet ids are a
@@ -530,13 +509,6 @@ export async function seededDatabase(rows: number, ours: Build = workingTree, ba
       for (const trigger of ['pets_count_inserts', 'pets_count_updates', 'pets_count_deletes', 'pets_count_truncate']) await db.query(`DROP TRIGGER IF EXISTS ${trigger} ON pets`);
       // Nor does a user's service write an event per change.
       for (const trigger of ['pets_events_inserts', 'pets_events_updates', 'pets_events_deletes']) await db.query(`DROP TRIGGER IF EXISTS ${trigger} ON pets`);
-      // Nor does it write a pet's times as JSON with the row (it formats them as it answers).
-      await db.query('ALTER TABLE pets DROP CONSTRAINT pets_created_at_json, DROP CONSTRAINT pets_updated_at_json');
-      // Search on pets itself, as a user would index it (docs/decisions/0010-pet-search.md's
-      // SQL): the same indexes as ours' pet_search, on the table every write goes to.
-      await db.query('CREATE INDEX pets_search ON pets USING gin (pet_search_text(name, tags) gin_trgm_ops) WHERE deleted_at IS NULL');
-      await db.query('CREATE INDEX pets_tags ON pets USING gin (tags) WHERE deleted_at IS NULL');
-      await db.query('CREATE INDEX pets_name_id ON pets (name, id) WHERE deleted_at IS NULL');
       await db.query('DROP TABLE IF EXISTS orders CASCADE');
       await db.query(
         `CREATE TABLE orders (

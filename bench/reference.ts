@@ -6,23 +6,12 @@ import Fastify from 'fastify';
 import pg from 'pg';
 
 // pg's defaults: a pool of 10 connections, unnamed statements.
-// The word similarity from which a search finds a word, as ours sets it (src/db/pool.ts).
-const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, options: '-c pg_trgm.word_similarity_threshold=0.5' });
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL });
 const token = `Bearer ${process.env.REFERENCE_TOKEN ?? 'reference'}`;
 const app = Fastify({ logger: false });
 
-type Row = { id: string; name: string; category_id: string; status: string | null; tags: string[]; created_at: Date; updated_at: Date };
-const toPet = (r: Row) => ({
-  id: Number(r.id),
-  name: r.name,
-  categoryId: Number(r.category_id),
-  ...(r.status === null ? {} : { status: r.status }),
-  tags: r.tags,
-  createdAt: r.created_at.toISOString(),
-  updatedAt: r.updated_at.toISOString(),
-});
-/** The columns of a Pet. */
-const PET = 'id, name, category_id, status, tags, created_at, coalesce(changed_at, created_at) AS updated_at';
+type Row = { id: string; name: string; category_id: string; status: string | null };
+const toPet = (r: Row) => (r.status === null ? { id: Number(r.id), name: r.name, categoryId: Number(r.category_id) } : { id: Number(r.id), name: r.name, categoryId: Number(r.category_id), status: r.status });
 
 app.addHook('onRequest', async (request, reply) => {
   if (request.headers.authorization !== token) return reply.code(401).send({ code: 'unauthorized', message: 'no', status: 401 });
@@ -34,28 +23,8 @@ app.addHook('onRequest', async (request, reply) => {
 // the next page's URL goes in `Link: <...>; rel="next"`.
 // The filters, `status` and `categoryId`, are conditions ANDed before the keyset's (without
 // either, the same statement as before `categoryId` existed).
-// Search as a user writes it (docs/decisions/0010-pet-search.md's SQL, on indexes of pets
-// itself: a trigram GIN over the name and tags, a GIN over the tags, a btree on (name, id)):
-// `q` by relevance, `tag` (every one), `orderBy=name`; the next page by OFFSET in `after`.
 app.get('/v1/pets', async (request, reply) => {
-  const q = request.query as { limit?: string; status?: string; categoryId?: string; after?: string; q?: string; tag?: string | string[]; orderBy?: string };
-  if (q.q !== undefined || q.tag !== undefined || q.orderBy !== undefined) {
-    const limit = Number(q.limit ?? 20);
-    const values: unknown[] = [];
-    const conditions = ['deleted_at IS NULL'];
-    let order = q.orderBy === 'name' ? 'name, id' : 'id';
-    if (q.q !== undefined) {
-      const at = `$${values.push(q.q)}::text`;
-      conditions.push(`(pet_search_text(name, tags) LIKE search_pattern(${at}) OR search_text(${at}) <% pet_search_text(name, tags))`);
-      if (q.orderBy === undefined) order = `word_similarity(search_text(${at}), pet_search_text(name, tags)) + CASE WHEN pet_search_text(name, tags) LIKE search_pattern(${at}) THEN 1 ELSE 0 END DESC, id DESC`;
-    }
-    if (q.tag !== undefined) conditions.push(`tags @> $${values.push([q.tag].flat())}::text[]`);
-    const offset = Number(q.after ?? 0);
-    const result = await pool.query<Row>(`SELECT ${PET} FROM pets WHERE ${conditions.join(' AND ')} ORDER BY ${order} LIMIT $${values.push(limit + 1)} OFFSET $${values.push(offset)}`, values);
-    const pets = result.rows.slice(0, limit).map(toPet);
-    if (result.rows.length > limit) reply.header('link', `<${request.url.replace(/&after=\d+/, '')}&after=${offset + limit}>; rel="next"`);
-    return pets;
-  }
+  const q = request.query as { limit?: string; status?: string; categoryId?: string; after?: string };
   const limit = Number(q.limit ?? 20);
   const after = Number(q.after ?? 0);
   const conditions: string[] = [];
@@ -63,7 +32,7 @@ app.get('/v1/pets', async (request, reply) => {
   if (q.status) conditions.push(`status = $${values.push(q.status)}`);
   if (q.categoryId) conditions.push(`category_id = $${values.push(Number(q.categoryId))}`);
   conditions.push(`id > $${values.push(after)}`);
-  const result = await pool.query<Row>(`SELECT ${PET} FROM pets WHERE ${conditions.join(' AND ')} ORDER BY id LIMIT $${values.push(limit + 1)}`, values);
+  const result = await pool.query<Row>(`SELECT id, name, category_id, status FROM pets WHERE ${conditions.join(' AND ')} ORDER BY id LIMIT $${values.push(limit + 1)}`, values);
   const pets = result.rows.slice(0, limit).map(toPet);
   const last = pets[pets.length - 1];
   const filters = `${q.status ? `&status=${q.status}` : ''}${q.categoryId ? `&categoryId=${q.categoryId}` : ''}`;
@@ -72,14 +41,14 @@ app.get('/v1/pets', async (request, reply) => {
 });
 
 app.get('/v1/pets/:petId', async (request, reply) => {
-  const result = await pool.query<Row>(`SELECT ${PET} FROM pets WHERE id = $1`, [(request.params as { petId: string }).petId]);
+  const result = await pool.query<Row>('SELECT id, name, category_id, status FROM pets WHERE id = $1', [(request.params as { petId: string }).petId]);
   const row = result.rows[0];
   return row ? toPet(row) : reply.code(404).send({ code: 'not_found', message: 'no', status: 404 });
 });
 
 app.post('/v1/pets', async (request, reply) => {
-  const body = request.body as { name: string; categoryId: number; status?: string; tags?: string[] };
-  const result = await pool.query<Row>(`INSERT INTO pets (name, category_id, status, tags) VALUES ($1, $2, $3, $4) RETURNING ${PET}`, [body.name, body.categoryId, body.status ?? null, body.tags ?? []]);
+  const body = request.body as { name: string; categoryId: number; status?: string };
+  const result = await pool.query<Row>('INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING id, name, category_id, status', [body.name, body.categoryId, body.status ?? null]);
   const pet = toPet(result.rows[0] as Row);
   return reply.code(201).header('location', `/v1/pets/${pet.id}`).send(pet);
 });
@@ -92,15 +61,14 @@ const PATCHABLE = [
   ['name', 'name'],
   ['categoryId', 'category_id'],
   ['status', 'status'],
-  ['tags', 'tags'],
 ] as const;
 app.patch('/v1/pets/:petId', async (request, reply) => {
-  const patch = request.body as { name?: string; categoryId?: number; status?: string | null; tags?: string[] };
+  const patch = request.body as { name?: string; categoryId?: number; status?: string | null };
   const values: unknown[] = [(request.params as { petId: string }).petId];
   const sets = PATCHABLE.filter(([field]) => field in patch).map(([field, column]) => `${column} = $${values.push(patch[field])}`);
   const result = sets.length
-    ? await pool.query<Row>(`UPDATE pets SET ${sets.join(', ')}, changed_at = now() WHERE id = $1 RETURNING ${PET}`, values)
-    : await pool.query<Row>(`SELECT ${PET} FROM pets WHERE id = $1`, values);
+    ? await pool.query<Row>(`UPDATE pets SET ${sets.join(', ')} WHERE id = $1 RETURNING id, name, category_id, status`, values)
+    : await pool.query<Row>('SELECT id, name, category_id, status FROM pets WHERE id = $1', values);
   const row = result.rows[0];
   return row ? toPet(row) : reply.code(404).send({ code: 'not_found', message: 'no', status: 404 });
 });
@@ -145,7 +113,7 @@ async function transaction<T>(work: (client: pg.PoolClient) => Promise<T | undef
 app.post('/v1/store/orders', async (request, reply) => {
   const { petId } = request.body as { petId: number };
   const order = await transaction(async (client) => {
-    const taken = await client.query("UPDATE pets SET status = 'pending', changed_at = now() WHERE id = $1 AND status = 'available'", [petId]);
+    const taken = await client.query("UPDATE pets SET status = 'pending' WHERE id = $1 AND status = 'available'", [petId]);
     if (taken.rowCount === 0) return undefined;
     const inserted = await client.query<OrderRow>("INSERT INTO orders (pet_id, status, expires_at) VALUES ($1, 'placed', now() + make_interval(secs => $2)) RETURNING *", [petId, HOLD_SECONDS]);
     return toOrder(inserted.rows[0] as OrderRow);
@@ -165,7 +133,7 @@ for (const [action, status, petStatus] of [
       const closed = await client.query<OrderRow>("UPDATE orders SET status = $2, closed_at = now() WHERE id = $1 AND status = 'placed' AND expires_at > now() RETURNING *", [orderId, status]);
       const row = closed.rows[0];
       if (!row) return undefined;
-      await client.query('UPDATE pets SET status = $2, changed_at = now() WHERE id = $1', [row.pet_id, petStatus]);
+      await client.query('UPDATE pets SET status = $2 WHERE id = $1', [row.pet_id, petStatus]);
       return toOrder(row);
     });
     if (order) return order;

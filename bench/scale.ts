@@ -8,11 +8,8 @@
 // results, in bench/results/scale-<time>/ (git-ignored); the table also replaces the
 // `npm run bench:scale` section of bench/latest.md (tracked; bench/latest.ts).
 //
-// Then listPets' search, tags and sorted pages at SCALE_SEARCH_SIZE pets (default 1,000,000;
-// 0: none), 16 clients at once (bench/scale-search.ts).
-//
 // Settings: DATABASE_URL (else an embedded PostgreSQL with default costs), SCALE_SIZES
-// (default "10000,5000000"; "" for the search part alone), SCALE_SAMPLES (default 3000 requests per measurement: a p99
+// (default "10000,5000000"), SCALE_SAMPLES (default 3000 requests per measurement: a p99
 // over a few hundred is the third-worst sample: one scheduling hiccup of the shared machine).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -31,11 +28,9 @@ import { createCursorCodec } from '../src/pagination/cursor.js';
 import { machine } from './harness.js';
 import { recordLatest } from './latest.js';
 import { quantile } from './stats.js';
-import { searchAtScale } from './scale-search.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const SIZES = (process.env.SCALE_SIZES ?? '10000,5000000').split(',').filter(Boolean).map(Number);
-const SEARCH_SIZE = Number(process.env.SCALE_SEARCH_SIZE ?? 1_000_000);
+const SIZES = (process.env.SCALE_SIZES ?? '10000,5000000').split(',').map(Number);
 const SAMPLES = Number(process.env.SCALE_SAMPLES ?? 3000);
 
 const distributions = {
@@ -73,9 +68,8 @@ async function main(): Promise<void> {
     await admin.end();
   }
 
-  let searchLines: string[] = [];
   try {
-    for (const [distribution, expression] of SIZES.length > 0 ? Object.entries(distributions) : []) {
+    for (const [distribution, expression] of Object.entries(distributions)) {
       // Every size loaded first, then measured side by side.
       const loaded: { size: number; app: Awaited<ReturnType<typeof buildApp>>; key: string; queries: { query: string; url: () => string }[]; close: () => Promise<unknown> }[] = [];
       for (const size of SIZES) {
@@ -172,7 +166,6 @@ async function main(): Promise<void> {
       }
       for (const l of loaded.splice(0)) await l.close();
     }
-    if (SEARCH_SIZE > 0) searchLines = await searchAtScale(adminUrl, out, SEARCH_SIZE, SAMPLES);
   } finally {
     const [small, large] = [SIZES[0], SIZES[SIZES.length - 1]];
     const lines = [
@@ -190,8 +183,6 @@ async function main(): Promise<void> {
       if (!big) continue;
       lines.push(`| ${row.distribution} | ${row.query} | ${row.p50.toFixed(2)} | ${big.p50.toFixed(2)} | **${(big.p50 / row.p50).toFixed(2)}** | ${row.p99.toFixed(2)} | ${big.p99.toFixed(2)} | ${(big.p99 / row.p99).toFixed(2)} |`);
     }
-    if (SIZES.length === 0) lines.splice(4);
-    lines.push('', ...searchLines);
     writeFileSync(path.join(out, 'README.md'), `${lines.join('\n')}\n`);
     recordLatest('bench:scale', lines.join('\n'), path.join(out, 'README.md'));
     console.log(`\n${lines.join('\n')}`);

@@ -14,23 +14,9 @@ export interface paths {
          * @description Returns animals in ascending `id` order (stable across calls), at most `limit`
          *     of them, optionally only those with the given `status`, or with the given `id`s
          *     (`?id=3&id=7`: those that exist; this is how to look one animal up,
-         *     `GET /pets?id={petId}`, the replacement of the deprecated `getPet`), of the given
-         *     `categoryId`, carrying every `tag` given, or matching the search `q`. Filters
-         *     combine. Removed animals (`deletePet`) are never listed. The body is a plain JSON
-         *     array; an empty array means no animal matched.
-         *
-         *     **Search:** `q` (3 to 50 characters; shorter is `400`) matches an animal's `name` and
-         *     `tags`, ignoring case and accents (`zoe` finds `Zoé`): a part of a word (`lab` finds
-         *     `Labrador`), a word with a small typo (`labrdor`), words in any order. `%`, `_` and
-         *     `\` are plain characters. With `q`, animals come most relevant first unless
-         *     `orderBy` says otherwise. An animal is found by `q` and `tag` as soon as the `201`
-         *     or `200` that stored it has been answered, on every instance.
-         *
-         *     **Order:** `orderBy` is `id` (the default without `q`), `name`, `createdAt`,
-         *     `updatedAt` or `relevance` (the default with `q`; without `q` it is `400`), each
-         *     optionally followed by ` desc` (or ` asc`), several separated by commas
-         *     (`name,createdAt desc`). Animals that tie are in `id` order, going the way the first
-         *     field does.
+         *     `GET /pets?id={petId}`, the replacement of the deprecated `getPet`), or of the given
+         *     `categoryId`. Filters combine. Removed animals (`deletePet`) are never listed. The
+         *     body is a plain JSON array; an empty array means no animal matched.
          *
          *     **Pagination:** when more animals follow, the answer carries
          *     `Link: <...>; rel="next"` (RFC 8288), the URL of the next page with the same
@@ -41,12 +27,7 @@ export interface paths {
          *     page stops before the first animal that a transaction still open could precede,
          *     and carries `rel="next"` to resume from there. Such a page can be short, even
          *     empty; follow its `rel="next"` (after a moment when it was empty). A cursor belongs
-         *     to the operation, filters, `q` and `orderBy` that made it: given to others, it is
-         *     `400`, naming them.
-         *
-         *     **In an order other than `id`,** every animal that matches and is not created,
-         *     changed or removed during the walk is returned exactly once; one changed during the
-         *     walk is returned where its page finds it (once, twice or not at all).
+         *     to the operation and filters that made it: given to another, it is `400`.
          *
          *     **A walk with `status` or `categoryId`** returns each animal that matches throughout
          *     the walk exactly once. Statuses change when orders are placed, completed, cancelled
@@ -192,7 +173,7 @@ export interface paths {
         head?: never;
         /**
          * Change an animal
-         * @description Changes an animal's `name`, `categoryId`, `status` or `tags` with a JSON Merge Patch
+         * @description Changes an animal's `name`, `categoryId` or `status` with a JSON Merge Patch
          *     (RFC 7396): the fields given replace the stored ones, the others stay. `status: null`
          *     takes the status away (the animal is unlisted from `status` filters, kept in the
          *     catalogue); `status: "available"` offers it (again); `status: "sold"` marks it sold.
@@ -201,9 +182,8 @@ export interface paths {
          *     - `pending` cannot be set: only placing an order makes an animal `pending`.
          *     - An animal held by a placed order keeps its status until the order is completed,
          *       cancelled or expires: a patch that sets `status` on it is `409 pet_reserved`,
-         *       naming the order. Its `name`, `categoryId` and `tags` may still change. A `pending`
-         *       animal that no placed order holds (one created `pending`) changes like any other.
-         *     - A patch that changes nothing writes nothing: `updatedAt` stays, and no event.
+         *       naming the order. Its `name` and `categoryId` may still change. A `pending` animal
+         *       that no placed order holds (one created `pending`) changes like any other.
          *     - `id`, an unknown field, `name: null` and `categoryId: null` are `400`.
          *     - With `If-Match` (the `ETag` of a previous answer), the change is made only if the
          *       animal is still as the client saw it; otherwise `412` and nothing changes. Without
@@ -246,8 +226,7 @@ export interface paths {
          *     events feed and the webhooks say so (`import.finished`, its data the import).
          *
          *     **The body** is `text/csv` (RFC 4180: a header row naming the columns, in any order,
-         *     `name` and `categoryId` required, `status` and `tags` (tags separated by spaces)
-         *     optional; CRLF or LF line ends; a field
+         *     `name` and `categoryId` required, `status` optional; CRLF or LF line ends; a field
          *     quoted when it holds a comma, a quote (doubled) or a line end; a UTF-8 byte order
          *     mark is skipped; an empty `status` is none) or `application/x-ndjson` (one `NewPet`
          *     as a JSON object per line; empty lines are skipped). Each row is checked as
@@ -1188,14 +1167,6 @@ export interface components {
              * @enum {string|null}
              */
             status?: "available" | "sold" | null;
-            /**
-             * @description The animal's new tags, replacing all of them; `[]` or `null` removes them all. At most 10 distinct tags.
-             * @example [
-             *       "hypoallergenic",
-             *       "trained"
-             *     ]
-             */
-            tags?: components["schemas"]["Tag"][] | null;
         };
         /** @description A category's name. Fields other than `name` are refused with `400`. */
         CategoryName: {
@@ -1248,8 +1219,6 @@ export interface components {
              *     is removed like any other.
              */
             status?: components["schemas"]["PetStatus"];
-            /** @description The animal's tags; none when not given. */
-            tags?: components["schemas"]["Tags"];
         };
         /** @description An animal as stored, with the `id` the service assigned. */
         Pet: {
@@ -1264,35 +1233,7 @@ export interface components {
             categoryId: components["schemas"]["Id"];
             /** @description Availability of the animal; absent when it was never given. */
             status?: components["schemas"]["PetStatus"];
-            /** @description The animal's tags, in the order they were given; `[]` when none. Always present. */
-            tags?: components["schemas"]["Tags"];
-            /**
-             * Format: date-time
-             * @description When the animal was added, in UTC, to the millisecond. Always present.
-             * @example 2026-11-20T09:30:00.000Z
-             */
-            readonly createdAt?: string;
-            /**
-             * Format: date-time
-             * @description When the animal last changed (its name, category, status or tags), in UTC, to
-             *     the millisecond; its `createdAt` until then. Always present.
-             * @example 2026-11-21T14:05:12.250Z
-             */
-            readonly updatedAt?: string;
         };
-        /**
-         * @description A tag of an animal, 1 to 32 lowercase letters a to z, digits and single hyphens between them (`hypoallergenic`, `good-with-kids`).
-         * @example hypoallergenic
-         */
-        Tag: string;
-        /**
-         * @description Tags, at most 10, each at most once.
-         * @example [
-         *       "hypoallergenic",
-         *       "trained"
-         *     ]
-         */
-        Tags: components["schemas"]["Tag"][];
         /** @description A plain JSON array of animals. */
         Pets: components["schemas"]["Pet"][];
         /** @description The animals a batchCreatePets adds, all or none. */
@@ -1641,7 +1582,7 @@ export interface components {
         WebhookDeliveries: components["schemas"]["WebhookDelivery"][];
         /**
          * @description CSV (RFC 4180): a header row naming the columns `name`, `categoryId` and, if you
-         *     like, `status` and `tags` (separated by spaces), in any order; then a row per animal. An export's CSV imports once
+         *     like, `status`, in any order; then a row per animal. An export's CSV imports once
          *     its `id` column is removed.
          * @example name,categoryId,status
          *     Rex,2,available
@@ -1999,8 +1940,7 @@ export interface components {
         /**
          * @description The animal is held by a placed order (it is `pending`): its status cannot be set and
          *     it cannot be removed until the order is completed, cancelled or expires. The message
-         *     names the order. Only a placed order holds an animal: one created `pending` is held
-         *     by none.
+         *     names the order.
          */
         PetReserved: {
             headers: {
@@ -2350,8 +2290,8 @@ export interface components {
         /**
          * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
          *     Do not build or change it; a cursor that was altered, or that belongs to other
-         *     filters (another `status`, `id` list, `categoryId`, `petId`, `tag`, `q` or `orderBy`) or
-         *     another list, is refused with `400`.
+         *     filters (another `status`, `id` list, `categoryId` or `petId`) or another list, is refused with
+         *     `400`.
          */
         Cursor: string;
         /** @description Keep only animals with this status. Without it, no filter applies. */
@@ -2386,25 +2326,6 @@ export interface components {
         IdempotencyKey: string;
         /** @description Keep only animals of this category. Without it, no filter applies. */
         CategoryFilter: components["schemas"]["Id"];
-        /**
-         * @description Keep only animals whose `name` or `tags` match these words, ignoring case and
-         *     accents: parts of words, small typos and any word order match. 3 to 50 characters:
-         *     a shorter `q` is `400` (give at least 3 characters). `%`, `_` and `\` are taken as
-         *     text.
-         */
-        Search: string;
-        /**
-         * @description Keep only animals that carry every tag given, repeated for several
-         *     (`?tag=hypoallergenic&tag=trained`): 1 to 5 of them.
-         */
-        TagFilter: components["schemas"]["Tag"][];
-        /**
-         * @description The order of the animals: fields among `id`, `name`, `createdAt`, `updatedAt` and
-         *     `relevance`, separated by commas, each optionally followed by ` desc` or ` asc`
-         *     (`name,createdAt desc`), each at most once. Ties are in `id` order. Without it,
-         *     `id`, or `relevance` when `q` is given; `relevance` without `q` is `400`.
-         */
-        PetOrderBy: string;
         /**
          * @description Identifier of the API key (not its secret).
          * @example 1
@@ -2605,29 +2526,10 @@ export interface operations {
                 /** @description Keep only animals of this category. Without it, no filter applies. */
                 categoryId?: components["parameters"]["CategoryFilter"];
                 /**
-                 * @description Keep only animals whose `name` or `tags` match these words, ignoring case and
-                 *     accents: parts of words, small typos and any word order match. 3 to 50 characters:
-                 *     a shorter `q` is `400` (give at least 3 characters). `%`, `_` and `\` are taken as
-                 *     text.
-                 */
-                q?: components["parameters"]["Search"];
-                /**
-                 * @description Keep only animals that carry every tag given, repeated for several
-                 *     (`?tag=hypoallergenic&tag=trained`): 1 to 5 of them.
-                 */
-                tag?: components["parameters"]["TagFilter"];
-                /**
-                 * @description The order of the animals: fields among `id`, `name`, `createdAt`, `updatedAt` and
-                 *     `relevance`, separated by commas, each optionally followed by ` desc` or ` asc`
-                 *     (`name,createdAt desc`), each at most once. Ties are in `id` order. Without it,
-                 *     `id`, or `relevance` when `q` is given; `relevance` without `q` is `400`.
-                 */
-                orderBy?: components["parameters"]["PetOrderBy"];
-                /**
                  * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
                  *     Do not build or change it; a cursor that was altered, or that belongs to other
-                 *     filters (another `status`, `id` list, `categoryId`, `petId`, `tag`, `q` or `orderBy`) or
-                 *     another list, is refused with `400`.
+                 *     filters (another `status`, `id` list, `categoryId` or `petId`) or another list, is refused with
+                 *     `400`.
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
@@ -2637,7 +2539,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The animals, in ascending `id` order or in the order `orderBy` (or `q`) asks for. */
+            /** @description The animals, in ascending `id` order. */
             200: {
                 headers: {
                     /**
@@ -3162,8 +3064,8 @@ export interface operations {
                 /**
                  * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
                  *     Do not build or change it; a cursor that was altered, or that belongs to other
-                 *     filters (another `status`, `id` list, `categoryId`, `petId`, `tag`, `q` or `orderBy`) or
-                 *     another list, is refused with `400`.
+                 *     filters (another `status`, `id` list, `categoryId` or `petId`) or another list, is refused with
+                 *     `400`.
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
@@ -3413,8 +3315,8 @@ export interface operations {
                 /**
                  * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
                  *     Do not build or change it; a cursor that was altered, or that belongs to other
-                 *     filters (another `status`, `id` list, `categoryId`, `petId`, `tag`, `q` or `orderBy`) or
-                 *     another list, is refused with `400`.
+                 *     filters (another `status`, `id` list, `categoryId` or `petId`) or another list, is refused with
+                 *     `400`.
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
@@ -3603,8 +3505,8 @@ export interface operations {
                 /**
                  * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
                  *     Do not build or change it; a cursor that was altered, or that belongs to other
-                 *     filters (another `status`, `id` list, `categoryId`, `petId`, `tag`, `q` or `orderBy`) or
-                 *     another list, is refused with `400`.
+                 *     filters (another `status`, `id` list, `categoryId` or `petId`) or another list, is refused with
+                 *     `400`.
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
@@ -3873,8 +3775,8 @@ export interface operations {
                 /**
                  * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
                  *     Do not build or change it; a cursor that was altered, or that belongs to other
-                 *     filters (another `status`, `id` list, `categoryId`, `petId`, `tag`, `q` or `orderBy`) or
-                 *     another list, is refused with `400`.
+                 *     filters (another `status`, `id` list, `categoryId` or `petId`) or another list, is refused with
+                 *     `400`.
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
@@ -3962,8 +3864,8 @@ export interface operations {
                 /**
                  * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
                  *     Do not build or change it; a cursor that was altered, or that belongs to other
-                 *     filters (another `status`, `id` list, `categoryId`, `petId`, `tag`, `q` or `orderBy`) or
-                 *     another list, is refused with `400`.
+                 *     filters (another `status`, `id` list, `categoryId` or `petId`) or another list, is refused with
+                 *     `400`.
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
@@ -4269,8 +4171,8 @@ export interface operations {
                 /**
                  * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
                  *     Do not build or change it; a cursor that was altered, or that belongs to other
-                 *     filters (another `status`, `id` list, `categoryId`, `petId`, `tag`, `q` or `orderBy`) or
-                 *     another list, is refused with `400`.
+                 *     filters (another `status`, `id` list, `categoryId` or `petId`) or another list, is refused with
+                 *     `400`.
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
@@ -4330,8 +4232,8 @@ export interface operations {
                 /**
                  * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
                  *     Do not build or change it; a cursor that was altered, or that belongs to other
-                 *     filters (another `status`, `id` list, `categoryId`, `petId`, `tag`, `q` or `orderBy`) or
-                 *     another list, is refused with `400`.
+                 *     filters (another `status`, `id` list, `categoryId` or `petId`) or another list, is refused with
+                 *     `400`.
                  */
                 cursor?: components["parameters"]["Cursor"];
             };

@@ -573,10 +573,9 @@ function webhookModule(rows: WebhookRow[]): string {
 
 /**
  * The SQL function that builds a Pet's JSON text from the pets table's columns, keys in the
- * serializer's order (required, then optional, each in the Pet schema's order), an optional property left out when its column is null. Each property
+ * Pet schema's order, an optional property left out when its column is null. Each property
  * is the column of its snake_case name; the mapping knows integers (bigint, written as they
- * are), strings and arrays (through to_json, which quotes and escapes) and times (a
- * date-time: its JSON written with the row in the column `<name>_json`).
+ * are) and strings (text, enums included, through to_json, which quotes and escapes).
  */
 function petJsonSql(document: JsonObject): string {
   const where = 'components.schemas.Pet';
@@ -584,11 +583,7 @@ function petJsonSql(document: JsonObject): string {
   const pet = resolve(document, isObject(schemas) ? schemas.Pet : undefined, 'schemas', where);
   if (pet.type !== 'object') fail(where, 'pet_json writes an object; the Pet schema is not one');
   const required = Array.isArray(pet.required) ? pet.required : [];
-  // Required properties first, then the optional ones, each in the schema's order: the order
-  // in which Fastify's serializer (fast-json-stringify) writes them, so that a pet's JSON
-  // is the same bytes whichever writes it.
-  const all = Object.entries(objectAt(pet.properties, `${where}.properties`));
-  const properties = [...all.filter(([key]) => required.includes(key)), ...all.filter(([key]) => !required.includes(key))];
+  const properties = Object.entries(objectAt(pet.properties, `${where}.properties`));
   const extend = 'extend the mapping of petJsonSql in scripts/generate.ts';
   const fields = properties.map(([key, property], i) => {
     const at = `${where}.properties.${key}`;
@@ -603,9 +598,7 @@ function petJsonSql(document: JsonObject): string {
       type === 'integer'
         ? field
         : type === 'string' && format === 'date-time'
-          ? // The time as JSON, written with the row (the column `<field>_json`), or formatted
-            // here in a row written before there was one (migrations/1763700000023).
-            `coalesce(${field}_json, json_time(${field}))`
+          ? `'"' || json_instant(${field}) || '"'`
           : type === 'string' || type === 'array'
             ? `to_json(${field})`
             : undefined;
@@ -622,7 +615,7 @@ function petJsonSql(document: JsonObject): string {
   const tail = firstOptional === -1 ? [] : fields.slice(firstOptional);
   const body = [`  SELECT ${head.map((c) => c.part).join(' || ')}`, ...tail.map((c) => `    || ${c.part}`)].join('\n') + ` || '}'`;
   return (
-    banner("pet_json(), a Pet's JSON from a pets row, keys in the serializer's order (required first)", '--') +
+    banner("pet_json(), a Pet's JSON from a pets row, keys in the Pet schema's order", '--') +
     '-- Each property is the field of its snake_case name: a column of pets, or a function of a\n' +
     '-- pets row (a field read from another table). The JSON is built when a pet is read, so a\n' +
     '-- new field takes a migration that adds its column (nullable, or with a constant default:\n' +

@@ -59,8 +59,6 @@ export interface Config {
   IMPORT_BATCH_ROWS: number;
   /** How often each instance looks for an import to run (one submitted to it starts at once). */
   IMPORT_POLL_MS: number;
-  /** How often each instance brings listPets' search table up to date (a search reads what it has not taken yet from pets). */
-  SEARCH_INDEX_MS: number;
   /** `/metrics` (Prometheus): off, open to anyone who reaches the port, or behind METRICS_TOKEN. */
   METRICS: 'off' | 'open' | 'token';
   /** Bearer token for `/metrics` when METRICS=token. */
@@ -125,7 +123,6 @@ export const configSchema = {
     IMPORT_MAX_BYTES: integer(1024 * 1024 * 1024, 1024, 16 * 1024 * 1024 * 1024),
     IMPORT_BATCH_ROWS: integer(5000, 1, 50_000),
     IMPORT_POLL_MS: integer(1000, 50, 60_000),
-    SEARCH_INDEX_MS: integer(1000, 50, 60_000),
     METRICS: { type: 'string', default: 'off', enum: ['off', 'open', 'token'] },
     METRICS_TOKEN: { type: 'string', minLength: 16, pattern: '^[A-Za-z0-9._~+/=-]+$' },
     ORDER_HOLD_SECONDS: integer(900, 1, 86_400),

@@ -188,11 +188,3 @@ export async function buildTestApp(options: { url?: string; pool?: pg.Pool; read
     },
   };
 }
-
-/**
- * A pet as an answer carries it: the fields a test knows, with the ones the service sets
- * (`createdAt`, `updatedAt`: any time) and `tags` (none unless given).
- */
-export function storedPet<P extends object>(pet: P): P & { tags: unknown; createdAt: unknown; updatedAt: unknown } {
-  return { tags: [], createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/), updatedAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/), ...pet };
-}

@@ -133,9 +133,8 @@ export function alive(pid: number): boolean {
  * `count` service processes on one database, for the races of test/e2e: rate limits, load
  * shedding and short waits for a connection are not what those files are about.
  */
-export function startInstances(databaseUrl: string, count: number, extra: Record<string, string> = {}): Promise<ServerProcess[]> {
+export function startInstances(databaseUrl: string, count: number): Promise<ServerProcess[]> {
   const env = {
-    ...extra,
     DATABASE_URL: databaseUrl,
     RATE_LIMIT_MAX: '10000000',
     RATE_LIMIT_ANONYMOUS_MAX: '10000000',

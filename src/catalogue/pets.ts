@@ -25,14 +25,6 @@ import type { Statement } from '../db/query.js';
 import { execute, query, statement, type Queryable } from '../db/query.js';
 import { inTransaction } from '../db/transaction.js';
 import { exportPets, type ExportFormat, type ExportFilters } from './pet-export.js';
-import type { Key } from '../db/keyset.js';
-import { idOrderScan, isIdOrder, sortedPage, substringFirst, type OrderTerm, type PetFilters } from './pet-find.js';
-
-/**
- * What every statement that changes a pet sets beside it: when, and that time as its JSON
- * writes it (the CHECK pets_updated_at_json holds them together, migrations/1763700000023).
- */
-const CHANGED = 'changed_at = statement_timestamp(), updated_at_json = json_time(statement_timestamp())';
 
 /** pets are paged whole (migration 1763700000008). */
 const PETS = appendOrdered('pets');
@@ -44,14 +36,12 @@ export type PetPatch = components['schemas']['PetPatch'];
 
 interface PetRow {
   id: number;
+  name: string;
+  category_id: number;
+  status: PetStatus | null;
   json: string;
 }
-const PET_COLUMNS = 'id, pet_json(pets) AS json';
-
-/** Tags as a statement takes them: one JSON array text per pet (null: not set), so that a batch is a flat text[]. */
-const tagsJson = (tags: readonly string[] | null | undefined): string | null => (tags === undefined ? null : JSON.stringify(tags ?? []));
-/** SQL: the text[] of a JSON array text (null stays null). */
-const tagsOf = (json: string) => `CASE WHEN ${json} IS NULL THEN NULL ELSE ARRAY(SELECT json_array_elements_text(${json}::json)) END`;
+const PET_COLUMNS = 'id, name, category_id, status, pet_json(pets) AS json';
 
 /**
  * A pet's strong entity tag, from its JSON (`pet_json`): `"` + base64url of the first 16
@@ -79,16 +69,16 @@ export function petETag(json: string): string {
 export const PET_STATUS_CHANGES = {
   /** available → pending, for the pets of `ids` (an SQL array) that are available and not removed; returns their `id`. */
   hold: (ids: string) =>
-    `UPDATE pets SET status = 'pending', ${CHANGED}
+    `UPDATE pets SET status = 'pending'
     FROM (SELECT id FROM pets WHERE id = ANY (${ids}) AND status = 'available' AND deleted_at IS NULL ORDER BY id FOR UPDATE) AS locked
     WHERE pets.id = locked.id RETURNING pets.id`,
   /**
    * pending → sold for the pets of `sold`, pending → available for the other pets of `ids`
-   * (SQL arrays): the pets of the orders that close. The status is compared through coalesce, which no index serves: beside the
+   * (SQL arrays). The status is compared through coalesce, which no index serves: beside the
    * array, a plain `status = 'pending'` let the planner walk every pending pet instead.
    */
   release: (ids: string, sold: string) =>
-    `UPDATE pets SET status = CASE WHEN pets.id = ANY (${sold}) THEN 'sold' ELSE 'available' END, ${CHANGED}
+    `UPDATE pets SET status = CASE WHEN pets.id = ANY (${sold}) THEN 'sold' ELSE 'available' END
     FROM (SELECT id FROM pets WHERE id = ANY (${ids}) AND coalesce(status, '') = 'pending' ORDER BY id FOR UPDATE) AS locked
     WHERE pets.id = locked.id`,
 };
@@ -222,20 +212,20 @@ interface SlotRow extends PageRow {
 
 /** The pet statements (bench:scale explains them; test/db/generic-plans.test.ts plans them). */
 export const PET_STATEMENTS = {
-  insert: statement<PetRow>('pets-insert', `INSERT INTO pets (name, category_id, status, tags) VALUES ($1, $2, $3, coalesce(${tagsOf('$4::text')}, '{}')) RETURNING ${PET_COLUMNS}`),
+  insert: statement<PetRow>('pets-insert', `INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${PET_COLUMNS}`),
   // Several at once: rows reach the insert in the arrays' order (ORDER BY ordinality) and
   // ids are drawn as rows are inserted, so ascending ids follow the arrays' order.
   insertMany: statement<PetRow>(
     'pets-insert-many',
-    `INSERT INTO pets (name, category_id, status, tags)
-    SELECT name, category_id, status, coalesce(${tagsOf('tags')}, '{}') FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[]) WITH ORDINALITY AS t(name, category_id, status, tags, i) ORDER BY i
+    `INSERT INTO pets (name, category_id, status)
+    SELECT name, category_id, status FROM unnest($1::text[], $2::bigint[], $3::text[]) WITH ORDINALITY AS t(name, category_id, status, i) ORDER BY i
     RETURNING ${PET_COLUMNS}`,
   ),
   // An import's batch (src/catalogue/pet-import-worker.ts): the same insert, nothing returned.
   insertBatch: statement<Record<string, never>>(
     'pets-insert-batch',
-    `INSERT INTO pets (name, category_id, status, tags)
-    SELECT name, category_id, status, coalesce(${tagsOf('tags')}, '{}') FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[]) WITH ORDINALITY AS t(name, category_id, status, tags, i) ORDER BY i`,
+    `INSERT INTO pets (name, category_id, status)
+    SELECT name, category_id, status FROM unnest($1::text[], $2::bigint[], $3::text[]) WITH ORDINALITY AS t(name, category_id, status, i) ORDER BY i`,
   ),
   // Reads, one statement per kind of batch (a statement's plan is set up whole on every
   // execution, so a single page does not pay for the parts of a mixed batch): a lookup, a
@@ -266,8 +256,7 @@ export const PET_STATEMENTS = {
   // listPets with `categoryId` ($1 category, $2 status or null, $3 after, $4 size).
   listByCategory: statement<PageRow>('pets-list-by-category', page(categoryScan('$1::bigint', '$2::text', '$3', '$4::int'), '$4::int')),
   // updatePet ($1 id, $2 If-Match's strong tags or null: no condition, $3 name or null, $4
-  // category or null, $5 whether status is set, $6 the status it is set to, $7 the pet's
-  // tags as a JSON array or null: unchanged). One statement:
+  // category or null, $5 whether status is set, $6 the status it is set to). One statement:
   // the pet's row is locked (after waiting for a writer that holds it, READ COMMITTED gives
   // its newest version), the tags compared and the status rule checked on that version, and
   // the row written only when both allow it and something changes. No row: no such pet.
@@ -276,28 +265,26 @@ export const PET_STATEMENTS = {
     `WITH ${decide('$1', '$2', '$5::boolean')},
     changed AS (
       UPDATE pets SET name = coalesce($3::text, pets.name), category_id = coalesce($4::bigint, pets.category_id),
-        status = CASE WHEN $5::boolean THEN $6::text ELSE pets.status END, tags = coalesce(${tagsOf('$7::text')}, pets.tags), ${CHANGED}
+        status = CASE WHEN $5::boolean THEN $6::text ELSE pets.status END
       WHERE pets.id = $1 AND pets.deleted_at IS NULL AND EXISTS (SELECT FROM decided WHERE matched AND NOT reserved)
-        AND (pets.name, pets.category_id, pets.status, pets.tags)
-          IS DISTINCT FROM (coalesce($3::text, pets.name), coalesce($4::bigint, pets.category_id), CASE WHEN $5::boolean THEN $6::text ELSE pets.status END, coalesce(${tagsOf('$7::text')}, pets.tags))
+        AND (pets.name, pets.category_id, pets.status) IS DISTINCT FROM (coalesce($3::text, pets.name), coalesce($4::bigint, pets.category_id), CASE WHEN $5::boolean THEN $6::text ELSE pets.status END)
       RETURNING pet_json(pets) AS json
     )
     SELECT decided.matched, decided.reserved, coalesce((SELECT json FROM changed), decided.json) AS json FROM decided`,
   ),
-  // updatePet for several pets at once ($1 slots, $2 ids, $3 If-Match tags, $4 names, $5
-  // categories, $6 whether status is set, $7 the statuses, $8 the pets' tags as JSON arrays): each slot decided and written as `update`
+  // updatePet for several pets at once ($1 slots, $2 ids, $3 tags, $4 names, $5 categories,
+  // $6 whether status is set, $7 the statuses): each slot decided and written as `update`
   // does, one row per slot (`matched` null: no such pet). A batch names each pet once (the
   // repository splits repeats into rounds).
   updateMany: statement<SlotChangeRow>(
     'pets-update-many',
-    `WITH ${decideMany('SELECT * FROM unnest($1::int[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::boolean[], $7::text[], $8::text[]) AS i(slot, id, tags, name, category_id, sets_status, new_status, pet_tags)', '$2::bigint[]', 'i.sets_status')},
+    `WITH ${decideMany('SELECT * FROM unnest($1::int[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::boolean[], $7::text[]) AS i(slot, id, tags, name, category_id, sets_status, new_status)', '$2::bigint[]', 'i.sets_status')},
     changed AS (
       UPDATE pets SET name = coalesce(d.name, pets.name), category_id = coalesce(d.category_id, pets.category_id),
-        status = CASE WHEN d.sets_status THEN d.new_status ELSE pets.status END, tags = coalesce(${tagsOf('d.pet_tags')}, pets.tags), ${CHANGED}
+        status = CASE WHEN d.sets_status THEN d.new_status ELSE pets.status END
       FROM decided d
       WHERE pets.id = d.id AND pets.deleted_at IS NULL AND d.matched AND NOT d.reserved
-        AND (pets.name, pets.category_id, pets.status, pets.tags)
-          IS DISTINCT FROM (coalesce(d.name, pets.name), coalesce(d.category_id, pets.category_id), CASE WHEN d.sets_status THEN d.new_status ELSE pets.status END, coalesce(${tagsOf('d.pet_tags')}, pets.tags))
+        AND (pets.name, pets.category_id, pets.status) IS DISTINCT FROM (coalesce(d.name, pets.name), coalesce(d.category_id, pets.category_id), CASE WHEN d.sets_status THEN d.new_status ELSE pets.status END)
       RETURNING d.slot, pet_json(pets) AS json
     )
     SELECT input.slot, decided.matched, decided.reserved, coalesce(changed.json, decided.json) AS json
@@ -373,7 +360,9 @@ export interface PetsPage {
 const EMPTY: PageRow = { page: '[]', more: false, last: null, held_from: null };
 
 function toPet(row: PetRow): TaggedPet<Pet> {
-  return { pet: JSON.parse(row.json) as Pet, etag: petETag(row.json) };
+  const pet: Pet = { id: row.id, name: row.name, categoryId: row.category_id };
+  if (row.status !== null) pet.status = row.status;
+  return { pet, etag: petETag(row.json) };
 }
 
 /**
@@ -455,10 +444,10 @@ export interface PetsOptions {
 export function createPetsRepository(pools: Pools, { exportIdleMs = 60_000 }: PetsOptions = {}) {
   const { primary, replica } = pools;
   const read: Reader = createReader(pools);
-  const insertOne = async (pet: NewPet, on: Queryable): Promise<TaggedPet<Pet>> => toPet((await query(on, PET_STATEMENTS.insert, [pet.name, pet.categoryId, pet.status ?? null, tagsJson(pet.tags)]))[0] as PetRow);
+  const insertOne = async (pet: NewPet, on: Queryable): Promise<TaggedPet<Pet>> => toPet((await query(on, PET_STATEMENTS.insert, [pet.name, pet.categoryId, pet.status ?? null]))[0] as PetRow);
   // Several pets in one statement, their rows in the order given (ids ascend in that order).
   const insertAll = async (pets: readonly NewPet[], on: Queryable): Promise<PetRow[]> => {
-    const rows = await query(on, PET_STATEMENTS.insertMany, [pets.map((p) => p.name), pets.map((p) => p.categoryId), pets.map((p) => p.status ?? null), pets.map((p) => tagsJson(p.tags))]);
+    const rows = await query(on, PET_STATEMENTS.insertMany, [pets.map((p) => p.name), pets.map((p) => p.categoryId), pets.map((p) => p.status ?? null)]);
     if (rows.length !== pets.length) throw new Error(`inserted ${rows.length} pets for ${pets.length}`);
     return rows.sort((a, b) => a.id - b.id);
   };
@@ -474,7 +463,7 @@ export function createPetsRepository(pools: Pools, { exportIdleMs = 60_000 }: Pe
   // Changes and removals, coalesced: those that arrive in one turn are one statement, one
   // commit (not serial: a change can wait for a pet's row that another transaction holds).
   const updateOne = async ({ id, patch, ifMatch }: PetUpdate, on: Queryable) => {
-    const values = [id, ifMatch ?? null, patch.name ?? null, patch.categoryId ?? null, Object.hasOwn(patch, 'status'), patch.status ?? null, tagsJson(patch.tags)];
+    const values = [id, ifMatch ?? null, patch.name ?? null, patch.categoryId ?? null, Object.hasOwn(patch, 'status'), patch.status ?? null];
     return (await query(on, PET_STATEMENTS.update, values))[0];
   };
   const updates = coalesce<PetUpdate, ChangeRow | undefined>({
@@ -491,7 +480,6 @@ export function createPetsRepository(pools: Pools, { exportIdleMs = 60_000 }: Pe
           u.map((x) => x.patch.categoryId ?? null),
           u.map((x) => Object.hasOwn(x.patch, 'status')),
           u.map((x) => x.patch.status ?? null),
-          u.map((x) => tagsJson(x.patch.tags)),
         ];
         return query(primary, PET_STATEMENTS.updateMany, values);
       }),
@@ -556,40 +544,6 @@ export function createPetsRepository(pools: Pools, { exportIdleMs = 60_000 }: Pe
       return exportPets(primary, filters, format, exportIdleMs);
     },
 
-    /**
-     * A page of the pets that match `filters`, in the order of `terms` (src/catalogue/pet-find.ts),
-     * starting after `key` (none: from the first), and the key the next page starts after.
-     * In plain id order, a page holds back from its first pet that is not final, as `list`
-     * does; in any other order, it reads what its statement sees.
-     */
-    async find(filters: PetFilters, terms: readonly OrderTerm[], limit: number, key: Key | undefined, from: ReadFrom = 'replica'): Promise<{ pets: Serialized<Pet[]>; next: Key | number | undefined }> {
-      if (isIdOrder(terms)) {
-        const { scan, values, name } = idOrderScan(filters);
-        let known = idOrderStatements.get(name);
-        if (!known) {
-          const lim = `$${values.length + 2}::int`;
-          known = statement<PageRow>(name, page(scan(`$${values.length + 1}`, lim), lim));
-          idOrderStatements.set(name, known);
-        }
-        const found = known;
-        const readIds = async (on: ReadFrom, q: PetPage) => (await read(on, found, [...values, q.after, q.limit]))[0] ?? EMPTY;
-        const p: PetPage = { limit, after: key?.id ?? 0, status: undefined };
-        return settle(await readIds(from, p), from, p, readIds);
-      }
-      const readSorted = async (substringOnly: boolean) => {
-        const { statement: sorted, values, width } = sortedPage(filters, terms, key, limit, substringOnly);
-        return { rows: await read(from, sorted, values), width };
-      };
-      // A page that the pets containing `q` fill is read among them alone (`substringFirst`).
-      let found = substringFirst(filters, terms, key) ? await readSorted(true) : undefined;
-      if (!found || found.rows.length <= limit) found = await readSorted(false);
-      const { rows, width } = found;
-      const kept = rows.slice(0, limit);
-      const last = kept.at(-1);
-      const next = rows.length > limit && last ? { values: Array.from({ length: width }, (_, i) => last[`sort_${i}`] as string | number), id: last.id } : undefined;
-      return { pets: new Serialized<Pet[]>(`[${kept.map((r) => r.json).join(',')}]`), next };
-    },
-
     /** The pet's JSON, or undefined when none has this id. */
     async get(id: number, from: ReadFrom = 'replica'): Promise<Serialized<Pet> | undefined> {
       const pet = await lookup(from, id);
@@ -613,7 +567,7 @@ export function createPetsRepository(pools: Pools, { exportIdleMs = 60_000 }: Pe
      */
     /** Adds `pets` in `tx` (a batch of an import), in the order given, answering nothing; each writes its pet.created. How many. */
     async addBatch(pets: readonly NewPet[], tx: Queryable): Promise<number> {
-      return execute(tx, PET_STATEMENTS.insertBatch, [pets.map((p) => p.name), pets.map((p) => p.categoryId), pets.map((p) => p.status ?? null), pets.map((p) => tagsJson(p.tags))]);
+      return execute(tx, PET_STATEMENTS.insertBatch, [pets.map((p) => p.name), pets.map((p) => p.categoryId), pets.map((p) => p.status ?? null)]);
     },
 
     async createMany(pets: readonly NewPet[], tx?: Queryable): Promise<Serialized<{ pets: Pet[] }>> {
@@ -652,6 +606,3 @@ export function createPetsRepository(pools: Pools, { exportIdleMs = 60_000 }: Pe
 }
 
 export type PetsRepository = ReturnType<typeof createPetsRepository>;
-
-/** The id-ordered page statements of filtered requests (pet-find.ts), by shape. */
-const idOrderStatements = new Map<string, Statement<PageRow>>();

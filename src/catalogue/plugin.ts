@@ -2,16 +2,13 @@
 // categories (src/catalogue/categories.ts), the inventory's counts, kept folded by a job
 // (src/catalogue/inventory.ts, docs/decisions/0004-inventory-fold.md), and imports of pets
 // (src/catalogue/pet-imports.ts), run by a worker on each instance
-// (src/catalogue/pet-import-worker.ts, docs/decisions/0009-pet-imports.md), and the table listPets'
-// search reads, kept up to date by a job (src/catalogue/pet-search.ts,
-// docs/decisions/0010-pet-search.md).
+// (src/catalogue/pet-import-worker.ts, docs/decisions/0009-pet-imports.md).
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { createCategoriesRepository, type CategoriesRepository } from './categories.js';
 import { createInventoryRepository, type InventoryRepository } from './inventory.js';
 import { createImportWorker, type ImportWorkerOptions } from './pet-import-worker.js';
 import { createPetImportsRepository, type PetImportsRepository } from './pet-imports.js';
-import { createSearchIndexer } from './pet-search.js';
 import { createPetsRepository, type PetsRepository } from './pets.js';
 
 declare module 'fastify' {
@@ -40,11 +37,6 @@ export default fp(
     const inventory = createInventoryRepository(primary);
     fastify.decorate('inventory', inventory);
     fastify.jobs.add({ name: 'inventory fold', everyMs: 1000, run: async () => void (await inventory.fold()) });
-    const search = createSearchIndexer(primary, { batch: 10_000 });
-    fastify.jobs.add({ name: 'pet search', everyMs: config.SEARCH_INDEX_MS, run: async () => {
-      const { events, pets: copied } = await search.catchUp();
-      return events > 0 ? `${copied} pets from ${events} events` : undefined;
-    } });
 
     const { onImportRows, onImportFinished } = options;
     const worker = createImportWorker(primary, pets, {

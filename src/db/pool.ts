@@ -8,9 +8,6 @@ import type { Config } from '../config.js';
 // scan in src/catalogue/pets.ts; test/db/generic-plans.test.ts). PostgreSQL 12+.
 export const PLAN_CACHE_MODE = 'force_generic_plan';
 
-/** pg_trgm's word similarity from which `q` matches (its default, 0.6, misses one letter left out of an 8-letter word). */
-export const WORD_SIMILARITY_THRESHOLD = 0.5;
-
 export type DbSettings = Pick<Config, 'DB_POOL_MAX' | 'DB_CONNECT_TIMEOUT_MS' | 'DB_STATEMENT_TIMEOUT_MS'> & { DATABASE_URL: string };
 
 /** Where a pool reports a connection it lost while idle (the service's JSON logger). */
@@ -30,8 +27,7 @@ export function createPool(settings: DbSettings, log: PoolLog = stderrLog): pg.P
     idleTimeoutMillis: 30_000,
     statement_timeout: settings.DB_STATEMENT_TIMEOUT_MS,
     application_name: 'animal-store-api',
-    // The word similarity at which listPets' `q` finds a word with a typo (docs/decisions/0010-pet-search.md).
-    options: `-c plan_cache_mode=${PLAN_CACHE_MODE} -c pg_trgm.word_similarity_threshold=${WORD_SIMILARITY_THRESHOLD}`,
+    options: `-c plan_cache_mode=${PLAN_CACHE_MODE}`,
   });
   // An idle client losing its connection (database restart) must not crash the process;
   // the pool drops it and the next checkout opens a new one. Logged, without the server's

@@ -148,7 +148,7 @@ describe('webhook deliveries, the delivery queue, the timed jobs and the pool si
       await within(WAIT_MS, async () => (value(await scrape(), 'animal_store_job_runs_total', { name: 'orders expiry', outcome: 'ok' }) ?? 0) > 0);
       all = await scrape();
       const lags = all.filter((s) => s.name === 'animal_store_job_lag_seconds');
-      expect(lags.map((s) => s.labels.name).sort()).toEqual(['api keys last used', 'events retention', 'idempotency keys purge', 'inventory fold', 'orders expiry', 'pet imports', 'pet search', 'webhook attempts purge', 'webhook previous secrets']);
+      expect(lags.map((s) => s.labels.name).sort()).toEqual(['api keys last used', 'events retention', 'idempotency keys purge', 'inventory fold', 'orders expiry', 'pet imports', 'webhook attempts purge', 'webhook previous secrets']);
       for (const lag of lags) expect(lag.value).toBeGreaterThanOrEqual(0);
       expect(value(all, 'animal_store_job_runs_total', { name: 'orders expiry', outcome: 'failed' })).toBeUndefined();
       // The pool's size (test apps use a pool of 5).

@@ -155,19 +155,6 @@ describe('every status transition of a pet', () => {
     const listed = await t.api({ method: 'GET', url: `/v1/pets?id=${pet.id}${filter}`, headers: t.auth });
     expect((listed.json() as { id: number; status?: string }[]).map((p) => [p.id, p.status ?? 'none'])).toEqual(after === 'removed' ? [] : [[pet.id, after]]);
   });
-
-  it('no dead end: a pet created pending is offered by updatePet, then an order holds it like any other', async () => {
-    const pet = await petIn('pending, no order');
-    const offered = await act('patch available', pet);
-    expect(offered.status).toBe(200);
-    const placed = await act('placeOrder', pet);
-    expect(placed.status).toBe(201);
-    const held = { id: pet.id, orderId: placed.body?.id as number };
-    expect((await act('patch sold', held)).body?.code).toBe('pet_reserved');
-    expect((await act('deletePet', held)).body?.code).toBe('pet_reserved');
-    expect((await act('completeOrder', held)).status).toBe(200);
-    expect(await statusOf(pet.id)).toBe('sold');
-  });
 });
 
 // A change decides on the pet's newest version, which it reads once it holds the row's lock,
@@ -233,7 +220,7 @@ describe('an order placed while a change waits for the pet', () => {
       await sql.query('COMMIT');
       const done = await answer;
       expect(done.statusCode, done.body).toBe(200);
-      expect(done.json()).toMatchObject({ id, name: 'Renamed', categoryId: 1, status: 'sold', tags: [] });
+      expect(done.json()).toEqual({ id, name: 'Renamed', categoryId: 1, status: 'sold' });
     } finally {
       await sql.query('ROLLBACK').catch(() => undefined);
       sql.release();

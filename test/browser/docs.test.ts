@@ -170,8 +170,7 @@ describe.skipIf(!runs)('Swagger UI at /docs, in Chromium', () => {
       expect(renamed.status).toBe(200);
       expect(await renamed.response.request().headerValue('content-type')).toBe('application/merge-patch+json');
       expect(JSON.parse(renamed.response.request().postData() ?? '')).toEqual({ name: 'Rex' });
-      expect(renamed.body).toMatchObject({ id: draft.body.id, name: 'Rex', categoryId: 3 });
-      expect(renamed.body.updatedAt).not.toBe(draft.body.updatedAt);
+      expect(renamed.body).toEqual({ ...draft.body, name: 'Rex' });
       expect(renamed.headers.etag).toMatch(STRONG_ETAG);
       expect(renamed.headers.etag).not.toBe(draft.headers.etag);
 

@@ -194,9 +194,6 @@ export interface Pet {
   name: string;
   categoryId: number;
   status?: string;
-  tags?: string[];
-  createdAt?: string;
-  updatedAt?: string;
 }
 export interface Order {
   id: number;

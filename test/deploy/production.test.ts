@@ -295,7 +295,7 @@ describe('the production image, without Docker', () => {
     try {
       // Applied at start from the copied migrations/, each once.
       const applied = await client.query<{ name: string }>('SELECT name FROM pgmigrations ORDER BY name');
-      const files = readdirSync(path.join(app, 'migrations')).map((f) => f.replace(/\.(sql|js)$/, '')).sort();
+      const files = readdirSync(path.join(app, 'migrations')).map((f) => f.replace(/\.sql$/, '')).sort();
       expect(applied.rows.map((r) => r.name)).toEqual(files);
       await client.query('INSERT INTO api_keys (name, key_hash) VALUES ($1, $2)', ['production-test', hashApiKey(key)]);
     } finally {

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AnimalStoreError, createAnimalStoreClient, type AnimalStoreClient } from '../../client/src/index.js';
 import { contractViolations } from '../contract.js';
-import { createTestDatabase, storedPet } from '../helper.js';
+import { createTestDatabase } from '../helper.js';
 import { apikey, root, startServer, within, WAIT_MS, type ServerProcess } from '../process.js';
 
 let server: ServerProcess;
@@ -87,7 +87,7 @@ describe('the typed client against the running service', () => {
   it('creates, lists and fetches pets', async () => {
     const created = await store.createPet({ name: 'Rex', categoryId: 2, status: 'available' });
     expect(created.response.status).toBe(201);
-    expect(created.data).toEqual(storedPet({ id: expect.any(Number), name: 'Rex', categoryId: 2, status: 'available' }));
+    expect(created.data).toEqual({ id: expect.any(Number), name: 'Rex', categoryId: 2, status: 'available' });
     const id = created.data.id;
     expect(created.response.headers.get('location')).toBe(`/v1/pets/${id}`);
     expect(created.requestId).toMatch(/./);
@@ -175,7 +175,7 @@ describe('the typed client against the running service', () => {
   it('updatePet: a draft (no status) is offered, ordered, refused an unlisting while the order holds it, sold, then offered again; If-Match guards each change', async () => {
     const created = await store.createPet({ name: 'Draft', categoryId: 31 });
     const id = created.data.id;
-    expect(created.data).toEqual(storedPet({ id, name: 'Draft', categoryId: 31 }));
+    expect(created.data).toEqual({ id, name: 'Draft', categoryId: 31 });
     expect(created.etag).toMatch(/^"[A-Za-z0-9_-]{1,62}"$/);
     // A draft is listed by its id, and by no status filter.
     expect((await store.listPets({ id: [id] })).data).toEqual([created.data]);
@@ -185,7 +185,7 @@ describe('the typed client against the running service', () => {
     // Offered, on the condition that it is still the draft this client saw.
     const offered = await store.updatePet(id, { status: 'available' }, { ifMatch: created.etag });
     expect(offered.response.status).toBe(200);
-    expect(offered.data).toEqual(storedPet({ id, name: 'Draft', categoryId: 31, status: 'available' }));
+    expect(offered.data).toEqual({ id, name: 'Draft', categoryId: 31, status: 'available' });
     expect(offered.etag).toMatch(/^"[A-Za-z0-9_-]{1,62}"$/);
     expect(offered.etag).not.toBe(created.etag);
     // The draft's ETag no longer matches: nothing changes.
@@ -204,23 +204,23 @@ describe('the typed client against the running service', () => {
     expect(unlist.message).toContain(String(order.id));
     expect((await failure(() => store.updatePet(id, { status: 'available' })))).toMatchObject({ status: 409, code: 'pet_reserved' });
     const renamed = await store.updatePet(id, { name: 'Reserved', categoryId: 32 });
-    expect(renamed.data).toEqual(storedPet({ id, name: 'Reserved', categoryId: 32, status: 'pending' }));
+    expect(renamed.data).toEqual({ id, name: 'Reserved', categoryId: 32, status: 'pending' });
     // The order changed the pet: the ETag from before it does not match.
     expect(await failure(() => store.updatePet(id, { name: 'Late' }, { ifMatch: offered.etag }))).toMatchObject({ status: 412, code: 'precondition_failed' });
 
     // Sold by the order, then offered again.
     await store.completeOrder(order.id);
     const relisted = await store.updatePet(id, { status: 'available' });
-    expect(relisted.data).toEqual(storedPet({ id, name: 'Reserved', categoryId: 32, status: 'available' }));
+    expect(relisted.data).toEqual({ id, name: 'Reserved', categoryId: 32, status: 'available' });
     // And unlisted (a draft again): the status is gone, not null.
     const unlisted = await store.updatePet(id, { status: null }, { ifMatch: relisted.etag });
-    expect(unlisted.data).toEqual(storedPet({ id, name: 'Reserved', categoryId: 32 }));
+    expect(unlisted.data).toEqual({ id, name: 'Reserved', categoryId: 32 });
     expect((await store.listPets({ id: [id], status: 'available' })).data).toEqual([]);
 
     // raw: openapi-fetch sends the patch as application/json, which updatePet reads the same way.
     const viaRaw = await store.raw.PATCH('/pets/{petId}', { params: { path: { petId: id } }, body: { name: 'Plain JSON' } });
     expect(viaRaw.response.status).toBe(200);
-    expect(viaRaw.data).toEqual(storedPet({ id, name: 'Plain JSON', categoryId: 32 }));
+    expect(viaRaw.data).toEqual({ id, name: 'Plain JSON', categoryId: 32 });
   });
 
   it('deletePet: refused while an order holds the pet and on a stale If-Match; then the pet is gone and its order stays readable', async () => {
@@ -229,10 +229,9 @@ describe('the typed client against the running service', () => {
     const { data: order } = await store.placeOrder({ petId: id });
     expect(await failure(() => store.deletePet(id))).toMatchObject({ status: 409, code: 'pet_reserved', operation: 'deletePet' });
     await store.cancelOrder(order.id);
-    // Available again, as created, but changed since (its updatedAt moved): the ETag names the
-    // representation, so it is not the creation's.
+    // Available again, as created: the ETag names the representation, so it is the creation's again.
     const { etag } = await store.updatePet(id, {});
-    expect(etag).not.toBe(created.etag);
+    expect(etag).toBe(created.etag);
     // Renamed by someone else: the ETag this client holds is stale, and nothing is removed.
     const renamed = await store.updatePet(id, { name: 'Leaving soon' });
     expect(await failure(() => store.deletePet(id, { ifMatch: etag }))).toMatchObject({ status: 412, code: 'precondition_failed' });
@@ -258,21 +257,6 @@ describe('the typed client against the running service', () => {
     for await (const pet of store.listAllPets({ categoryId: 34, limit: 2 })) ids.push(pet.id);
     expect(ids).toEqual(made);
     expect((await store.listPets({ categoryId: 34, status: 'sold' })).data.map((p) => p.id)).toEqual([made[1], made[3]]);
-  });
-
-  it('tags, q and orderBy, typed: listAllPets follows sorted and searched pages', async () => {
-    const made: number[] = [];
-    for (const name of ['Zeta Beagle', 'Alpha Beagle', 'Mid Beagle']) made.push((await store.createPet({ name, categoryId: 36, tags: ['scent-hound'] })).data.id);
-    const retagged = await store.updatePet(made[2] as number, { tags: ['scent-hound', 'calm'] });
-    expect(retagged.data.tags).toEqual(['scent-hound', 'calm']);
-    const byName: string[] = [];
-    for await (const pet of store.listAllPets({ categoryId: 36, orderBy: 'name desc', limit: 1 })) byName.push(pet.name);
-    expect(byName).toEqual(['Zeta Beagle', 'Mid Beagle', 'Alpha Beagle']);
-    const found: number[] = [];
-    for await (const pet of store.listAllPets({ q: 'beagel', tag: ['scent-hound'], limit: 1 })) found.push(pet.id);
-    expect([...found].sort((a, b) => a - b)).toEqual(made);
-    expect((await store.listPets({ tag: ['calm'], categoryId: 36 })).data.map((p) => p.id)).toEqual([made[2]]);
-    expect(await failure(() => store.listPets({ orderBy: 'relevance' }))).toMatchObject({ status: 400, code: 'bad_request' });
   });
 
   it('categories: named (201), renamed (200), a name taken ignoring case (409), listed page by page, removed (204); pets keep their categoryId', async () => {

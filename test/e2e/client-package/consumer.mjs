@@ -84,10 +84,7 @@ const operationCases = {
   async createPet() {
     const first = await store.createPet({ name: `${tag} created`, categoryId: 12, status: 'available' });
     assert.equal(first.response.status, 201);
-    const { createdAt, updatedAt } = first.data;
-    assert.match(createdAt, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/, 'the service sets createdAt');
-    assert.deepEqual(first.data, { id: first.data.id, name: `${tag} created`, categoryId: 12, status: 'available', tags: [], createdAt, updatedAt: createdAt });
-    assert.equal(updatedAt, createdAt);
+    assert.deepEqual(first.data, { id: first.data.id, name: `${tag} created`, categoryId: 12, status: 'available' });
     assert.equal(first.response.headers.get('location'), `/v1/pets/${first.data.id}`);
     assert.match(first.idempotencyKey, UUID, 'a key is generated for the caller');
     assert.equal(first.replayed, false);
@@ -147,8 +144,7 @@ const operationCases = {
     assert.match(created.etag, /^"[A-Za-z0-9_-]+"$/, 'createPet resolves with the ETag');
     const offered = await store.updatePet(created.data.id, { status: 'available' }, { ifMatch: created.etag });
     assert.equal(offered.response.status, 200);
-    assert.deepEqual(offered.data, { ...created.data, status: 'available', updatedAt: offered.data.updatedAt });
-    assert.ok(offered.data.updatedAt >= created.data.updatedAt, 'a change moves updatedAt');
+    assert.deepEqual(offered.data, { ...created.data, status: 'available' });
     assert.notEqual(offered.etag, created.etag, 'a change makes a new ETag');
     const stale = await rejection(store.updatePet(created.data.id, { name: `${tag} late` }, { ifMatch: created.etag }));
     assert.equal(stale.status, 412);
@@ -161,7 +157,7 @@ const operationCases = {
     assert.equal(reserved.code, 'pet_reserved');
     await store.cancelOrder(order.id);
     const unlisted = await store.updatePet(created.data.id, { status: null });
-    assert.deepEqual(unlisted.data, { ...created.data, updatedAt: unlisted.data.updatedAt }, 'status: null takes the status away');
+    assert.deepEqual(unlisted.data, created.data, 'status: null takes the status away');
   },
 
   async deletePet() {
