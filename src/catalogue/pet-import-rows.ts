@@ -277,6 +277,9 @@ async function* csvRows(source: AsyncIterable<Buffer>, columns: readonly string[
   }
 }
 
+/** `text` as jsonb takes it: without U+0000 or a lone surrogate (each becomes U+FFFD). */
+export const jsonbSafeText = (text: string): string => text.toWellFormed().replaceAll('\u0000', '\uFFFD');
+
 /**
  * The first field of `value` (a parsed NDJSON line) holding text that is not well-formed
  * Unicode, as createPet's body parser refuses it: a `\u` escape that leaves a lone surrogate,
@@ -286,7 +289,7 @@ function illFormed(value: unknown, pointer = ''): string | undefined {
   if (typeof value === 'string') return !value.isWellFormed() || value.includes('\u0000') ? pointer : undefined;
   if (value === null || typeof value !== 'object') return undefined;
   for (const [key, item] of Object.entries(value)) {
-    const field = `${pointer}/${key.toWellFormed().replaceAll('\u0000', '\uFFFD')}`;
+    const field = `${pointer}/${jsonbSafeText(key)}`;
     if (!key.isWellFormed() || key.includes('\u0000')) return field;
     const found = illFormed(item, field);
     if (found !== undefined) return found;
@@ -342,11 +345,18 @@ async function* ndjsonRows(source: AsyncIterable<Buffer>, start: { offset: numbe
   for await (const chunk of source) {
     let from = 0;
     for (let end = chunk.indexOf(0x0a); end !== -1; end = chunk.indexOf(0x0a, from)) {
-      hold(chunk.subarray(from, end));
+      // A line that lies whole in this chunk is read where it is; only a line's start left
+      // over from earlier chunks is held (copied), with this chunk's part of it.
+      let bytes: Buffer;
+      if (heldBytes === 0 && !tooLong && end - from <= MAX_ROW_BYTES) bytes = chunk.subarray(from, end);
+      else {
+        hold(chunk.subarray(from, end));
+        bytes = take();
+      }
       offset += end + 1 - from;
       line += 1;
       from = end + 1;
-      const row = rowOf(take(), { offset, line });
+      const row = rowOf(bytes, { offset, line });
       tooLong = false;
       if (row) yield row;
     }

@@ -18,7 +18,7 @@ import { inTransaction } from '../db/transaction.js';
 import { execute, query, statement, type Queryable } from '../db/query.js';
 import type { components } from '../../generated/v1.js';
 import { ApiError } from '../errors/catalogue.js';
-import { rowsStart, type ImportFormat, type RowError, type RowsStart } from './pet-import-rows.js';
+import { jsonbSafeText, rowsStart, type ImportFormat, type RowError, type RowsStart } from './pet-import-rows.js';
 
 /** Imports are paged whole (migration 1763700000022). */
 const IMPORTS = appendOrdered('pet_imports');
@@ -260,8 +260,7 @@ export function createPetImportsRepository(pool: pg.Pool, { onSubmitted, onCance
 export type PetImportsRepository = ReturnType<typeof createPetImportsRepository>;
 
 /** jsonb takes no U+0000 and no lone surrogate: a row error's texts without them. */
-const safeText = (text: string): string => text.toWellFormed().replaceAll('\u0000', '\uFFFD');
-const jsonbSafe = (error: RowError): RowError => ({ line: error.line, field: safeText(error.field), message: safeText(error.message) });
+const jsonbSafe = (error: RowError): RowError => ({ line: error.line, field: jsonbSafeText(error.field), message: jsonbSafeText(error.message) });
 
 /** What the worker does with the imports table (src/catalogue/pet-import-worker.ts). */
 export const importWork = {
