@@ -5,6 +5,7 @@
 // keep them below 2^53 (pg's default keeps them as strings).
 import pg from 'pg';
 import { currentTraceparent, tracing } from '../tracing/context.js';
+import { pipelined, TRACE_CONTEXT, TracedWrite } from './traced-write.js';
 
 /** What runs statements: a pool (each statement its own transaction) or a transaction. */
 export type Queryable = Pick<pg.PoolClient, 'query'>;
@@ -29,13 +30,18 @@ const WRITES = /\b(INSERT\s+INTO|DELETE\s+FROM|UPDATE\s+[\w.]+(\s+\w+)?\s+SET)\b
 // With tracing on, a statement that may write first sets the trace context on its connection
 // (docs/decisions/0007-trace-context-through-events.md): `events.trace_parent` takes it as its default. Set on the session,
 // not the transaction, so that a statement outside BEGIN carries it; every traced write sets
-// it again, '' when there is no span.
-const TRACE_CONTEXT = { name: 'trace-context', text: "SELECT set_config('animal_store.traceparent', $1, false)" };
-
+// it again, '' when there is no span. Both go in one round trip once the connection has
+// prepared both (src/db/traced-write.ts); the first time, one after the other.
 async function run<R extends pg.QueryResultRow>(on: Queryable, config: pg.QueryConfig): Promise<pg.QueryResult<R>> {
   const client = on instanceof pg.Pool ? await on.connect() : on;
   try {
-    await client.query({ ...TRACE_CONTEXT, values: [currentTraceparent()] });
+    const traceparent = currentTraceparent();
+    if (config.name !== undefined && pipelined(client, config.name)) {
+      return await new Promise<pg.QueryResult<R>>((resolve, reject) => {
+        client.query(new TracedWrite<R>(config, traceparent, (error, result) => (error ? reject(error) : resolve(result))));
+      });
+    }
+    await client.query({ ...TRACE_CONTEXT, values: [traceparent] });
     return await client.query<R>(config);
   } finally {
     if (client !== on) (client as pg.PoolClient).release();
