@@ -27,7 +27,10 @@ export function createPool(settings: DbSettings, log: PoolLog = stderrLog): pg.P
     idleTimeoutMillis: 30_000,
     statement_timeout: settings.DB_STATEMENT_TIMEOUT_MS,
     application_name: 'animal-store-api',
-    options: `-c plan_cache_mode=${PLAN_CACHE_MODE}`,
+    // No JIT: PostgreSQL compiles a plan whose estimated cost passes jit_above_cost anew at
+    // every execution, prepared or not, and a generic plan's estimate grows with the tables
+    // (docs/performance.md#no-jit).
+    options: `-c plan_cache_mode=${PLAN_CACHE_MODE} -c jit=off`,
   });
   // An idle client losing its connection (database restart) must not crash the process;
   // the pool drops it and the next checkout opens a new one. Logged, without the server's

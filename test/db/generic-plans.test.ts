@@ -11,7 +11,7 @@ import { CATEGORY_STATEMENTS } from '../../src/catalogue/categories.js';
 import { EVENT_STATEMENTS } from '../../src/events/feed.js';
 import { ORDER_STATEMENTS } from '../../src/store/orders.js';
 import { PET_STATEMENTS } from '../../src/catalogue/pets.js';
-import { PLAN_CACHE_MODE } from '../../src/db/pool.js';
+import { closePool, createPool, PLAN_CACHE_MODE } from '../../src/db/pool.js';
 import { createTestDatabase } from '../helper.js';
 
 interface PlanNode {
@@ -181,5 +181,23 @@ describe("events: a page or a lookup reads its own events only, with the statist
     const scans = scansOf(await generic(sql, [...values]), 'events');
     expect(scans.length).toBeGreaterThan(0);
     expect(scans.reduce((sum, scan) => sum + scan.read, 0), JSON.stringify(scans)).toBeLessThanOrEqual(1000);
+  });
+});
+
+describe("the service's pool compiles no plan (jit off)", () => {
+  it("runs a statement whose estimate passes jit_above_cost without compiling it, where PostgreSQL's default would", async () => {
+    // A plan estimated far above jit_above_cost (100,000 by default), explained, not run.
+    const costly = 'EXPLAIN (FORMAT JSON) SELECT count(*) FROM pg_class a CROSS JOIN pg_class b CROSS JOIN pg_class c';
+    const jitOf = async (on: pg.Pool | pg.Client) => (await on.query<{ 'QUERY PLAN': [{ JIT?: unknown }] }>(costly)).rows[0]?.['QUERY PLAN'][0].JIT;
+    const pool = createPool({ DATABASE_URL: db.url, DB_POOL_MAX: 1, DB_CONNECT_TIMEOUT_MS: 10_000, DB_STATEMENT_TIMEOUT_MS: 60_000 });
+    try {
+      expect(await jitOf(pool)).toBeUndefined();
+    } finally {
+      await closePool(pool);
+    }
+    // The same statement on a connection with the server's settings is compiled (where the
+    // server has JIT at all: a build without LLVM has no JIT to turn off).
+    const available = (await client.query<{ available: boolean }>('SELECT pg_jit_available() AS available')).rows[0]?.available;
+    if (available) expect(await jitOf(client)).toBeDefined();
   });
 });
