@@ -31,12 +31,12 @@ const WRITES = /\b(INSERT\s+INTO|DELETE\s+FROM|UPDATE\s+[\w.]+(\s+\w+)?\s+SET)\b
 // (docs/decisions/0007-trace-context-through-events.md): `events.trace_parent` takes it as its default. Set on the session,
 // not the transaction, so that a statement outside BEGIN carries it; every traced write sets
 // it again, '' when there is no span. Both go in one round trip once the connection has
-// prepared both (src/db/traced-write.ts); the first time, one after the other.
+// prepared the context's statement (src/db/traced-write.ts); the first time, one after the other.
 async function run<R extends pg.QueryResultRow>(on: Queryable, config: pg.QueryConfig): Promise<pg.QueryResult<R>> {
   const client = on instanceof pg.Pool ? await on.connect() : on;
   try {
     const traceparent = currentTraceparent();
-    if (config.name !== undefined && pipelined(client, config.name)) {
+    if (pipelined(client)) {
       return await new Promise<pg.QueryResult<R>>((resolve, reject) => {
         client.query(new TracedWrite<R>(config, traceparent, (error, result) => (error ? reject(error) : resolve(result))));
       });

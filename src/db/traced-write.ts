@@ -6,9 +6,9 @@
 // Built on pg's Submittable extension point (pg.Query, as pg-cursor is): `prepare` sends the
 // messages, and the context's answer (a row and its CommandComplete) is read and set aside
 // before the statement's own. Invariant: the context statement is already prepared on the
-// connection and so is the write (`pipelined`); otherwise src/db/query.ts sends them one
-// after the other, as PostgreSQL would otherwise answer a ParseComplete that pg credits to
-// the write.
+// connection (`pipelined`), so that the one ParseComplete PostgreSQL may answer is the
+// write's (pg credits every ParseComplete to the statement it is running); on a connection's
+// first traced write, src/db/query.ts sends the two one after the other.
 import pg from 'pg';
 
 declare module 'pg' {
@@ -27,10 +27,9 @@ interface ConnectionInternals {
   connection?: { parsedStatements?: Record<string, string> };
 }
 
-/** Whether `client` holds both statements prepared, so that one round trip sends both. */
-export function pipelined(client: unknown, name: string): boolean {
-  const parsed = (client as ConnectionInternals).connection?.parsedStatements;
-  return parsed?.[TRACE_CONTEXT.name] === TRACE_CONTEXT.text && parsed[name] !== undefined;
+/** Whether `client` has prepared the context statement, so that one round trip sends it with a write. */
+export function pipelined(client: unknown): boolean {
+  return (client as ConnectionInternals).connection?.parsedStatements?.[TRACE_CONTEXT.name] === TRACE_CONTEXT.text;
 }
 
 export class TracedWrite<R extends pg.QueryResultRow> extends pg.Query<R> {

@@ -6,6 +6,8 @@ import type { Queryable } from './query.js';
 /** A connection inside BEGIN ... COMMIT; only `inTransaction` and `transactionOn` make one. */
 export interface Transaction extends Queryable {
   readonly inTransaction: true;
+  /** Its connection's protocol state: which statements it has prepared (src/db/traced-write.ts). */
+  readonly connection: pg.Connection;
 }
 
 /** A connection checked out by `withConnection`: `broken` marks it for discarding. */
@@ -45,7 +47,7 @@ export async function withConnection<T>(pool: pg.Pool, work: (held: HeldConnecti
 export async function transactionOn<T>({ client, broken }: HeldConnection, work: (tx: Transaction) => Promise<T>): Promise<T> {
   try {
     await client.query('BEGIN');
-    const result = await work({ inTransaction: true, query: client.query.bind(client) as pg.PoolClient['query'] });
+    const result = await work({ inTransaction: true, query: client.query.bind(client) as pg.PoolClient['query'], connection: (client as unknown as pg.Client).connection });
     await client.query('COMMIT');
     return result;
   } catch (error) {

@@ -6,9 +6,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { closePool, createPool } from '../../src/db/pool.js';
 import { execute, query, statement } from '../../src/db/query.js';
+import { TracedWrite } from '../../src/db/traced-write.js';
 import { inTransaction } from '../../src/db/transaction.js';
 import { inSpan } from '../../src/tracing/context.js';
 import { startTracing, type Tracing } from '../../src/tracing/tracing.js';
@@ -24,7 +25,7 @@ let collector: http.Server;
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  // One connection: every write after the first of its statement goes in one round trip.
+  // One connection: every write after its first traced one goes in one round trip.
   pool = createPool({ DATABASE_URL: db.url, DB_POOL_MAX: 1, DB_CONNECT_TIMEOUT_MS: 10_000, DB_STATEMENT_TIMEOUT_MS: 60_000 });
   collector = http.createServer((request, response) => request.resume().on('end', () => response.end()));
   await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
@@ -64,16 +65,27 @@ describe('the trace context of a write', () => {
       written.push({ id, traceId });
     };
     const fail = () => traced(() => expect(execute(pool, refused, ['Refused'])).rejects.toThrow(/check constraint/));
+    // Which writes went in one round trip: the connection's first traced write goes in two,
+    // every later one in one (the spy calls through to pg's own).
+    const oneTrip = vi.spyOn(TracedWrite.prototype, 'prepare');
+    const trips: boolean[] = [];
+    const counted = async (step: () => Promise<unknown>) => {
+      const before = oneTrip.mock.calls.length;
+      await step();
+      trips.push(oneTrip.mock.calls.length > before);
+    };
 
-    await write('First');
-    await write('Second');
-    await fail();
-    await fail();
-    await write('After two failures');
-    await write('In a transaction', true);
-    await write('In another', true);
-    await fail();
-    await write('Last');
+    await counted(() => write('First'));
+    await counted(() => write('Second'));
+    await counted(() => fail());
+    await counted(() => fail());
+    await counted(() => write('After two failures'));
+    await counted(() => write('In a transaction', true));
+    await counted(() => write('In another', true));
+    await counted(() => fail());
+    await counted(() => write('Last'));
+    oneTrip.mockRestore();
+    expect(trips).toEqual([false, true, true, true, true, true, true, true, true]);
 
     for (const { id, traceId } of written) expect(await traceOf(id)).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
     // A write outside any span leaves none.
