@@ -279,6 +279,8 @@ async function* csvRows(source: AsyncIterable<Buffer>, columns: readonly string[
 
 /** `text` as jsonb takes it: without U+0000 or a lone surrogate (each becomes U+FFFD). */
 export const jsonbSafeText = (text: string): string => text.toWellFormed().replaceAll('\u0000', '\uFFFD');
+/** Whether jsonb takes `text` as it is (what `jsonbSafeText` would leave unchanged). */
+const jsonbTakes = (text: string): boolean => text.isWellFormed() && !text.includes('\u0000');
 
 /**
  * The first field of `value` (a parsed NDJSON line) holding text that is not well-formed
@@ -286,11 +288,11 @@ export const jsonbSafeText = (text: string): string => text.toWellFormed().repla
  * or U+0000, which no text of the service holds (the pointer's own text made safe to repeat).
  */
 function illFormed(value: unknown, pointer = ''): string | undefined {
-  if (typeof value === 'string') return !value.isWellFormed() || value.includes('\u0000') ? pointer : undefined;
+  if (typeof value === 'string') return jsonbTakes(value) ? undefined : pointer;
   if (value === null || typeof value !== 'object') return undefined;
   for (const [key, item] of Object.entries(value)) {
     const field = `${pointer}/${jsonbSafeText(key)}`;
-    if (!key.isWellFormed() || key.includes('\u0000')) return field;
+    if (!jsonbTakes(key)) return field;
     const found = illFormed(item, field);
     if (found !== undefined) return found;
   }
