@@ -9,5 +9,6 @@
 CREATE OR REPLACE FUNCTION pet_json(p pets) RETURNS text
   LANGUAGE sql STABLE PARALLEL SAFE AS $$
   SELECT '{"id":' || (p).id || ',"name":' || to_json((p).name) || ',"categoryId":' || (p).category_id
-    || coalesce(',"status":' || to_json((p).status), '') || '}'
+    || coalesce(',"status":' || to_json((p).status), '')
+    || coalesce(',"tags":' || to_json(NULLIF((p).tags, '{}')), '') || '}'
 $$;

@@ -599,9 +599,15 @@ function petJsonSql(document: JsonObject): string {
         ? field
         : type === 'string' && format === 'date-time'
           ? `'"' || json_instant(${field}) || '"'`
-          : type === 'string' || type === 'array'
+          : type === 'string'
             ? `to_json(${field})`
-            : undefined;
+            : type === 'array'
+              ? // An optional array is left out when null or empty (NULLIF), as protobuf's
+                // JSON mapping leaves out an empty repeated field.
+                required.includes(key)
+                ? `to_json(${field})`
+                : `to_json(NULLIF(${field}, '{}'))`
+              : undefined;
     if (!value) fail(at, `type ${type ?? '(none)'} has no mapping; ${extend}`);
     const optional = !required.includes(key);
     if (optional && i === 0) fail(at, `the first property is optional, so every key after it would have to know whether a comma precedes it; ${extend}`);

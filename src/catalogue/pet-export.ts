@@ -24,7 +24,7 @@ export const EXPORT_FORMATS = ['text/csv', 'application/x-ndjson'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 /** The CSV columns, in order: the Pet's fields. */
-export const CSV_COLUMNS = ['id', 'name', 'categoryId', 'status'] as const;
+export const CSV_COLUMNS = ['id', 'name', 'categoryId', 'status', 'tags'] as const;
 
 /** listPets' filters, as an export takes them (all optional, ANDed). */
 export interface ExportFilters {
@@ -36,7 +36,7 @@ export interface ExportFilters {
 /** What a row of the export's statement holds: the pet's JSON, or its CSV fields as text. */
 const SELECTED: Record<ExportFormat, string> = {
   'application/x-ndjson': 'pet_json(pets) AS json',
-  'text/csv': "id::text AS id, name, category_id::text AS category_id, coalesce(status, '') AS status",
+  'text/csv': "id::text AS id, name, category_id::text AS category_id, coalesce(status, '') AS status, coalesce(array_to_string(tags, ' '), '') AS tags",
 };
 
 /**
@@ -83,13 +83,13 @@ function pieces(): Transform {
 }
 
 /** A row of the export's statement as the format's text (a JSON line) or record (CSV fields). */
-type Row = { json: string } | { id: string; name: string; category_id: string; status: string };
+type Row = { json: string } | { id: string; name: string; category_id: string; status: string; tags: string };
 function formatter(format: ExportFormat): Transform {
   return new Transform({
     writableObjectMode: true,
     readableObjectMode: format === 'text/csv',
     transform(row: Row, _encoding: BufferEncoding, done: TransformCallback) {
-      done(null, 'json' in row ? `${row.json}\n` : [row.id, row.name, row.category_id, row.status]);
+      done(null, 'json' in row ? `${row.json}\n` : [row.id, row.name, row.category_id, row.status, row.tags]);
     },
   });
 }

@@ -19,7 +19,7 @@ export type NewPet = components['schemas']['NewPet'];
 export type ImportFormat = 'text/csv' | 'application/x-ndjson';
 
 /** The columns a CSV import takes, required first. */
-export const IMPORT_COLUMNS = ['name', 'categoryId', 'status'] as const;
+export const IMPORT_COLUMNS = ['name', 'categoryId', 'status', 'tags'] as const;
 const REQUIRED_COLUMNS = ['name', 'categoryId'] as const;
 
 /** A row (a CSV record, an NDJSON line) longer than this is refused: a NewPet takes a few hundred bytes. */
@@ -70,16 +70,16 @@ export function rowsStart(format: ImportFormat, head: Buffer, ended: boolean): R
     if (end !== -1 || ended || head.length > MAX_HEADER_BYTES) throw new ApiError('bad_request', 'The lines end with CR alone: save the file with CRLF or LF line ends');
   }
   if (end === -1 && !ended) {
-    if (head.length > MAX_HEADER_BYTES) throw new ApiError('bad_request', `The header row is longer than ${MAX_HEADER_BYTES} bytes: the first line must name the columns name, categoryId and, if you like, status`);
+    if (head.length > MAX_HEADER_BYTES) throw new ApiError('bad_request', `The header row is longer than ${MAX_HEADER_BYTES} bytes: the first line must name the columns name, categoryId and, if you like, status and tags`);
     return undefined;
   }
   const line = first.toString('utf8').replace(/\r$/, '');
-  if (line.trim() === '') throw new ApiError('bad_request', 'Body is empty or starts with an empty line: the first line must name the columns name, categoryId and, if you like, status');
+  if (line.trim() === '') throw new ApiError('bad_request', 'Body is empty or starts with an empty line: the first line must name the columns name, categoryId and, if you like, status and tags');
   let columns: string[];
   try {
     columns = (parseCsvText(line, { relax_column_count: true }) as string[][])[0] ?? [];
   } catch {
-    throw new ApiError('bad_request', 'The header row is not valid CSV: name the columns name, categoryId and, if you like, status, separated by commas');
+    throw new ApiError('bad_request', 'The header row is not valid CSV: name the columns name, categoryId and, if you like, status and tags, separated by commas');
   }
   const seen = new Set<string>();
   for (const column of columns) {
@@ -93,7 +93,7 @@ export function rowsStart(format: ImportFormat, head: Buffer, ended: boolean): R
     seen.add(column);
   }
   for (const column of REQUIRED_COLUMNS) {
-    if (!seen.has(column)) throw new ApiError('bad_request', `The header row lacks the column ${column}: name the columns name, categoryId and, if you like, status`);
+    if (!seen.has(column)) throw new ApiError('bad_request', `The header row lacks the column ${column}: name the columns name, categoryId and, if you like, status and tags`);
   }
   return { columns, offset: end === -1 ? head.length : end + 1, line: 2 };
 }
@@ -258,6 +258,7 @@ async function* csvRows(source: AsyncIterable<Buffer>, columns: readonly string[
       columns.forEach((column, i) => {
         const value = record[i] ?? '';
         if (column === 'name') pet.name = value;
+        else if (column === 'tags') pet.tags = value.split(' ').filter((tag) => tag !== '');
         else if (value !== '') pet[column] = column === 'categoryId' && DECIMAL.test(value) ? Number(value) : value;
       });
       // CSV has no types: a categoryId is a text of digits, said so where it is not.

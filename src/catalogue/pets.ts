@@ -39,9 +39,10 @@ interface PetRow {
   name: string;
   category_id: number;
   status: PetStatus | null;
+  tags: string[] | null;
   json: string;
 }
-const PET_COLUMNS = 'id, name, category_id, status, pet_json(pets) AS json';
+const PET_COLUMNS = 'id, name, category_id, status, tags, pet_json(pets) AS json';
 
 /**
  * A pet's strong entity tag, from its JSON (`pet_json`): `"` + base64url of the first 16
@@ -210,22 +211,30 @@ interface SlotRow extends PageRow {
   i: number;
 }
 
+/**
+ * A pet's tags as a statement of several pets takes them: one JSON array text per pet (null:
+ * none), so that a batch is a flat text[] (unnest flattens an array of arrays). A pet
+ * without tags stores NULL, never `{}` (migrations/1763700000023).
+ */
+const tagsJson = (tags: readonly string[] | null | undefined): string | null => (tags && tags.length > 0 ? JSON.stringify(tags) : null);
+const tagsOf = (json: string) => `CASE WHEN ${json} IS NULL THEN NULL ELSE ARRAY(SELECT json_array_elements_text(${json}::json)) END`;
+
 /** The pet statements (bench:scale explains them; test/db/generic-plans.test.ts plans them). */
 export const PET_STATEMENTS = {
-  insert: statement<PetRow>('pets-insert', `INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${PET_COLUMNS}`),
+  insert: statement<PetRow>('pets-insert', `INSERT INTO pets (name, category_id, status, tags) VALUES ($1, $2, $3, $4::text[]) RETURNING ${PET_COLUMNS}`),
   // Several at once: rows reach the insert in the arrays' order (ORDER BY ordinality) and
   // ids are drawn as rows are inserted, so ascending ids follow the arrays' order.
   insertMany: statement<PetRow>(
     'pets-insert-many',
-    `INSERT INTO pets (name, category_id, status)
-    SELECT name, category_id, status FROM unnest($1::text[], $2::bigint[], $3::text[]) WITH ORDINALITY AS t(name, category_id, status, i) ORDER BY i
+    `INSERT INTO pets (name, category_id, status, tags)
+    SELECT name, category_id, status, ${tagsOf('tags')} FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[]) WITH ORDINALITY AS t(name, category_id, status, tags, i) ORDER BY i
     RETURNING ${PET_COLUMNS}`,
   ),
   // An import's batch (src/catalogue/pet-import-worker.ts): the same insert, nothing returned.
   insertBatch: statement<Record<string, never>>(
     'pets-insert-batch',
-    `INSERT INTO pets (name, category_id, status)
-    SELECT name, category_id, status FROM unnest($1::text[], $2::bigint[], $3::text[]) WITH ORDINALITY AS t(name, category_id, status, i) ORDER BY i`,
+    `INSERT INTO pets (name, category_id, status, tags)
+    SELECT name, category_id, status, ${tagsOf('tags')} FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[]) WITH ORDINALITY AS t(name, category_id, status, tags, i) ORDER BY i`,
   ),
   // Reads, one statement per kind of batch (a statement's plan is set up whole on every
   // execution, so a single page does not pay for the parts of a mixed batch): a lookup, a
@@ -244,19 +253,35 @@ export const PET_STATEMENTS = {
     `${lookups('$1::bigint[]')} UNION ALL ${pages('$2::int[]', '$3::bigint[]', '$4::int[]')} UNION ALL ${statusPages('$5::int[]', '$6::text[]', '$7::bigint[]', '$8::int[]')}`,
   ),
   // listPets with `id`: a page among the pets of these ids ($1 ids, $2 after, $3 size, $4
-  // status or null, $5 category or null), in id order (the primary key serves it).
+  // status or null, $5 category or null, $6 tags or null), in id order (the primary key serves it).
   listByIds: statement<PageRow>(
     'pets-list-by-ids',
     page(
       `SELECT id, pet_json(pets) AS json, visible_after FROM pets WHERE id = ANY ($1::bigint[]) AND id > $2 AND deleted_at IS NULL
-        AND ($4::text IS NULL OR status = $4) AND ($5::bigint IS NULL OR category_id = $5) ORDER BY id LIMIT $3::int + 1`,
+        AND ($4::text IS NULL OR status = $4) AND ($5::bigint IS NULL OR category_id = $5) AND ($6::text[] IS NULL OR tags @> $6) ORDER BY id LIMIT $3::int + 1`,
       '$3::int',
+    ),
+  ),
+  // listPets with `tag` ($1 tags, $2 status or null, $3 category or null, $4 after, $5
+  // size): the first tag's pets in id order from pet_tags' primary key (migration
+  // 1763700000023), each carrying every tag. The tag comes from $1 in the row comparison
+  // and in the bound, so a generic plan walks that index from the right place, as the status
+  // scan does; each pet is read by its key (the LATERAL, kept apart by OFFSET 0: joined
+  // plainly, a generic plan made while pet_tags looked empty hashed the whole of pets).
+  listByTags: statement<PageRow>(
+    'pets-list-by-tags',
+    page(
+      `SELECT p.id, pet_json(p) AS json, p.visible_after FROM pet_tags t CROSS JOIN LATERAL (SELECT * FROM pets WHERE pets.id = t.pet_id OFFSET 0) AS p
+        WHERE (t.tag, t.pet_id) > (($1::text[])[1], $4::bigint) AND t.tag <= ($1::text[])[1] AND p.tags @> $1::text[] AND p.deleted_at IS NULL
+          AND ($2::text IS NULL OR p.status = $2) AND ($3::bigint IS NULL OR p.category_id = $3) ORDER BY t.tag, t.pet_id LIMIT $5::int + 1`,
+      '$5::int',
     ),
   ),
   // listPets with `categoryId` ($1 category, $2 status or null, $3 after, $4 size).
   listByCategory: statement<PageRow>('pets-list-by-category', page(categoryScan('$1::bigint', '$2::text', '$3', '$4::int'), '$4::int')),
   // updatePet ($1 id, $2 If-Match's strong tags or null: no condition, $3 name or null, $4
-  // category or null, $5 whether status is set, $6 the status it is set to). One statement:
+  // category or null, $5 whether status is set, $6 the status it is set to, $7 whether the
+  // pet's tags are set, $8 the tags they are set to, null: none). One statement:
   // the pet's row is locked (after waiting for a writer that holds it, READ COMMITTED gives
   // its newest version), the tags compared and the status rule checked on that version, and
   // the row written only when both allow it and something changes. No row: no such pet.
@@ -265,26 +290,31 @@ export const PET_STATEMENTS = {
     `WITH ${decide('$1', '$2', '$5::boolean')},
     changed AS (
       UPDATE pets SET name = coalesce($3::text, pets.name), category_id = coalesce($4::bigint, pets.category_id),
-        status = CASE WHEN $5::boolean THEN $6::text ELSE pets.status END
+        status = CASE WHEN $5::boolean THEN $6::text ELSE pets.status END, tags = CASE WHEN $7::boolean THEN $8::text[] ELSE pets.tags END
       WHERE pets.id = $1 AND pets.deleted_at IS NULL AND EXISTS (SELECT FROM decided WHERE matched AND NOT reserved)
-        AND (pets.name, pets.category_id, pets.status) IS DISTINCT FROM (coalesce($3::text, pets.name), coalesce($4::bigint, pets.category_id), CASE WHEN $5::boolean THEN $6::text ELSE pets.status END)
+        AND (pets.name, pets.category_id, pets.status, pets.tags) IS DISTINCT FROM
+          (coalesce($3::text, pets.name), coalesce($4::bigint, pets.category_id), CASE WHEN $5::boolean THEN $6::text ELSE pets.status END,
+            CASE WHEN $7::boolean THEN $8::text[] ELSE pets.tags END)
       RETURNING pet_json(pets) AS json
     )
     SELECT decided.matched, decided.reserved, coalesce((SELECT json FROM changed), decided.json) AS json FROM decided`,
   ),
-  // updatePet for several pets at once ($1 slots, $2 ids, $3 tags, $4 names, $5 categories,
-  // $6 whether status is set, $7 the statuses): each slot decided and written as `update`
+  // updatePet for several pets at once ($1 slots, $2 ids, $3 If-Match tags, $4 names, $5
+  // categories, $6 whether status is set, $7 the statuses, $8 whether the pet's tags are
+  // set, $9 those tags as JSON arrays, null: none): each slot decided and written as `update`
   // does, one row per slot (`matched` null: no such pet). A batch names each pet once (the
   // repository splits repeats into rounds).
   updateMany: statement<SlotChangeRow>(
     'pets-update-many',
-    `WITH ${decideMany('SELECT * FROM unnest($1::int[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::boolean[], $7::text[]) AS i(slot, id, tags, name, category_id, sets_status, new_status)', '$2::bigint[]', 'i.sets_status')},
+    `WITH ${decideMany('SELECT * FROM unnest($1::int[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::boolean[], $7::text[], $8::boolean[], $9::text[]) AS i(slot, id, tags, name, category_id, sets_status, new_status, sets_labels, labels)', '$2::bigint[]', 'i.sets_status')},
     changed AS (
       UPDATE pets SET name = coalesce(d.name, pets.name), category_id = coalesce(d.category_id, pets.category_id),
-        status = CASE WHEN d.sets_status THEN d.new_status ELSE pets.status END
+        status = CASE WHEN d.sets_status THEN d.new_status ELSE pets.status END, tags = CASE WHEN d.sets_labels THEN ${tagsOf('d.labels')} ELSE pets.tags END
       FROM decided d
       WHERE pets.id = d.id AND pets.deleted_at IS NULL AND d.matched AND NOT d.reserved
-        AND (pets.name, pets.category_id, pets.status) IS DISTINCT FROM (coalesce(d.name, pets.name), coalesce(d.category_id, pets.category_id), CASE WHEN d.sets_status THEN d.new_status ELSE pets.status END)
+        AND (pets.name, pets.category_id, pets.status, pets.tags) IS DISTINCT FROM
+          (coalesce(d.name, pets.name), coalesce(d.category_id, pets.category_id), CASE WHEN d.sets_status THEN d.new_status ELSE pets.status END,
+            CASE WHEN d.sets_labels THEN ${tagsOf('d.labels')} ELSE pets.tags END)
       RETURNING d.slot, pet_json(pets) AS json
     )
     SELECT input.slot, decided.matched, decided.reserved, coalesce(changed.json, decided.json) AS json
@@ -324,6 +354,8 @@ export interface PetPage {
   after: number;
   /** Only pets of this category (undefined: any). */
   categoryId?: number | undefined;
+  /** Only pets that carry every one of these tags (undefined: any). */
+  tags?: readonly string[] | undefined;
 }
 
 /** One updatePet or deletePet, as the coalesced writers take it. */
@@ -362,6 +394,7 @@ const EMPTY: PageRow = { page: '[]', more: false, last: null, held_from: null };
 function toPet(row: PetRow): TaggedPet<Pet> {
   const pet: Pet = { id: row.id, name: row.name, categoryId: row.category_id };
   if (row.status !== null) pet.status = row.status;
+  if (row.tags !== null && row.tags.length > 0) pet.tags = row.tags;
   return { pet, etag: petETag(row.json) };
 }
 
@@ -444,10 +477,10 @@ export interface PetsOptions {
 export function createPetsRepository(pools: Pools, { exportIdleMs = 60_000 }: PetsOptions = {}) {
   const { primary, replica } = pools;
   const read: Reader = createReader(pools);
-  const insertOne = async (pet: NewPet, on: Queryable): Promise<TaggedPet<Pet>> => toPet((await query(on, PET_STATEMENTS.insert, [pet.name, pet.categoryId, pet.status ?? null]))[0] as PetRow);
+  const insertOne = async (pet: NewPet, on: Queryable): Promise<TaggedPet<Pet>> => toPet((await query(on, PET_STATEMENTS.insert, [pet.name, pet.categoryId, pet.status ?? null, pet.tags && pet.tags.length > 0 ? pet.tags : null]))[0] as PetRow);
   // Several pets in one statement, their rows in the order given (ids ascend in that order).
   const insertAll = async (pets: readonly NewPet[], on: Queryable): Promise<PetRow[]> => {
-    const rows = await query(on, PET_STATEMENTS.insertMany, [pets.map((p) => p.name), pets.map((p) => p.categoryId), pets.map((p) => p.status ?? null)]);
+    const rows = await query(on, PET_STATEMENTS.insertMany, [pets.map((p) => p.name), pets.map((p) => p.categoryId), pets.map((p) => p.status ?? null), pets.map((p) => tagsJson(p.tags))]);
     if (rows.length !== pets.length) throw new Error(`inserted ${rows.length} pets for ${pets.length}`);
     return rows.sort((a, b) => a.id - b.id);
   };
@@ -463,7 +496,7 @@ export function createPetsRepository(pools: Pools, { exportIdleMs = 60_000 }: Pe
   // Changes and removals, coalesced: those that arrive in one turn are one statement, one
   // commit (not serial: a change can wait for a pet's row that another transaction holds).
   const updateOne = async ({ id, patch, ifMatch }: PetUpdate, on: Queryable) => {
-    const values = [id, ifMatch ?? null, patch.name ?? null, patch.categoryId ?? null, Object.hasOwn(patch, 'status'), patch.status ?? null];
+    const values = [id, ifMatch ?? null, patch.name ?? null, patch.categoryId ?? null, Object.hasOwn(patch, 'status'), patch.status ?? null, Object.hasOwn(patch, 'tags'), patch.tags && patch.tags.length > 0 ? patch.tags : null];
     return (await query(on, PET_STATEMENTS.update, values))[0];
   };
   const updates = coalesce<PetUpdate, ChangeRow | undefined>({
@@ -480,6 +513,8 @@ export function createPetsRepository(pools: Pools, { exportIdleMs = 60_000 }: Pe
           u.map((x) => x.patch.categoryId ?? null),
           u.map((x) => Object.hasOwn(x.patch, 'status')),
           u.map((x) => x.patch.status ?? null),
+          u.map((x) => Object.hasOwn(x.patch, 'tags')),
+          u.map((x) => tagsJson(x.patch.tags)),
         ];
         return query(primary, PET_STATEMENTS.updateMany, values);
       }),
@@ -522,17 +557,21 @@ export function createPetsRepository(pools: Pools, { exportIdleMs = 60_000 }: Pe
 
   // A category's pages are read alone (not coalesced).
   const readCategory = async (on: ReadFrom, q: PetPage) => (await read(on, PET_STATEMENTS.listByCategory, [q.categoryId, q.status ?? null, q.after, q.limit]))[0] ?? EMPTY;
+  // As are pages of a tag.
+  const readTags = async (on: ReadFrom, q: PetPage) =>
+    (await read(on, PET_STATEMENTS.listByTags, [q.tags, q.status ?? null, q.categoryId ?? null, q.after, q.limit]))[0] ?? EMPTY;
 
   return {
-    /** At most `limit` pets with an id above `after` (of `status`, of `categoryId`), in id order, and where the next page starts. */
+    /** At most `limit` pets with an id above `after` (of `status`, of `categoryId`, with `tags`), in id order, and where the next page starts. */
     async list(p: PetPage, from: ReadFrom = 'replica'): Promise<PetsPage> {
+      if (p.tags !== undefined && p.tags.length > 0) return settle(await readTags(from, p), from, p, readTags);
       if (p.categoryId !== undefined) return settle(await readCategory(from, p), from, p, readCategory);
       return pageOf(from, p);
     },
 
     /** Like `list`, only among the pets of these ids (not coalesced: one-off look-ups). */
     async listByIds(ids: readonly number[], p: PetPage, from: ReadFrom = 'replica'): Promise<PetsPage> {
-      const readIds = async (on: ReadFrom, q: PetPage) => (await read(on, PET_STATEMENTS.listByIds, [ids, q.after, q.limit, q.status ?? null, q.categoryId ?? null]))[0] ?? EMPTY;
+      const readIds = async (on: ReadFrom, q: PetPage) => (await read(on, PET_STATEMENTS.listByIds, [ids, q.after, q.limit, q.status ?? null, q.categoryId ?? null, q.tags ?? null]))[0] ?? EMPTY;
       return settle(await readIds(from, p), from, p, readIds);
     },
 
@@ -567,7 +606,7 @@ export function createPetsRepository(pools: Pools, { exportIdleMs = 60_000 }: Pe
      */
     /** Adds `pets` in `tx` (a batch of an import), in the order given, answering nothing; each writes its pet.created. How many. */
     async addBatch(pets: readonly NewPet[], tx: Queryable): Promise<number> {
-      return execute(tx, PET_STATEMENTS.insertBatch, [pets.map((p) => p.name), pets.map((p) => p.categoryId), pets.map((p) => p.status ?? null)]);
+      return execute(tx, PET_STATEMENTS.insertBatch, [pets.map((p) => p.name), pets.map((p) => p.categoryId), pets.map((p) => p.status ?? null), pets.map((p) => tagsJson(p.tags))]);
     },
 
     async createMany(pets: readonly NewPet[], tx?: Queryable): Promise<Serialized<{ pets: Pet[] }>> {

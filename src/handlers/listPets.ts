@@ -8,7 +8,7 @@ const paging = listPaging('listPets');
 export const listPets: Handler<'listPets'> = async ({ query, context }, { pets, cursors }) => {
   const started = await paging.start(query, cursors);
   if (refused(started)) return started;
-  const request = { limit: started.limit, status: query.status, categoryId: query.categoryId, after: started.after };
+  const request = { limit: started.limit, status: query.status, categoryId: query.categoryId, tags: query.tag, after: started.after };
   const page = query.id ? await pets.listByIds(query.id, request, context.readFrom) : await pets.list(request, context.readFrom);
   return paging.answer(query, started, page.pets, page.next, cursors);
 };

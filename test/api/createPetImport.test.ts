@@ -200,15 +200,15 @@ describe('what submission refuses (4xx, nothing stored)', () => {
   const countParts = async () => Number((await t.pool.query<{ n: string }>('SELECT count(*) AS n FROM pet_import_parts')).rows[0]?.n);
 
   it.each([
-    ['a header without categoryId', 'text/csv', 'name,status\nRex,available\n', 400, 'The header row lacks the column categoryId: name the columns name, categoryId and, if you like, status'],
-    ['an unknown column', 'text/csv', 'name,categoryId,colour\nRex,1,red\n', 400, 'The header row names the column "colour", which an import does not take: the columns are name, categoryId and status'],
+    ['a header without categoryId', 'text/csv', 'name,status\nRex,available\n', 400, 'The header row lacks the column categoryId: name the columns name, categoryId and, if you like, status and tags'],
+    ['an unknown column', 'text/csv', 'name,categoryId,colour\nRex,1,red\n', 400, 'The header row names the column "colour", which an import does not take: the columns are name, categoryId, status and tags'],
     ['a column in another case, or with a space', 'text/csv', 'Name, categoryId\n', 400, 'The header row names the column "Name": write it name, as it is spelt here (column names are exact: case and spaces count)'],
     ['lines that end with CR alone', 'text/csv', 'name,categoryId\rRex,1\rTom,2\r', 400, 'The lines end with CR alone: save the file with CRLF or LF line ends'],
     ['an NDJSON body of white space and a byte order mark', 'application/x-ndjson', Buffer.from([0xef, 0xbb, 0xbf, 0x20, 0x0a, 0x0d, 0x0a]), 400, 'Body is empty: send one NewPet as a JSON object per line'],
     ['no body at all', 'text/csv', undefined, 400, 'body: a body is required (text/csv or application/x-ndjson)'],
     ['a column named twice', 'text/csv', 'name,categoryId,name\n', 400, 'The header row names the column name twice: name each column once'],
     ['an id column (an export as it is)', 'text/csv', 'id,name,categoryId,status\n1,Rex,1,\n', 400, 'The header row names the column id: the service assigns ids, so remove the column (an export imports once its id column is removed)'],
-    ['an empty CSV body', 'text/csv', '', 400, 'Body is empty or starts with an empty line: the first line must name the columns name, categoryId and, if you like, status'],
+    ['an empty CSV body', 'text/csv', '', 400, 'Body is empty or starts with an empty line: the first line must name the columns name, categoryId and, if you like, status and tags'],
     ['an empty NDJSON body', 'application/x-ndjson', '\n\n', 400, 'Body is empty: send one NewPet as a JSON object per line'],
     ['bytes that are not UTF-8', 'text/csv', Buffer.from([...Buffer.from('name,categoryId\nR'), 0xff, ...Buffer.from('x,1\n')]), 400, 'Body is not valid UTF-8 (in its bytes 0 to 21): save the file as UTF-8 and send it again'],
     ['a JSON body', 'application/json', '{"name":"Rex","categoryId":1}', 415, 'Content-Type must be text/csv or application/x-ndjson'],

@@ -12,14 +12,14 @@ import { within, WAIT_MS } from '../process.js';
 
 let t: TestApp;
 /** The pets stored for this file, by name. */
-let stored: { id: number; name: string; categoryId: number; status?: string }[];
+let stored: { id: number; name: string; categoryId: number; status?: string; tags?: string[] }[];
 /** A query naming this file's pets by id (the pets other cases add are not among them). */
 let theirIds: string;
 const names = ['Plain', 'Comma, in name', 'A "quoted" name', 'Ünïcødé 🐦', '=SUM(A1)', 'Tab-free, "both"'];
 
 beforeAll(async () => {
   t = await buildTestApp({ env: { RATE_LIMIT_MAX: '100000' } });
-  const requests = names.map((name, i) => ({ name, categoryId: 70 + (i % 2), ...(i % 3 === 0 ? {} : { status: i % 3 === 1 ? 'available' : 'sold' }) }));
+  const requests = names.map((name, i) => ({ name, categoryId: 70 + (i % 2), ...(i % 3 === 0 ? {} : { status: i % 3 === 1 ? 'available' : 'sold' }), ...(i % 2 === 0 ? { tags: ['calm', `t-${i}`] } : {}) }));
   const made = await t.api({ method: 'POST', url: '/v1/pets:batchCreate', headers: { ...t.auth, 'content-type': 'application/json' }, payload: JSON.stringify({ requests }) });
   expect(made.statusCode, made.body).toBe(200);
   stored = made.json().pets;
@@ -28,8 +28,8 @@ beforeAll(async () => {
 afterAll(async () => t.close());
 
 const exported = (query: string, accept?: string) => t.api({ method: 'GET', url: `/v1/pets:export${query}`, headers: { ...t.auth, ...(accept === undefined ? {} : { accept }) } });
-const csvRow = (p: (typeof stored)[number]) => [String(p.id), p.name, String(p.categoryId), p.status ?? ''];
-const HEADER = ['id', 'name', 'categoryId', 'status'];
+const csvRow = (p: (typeof stored)[number]) => [String(p.id), p.name, String(p.categoryId), p.status ?? '', (p.tags ?? []).join(' ')];
+const HEADER = ['id', 'name', 'categoryId', 'status', 'tags'];
 
 describe('exportPets as CSV', () => {
   it('without Accept: CSV with a header row, each name quoted as RFC 4180 asks, read back exactly', async () => {
@@ -37,7 +37,7 @@ describe('exportPets as CSV', () => {
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toBe('text/csv; charset=utf-8; header=present');
     expect(response.headers['content-disposition']).toBe('attachment; filename="pets.csv"');
-    expect(response.body.startsWith('id,name,categoryId,status\r\n')).toBe(true);
+    expect(response.body.startsWith('id,name,categoryId,status,tags\r\n')).toBe(true);
     expect(parse(response.body)).toEqual([HEADER, ...stored.map(csvRow)]);
     // The quoting itself.
     expect(response.body).toContain(',"Comma, in name",');
@@ -51,7 +51,7 @@ describe('exportPets as CSV', () => {
     const response = await exported('?categoryId=79', 'text/csv');
     expect(response.statusCode).toBe(200);
     const [crlf, lf, cr] = rows.map((r) => r.id);
-    expect(response.body).toBe(`id,name,categoryId,status\r\n${crlf},"Line\r\nbreak",79,\r\n${lf},"new\nline",79,\r\n${cr},"cr\rname",79,\r\n`);
+    expect(response.body).toBe(`id,name,categoryId,status,tags\r\n${crlf},"Line\r\nbreak",79,,\r\n${lf},"new\nline",79,,\r\n${cr},"cr\rname",79,,\r\n`);
     expect(parse(response.body, { record_delimiter: '\r\n' }).map((row: string[]) => row[1])).toEqual(['name', 'Line\r\nbreak', 'new\nline', 'cr\rname']);
   });
 
@@ -81,7 +81,7 @@ describe('exportPets as CSV', () => {
   it('no pet matched: the header row alone', async () => {
     const response = await exported('?categoryId=999');
     expect(response.statusCode).toBe(200);
-    expect(response.body).toBe('id,name,categoryId,status\r\n');
+    expect(response.body).toBe('id,name,categoryId,status,tags\r\n');
   });
 });
 

@@ -90,9 +90,9 @@ describe('listPets with categoryId', () => {
     expect(response.statusCode).toBe(400);
     expect(response.json()).toEqual({
       code: 'bad_request',
-      message: 'query parameter cursor: belongs to another status filter or id filter or categoryId filter; start again without cursor',
+      message: 'query parameter cursor: belongs to another status filter or id filter or categoryId filter or tag filter; start again without cursor',
       status: 400,
-      details: [{ location: 'query', field: 'cursor', rule: 'cursor', message: 'belongs to another status filter or id filter or categoryId filter; start again without cursor' }],
+      details: [{ location: 'query', field: 'cursor', rule: 'cursor', message: 'belongs to another status filter or id filter or categoryId filter or tag filter; start again without cursor' }],
     });
   });
 

@@ -14,8 +14,8 @@ export interface paths {
          * @description Returns animals in ascending `id` order (stable across calls), at most `limit`
          *     of them, optionally only those with the given `status`, or with the given `id`s
          *     (`?id=3&id=7`: those that exist; this is how to look one animal up,
-         *     `GET /pets?id={petId}`, the replacement of the deprecated `getPet`), or of the given
-         *     `categoryId`. Filters combine. Removed animals (`deletePet`) are never listed. The
+         *     `GET /pets?id={petId}`, the replacement of the deprecated `getPet`), of the given
+         *     `categoryId`, or carrying every `tag` given. Filters combine. Removed animals (`deletePet`) are never listed. The
          *     body is a plain JSON array; an empty array means no animal matched.
          *
          *     **Pagination:** when more animals follow, the answer carries
@@ -29,10 +29,10 @@ export interface paths {
          *     empty; follow its `rel="next"` (after a moment when it was empty). A cursor belongs
          *     to the operation and filters that made it: given to another, it is `400`.
          *
-         *     **A walk with `status` or `categoryId`** returns each animal that matches throughout
-         *     the walk exactly once. Statuses change when orders are placed, completed, cancelled
-         *     or expire (see the `store` operations) and through `updatePet`, which also changes
-         *     categories; an animal that changes during the walk is returned once or not at all,
+         *     **A walk with `status`, `categoryId` or `tag`** returns each animal that matches
+         *     throughout the walk exactly once. Statuses change when orders are placed, completed,
+         *     cancelled or expire (see the `store` operations) and through `updatePet`, which also
+         *     changes categories and tags; an animal that changes during the walk is returned once or not at all,
          *     never twice: it is listed if it matches when its page is read.
          */
         get: operations["listPets"];
@@ -102,9 +102,9 @@ export interface paths {
          *     size: the filters are `listPets`' (`status`, `id`, `categoryId`), without pages. Removed animals are never exported.
          *
          *     **Format, by `Accept`:** `text/csv` (RFC 4180: a header row
-         *     `id,name,categoryId,status`, then a row per animal, CRLF line ends, a field quoted
-         *     when it holds a comma, a double quote (doubled) or a line end; `status` empty when
-         *     the animal has none) or
+         *     `id,name,categoryId,status,tags`, then a row per animal, CRLF line ends, a field
+         *     quoted when it holds a comma, a double quote (doubled) or a line end; `status` and
+         *     `tags` empty when the animal has none, tags separated by spaces) or
          *     `application/x-ndjson` (one `Pet` as JSON per line, each ending with `\n`). No
          *     `Accept`, or `*\/*`, is CSV; an `Accept` that allows neither is `406`. Values are
          *     written as they are stored: a spreadsheet may read a name that starts with `=`, `+`,
@@ -173,7 +173,7 @@ export interface paths {
         head?: never;
         /**
          * Change an animal
-         * @description Changes an animal's `name`, `categoryId` or `status` with a JSON Merge Patch
+         * @description Changes an animal's `name`, `categoryId`, `status` or `tags` with a JSON Merge Patch
          *     (RFC 7396): the fields given replace the stored ones, the others stay. `status: null`
          *     takes the status away (the animal is unlisted from `status` filters, kept in the
          *     catalogue); `status: "available"` offers it (again); `status: "sold"` marks it sold.
@@ -182,7 +182,7 @@ export interface paths {
          *     - `pending` cannot be set: only placing an order makes an animal `pending`.
          *     - An animal held by a placed order keeps its status until the order is completed,
          *       cancelled or expires: a patch that sets `status` on it is `409 pet_reserved`,
-         *       naming the order. Its `name` and `categoryId` may still change. A `pending` animal
+         *       naming the order. Its `name`, `categoryId` and `tags` may still change. A `pending` animal
          *       that no placed order holds (one created `pending`) changes like any other.
          *     - `id`, an unknown field, `name: null` and `categoryId: null` are `400`.
          *     - With `If-Match` (the `ETag` of a previous answer), the change is made only if the
@@ -226,7 +226,8 @@ export interface paths {
          *     events feed and the webhooks say so (`import.finished`, its data the import).
          *
          *     **The body** is `text/csv` (RFC 4180: a header row naming the columns, in any order,
-         *     `name` and `categoryId` required, `status` optional; CRLF or LF line ends; a field
+         *     `name` and `categoryId` required, `status` and `tags` (tags separated by spaces)
+         *     optional; CRLF or LF line ends; a field
          *     quoted when it holds a comma, a quote (doubled) or a line end; a UTF-8 byte order
          *     mark is skipped; an empty `status` is none) or `application/x-ndjson` (one `NewPet`
          *     as a JSON object per line; empty lines are skipped). Each row is checked as
@@ -1167,6 +1168,14 @@ export interface components {
              * @enum {string|null}
              */
             status?: "available" | "sold" | null;
+            /**
+             * @description The animal's new tags, replacing all of them; `[]` or `null` removes them all. At most 10, each at most once.
+             * @example [
+             *       "hypoallergenic",
+             *       "trained"
+             *     ]
+             */
+            tags?: components["schemas"]["Tag"][] | null;
         };
         /** @description A category's name. Fields other than `name` are refused with `400`. */
         CategoryName: {
@@ -1219,6 +1228,8 @@ export interface components {
              *     is removed like any other.
              */
             status?: components["schemas"]["PetStatus"];
+            /** @description The animal's tags; none when not given. */
+            tags?: components["schemas"]["Tags"];
         };
         /** @description An animal as stored, with the `id` the service assigned. */
         Pet: {
@@ -1233,7 +1244,26 @@ export interface components {
             categoryId: components["schemas"]["Id"];
             /** @description Availability of the animal; absent when it was never given. */
             status?: components["schemas"]["PetStatus"];
+            /**
+             * @description The animal's tags, in the order they were given; absent when it has none (as
+             *     protobuf's JSON mapping leaves out an empty repeated field, AIP-style clients
+             *     read a missing `tags` as `[]`).
+             */
+            tags?: components["schemas"]["Tags"];
         };
+        /**
+         * @description A tag of an animal, 1 to 32 lowercase letters a to z, digits and single hyphens between them (`hypoallergenic`, `good-with-kids`).
+         * @example hypoallergenic
+         */
+        Tag: string;
+        /**
+         * @description Tags, at most 10, each at most once.
+         * @example [
+         *       "hypoallergenic",
+         *       "trained"
+         *     ]
+         */
+        Tags: components["schemas"]["Tag"][];
         /** @description A plain JSON array of animals. */
         Pets: components["schemas"]["Pet"][];
         /** @description The animals a batchCreatePets adds, all or none. */
@@ -1247,10 +1277,10 @@ export interface components {
             pets: components["schemas"]["Pet"][];
         };
         /**
-         * @description Animals as CSV (RFC 4180): the header row `id,name,categoryId,status`, then one row
-         *     per animal, CRLF line ends.
-         * @example id,name,categoryId,status
-         *     1,Rex,2,available
+         * @description Animals as CSV (RFC 4180): the header row `id,name,categoryId,status,tags`, then one
+         *     row per animal, CRLF line ends.
+         * @example id,name,categoryId,status,tags
+         *     1,Rex,2,available,trained
          */
         PetsCsv: string;
         /**
@@ -1582,7 +1612,7 @@ export interface components {
         WebhookDeliveries: components["schemas"]["WebhookDelivery"][];
         /**
          * @description CSV (RFC 4180): a header row naming the columns `name`, `categoryId` and, if you
-         *     like, `status`, in any order; then a row per animal. An export's CSV imports once
+         *     like, `status` and `tags` (separated by spaces), in any order; then a row per animal. An export's CSV imports once
          *     its `id` column is removed.
          * @example name,categoryId,status
          *     Rex,2,available
@@ -2324,6 +2354,11 @@ export interface components {
          *     Anything else is `400`.
          */
         IdempotencyKey: string;
+        /**
+         * @description Keep only animals that carry every tag given, repeated for several
+         *     (`?tag=hypoallergenic&tag=trained`): 1 to 5 of them.
+         */
+        TagFilter: components["schemas"]["Tag"][];
         /** @description Keep only animals of this category. Without it, no filter applies. */
         CategoryFilter: components["schemas"]["Id"];
         /**
@@ -2525,6 +2560,11 @@ export interface operations {
                 id?: components["parameters"]["PetIds"];
                 /** @description Keep only animals of this category. Without it, no filter applies. */
                 categoryId?: components["parameters"]["CategoryFilter"];
+                /**
+                 * @description Keep only animals that carry every tag given, repeated for several
+                 *     (`?tag=hypoallergenic&tag=trained`): 1 to 5 of them.
+                 */
+                tag?: components["parameters"]["TagFilter"];
                 /**
                  * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
                  *     Do not build or change it; a cursor that was altered, or that belongs to other
