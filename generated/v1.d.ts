@@ -2356,7 +2356,9 @@ export interface components {
         IdempotencyKey: string;
         /**
          * @description Keep only animals that carry every tag given, repeated for several
-         *     (`?tag=hypoallergenic&tag=trained`): 1 to 5 of them.
+         *     (`?tag=hypoallergenic&tag=trained`): 1 to 5 of them. Pages walk the animals of the
+         *     first tag given and keep those that carry the others: give the rarest tag first
+         *     (a page costs about the animals of that tag it passes over).
          */
         TagFilter: components["schemas"]["Tag"][];
         /** @description Keep only animals of this category. Without it, no filter applies. */
@@ -2562,7 +2564,9 @@ export interface operations {
                 categoryId?: components["parameters"]["CategoryFilter"];
                 /**
                  * @description Keep only animals that carry every tag given, repeated for several
-                 *     (`?tag=hypoallergenic&tag=trained`): 1 to 5 of them.
+                 *     (`?tag=hypoallergenic&tag=trained`): 1 to 5 of them. Pages walk the animals of the
+                 *     first tag given and keep those that carry the others: give the rarest tag first
+                 *     (a page costs about the animals of that tag it passes over).
                  */
                 tag?: components["parameters"]["TagFilter"];
                 /**
