@@ -15,7 +15,7 @@ import { WEBHOOK_EVENT_TYPES } from '../generated/webhooks.js';
 import { generateApiKey, hashApiKey } from '../src/api-keys/verifier.js';
 import { openEmbeddedPostgres } from '../src/db/embedded.js';
 import { migrate } from '../src/db/migrate.js';
-import { buyMix, catalogueMix, categoryMix, connectionSeed, headerOf, nextLink, ordersMix, petsForSale, petsMix, renameMix, Walk, type Mix, type Seen } from './mix.js';
+import { buyMix, catalogueMix, categoryMix, connectionSeed, headerOf, nextLink, ordersMix, petsForSale, petsMix, renameMix, sortedMix, Walk, type Mix, type Seen } from './mix.js';
 import { quantile } from './stats.js';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -49,10 +49,10 @@ export const scenarios: FixedScenario[] = [
 /**
  * The walked scenarios (their actions are in bench/mix.ts): the two mixes, then single
  * operations over random ids: `buyMix` (buying alone), `renameMix` (updatePet) and
- * `categoryMix` (listPets with categoryId). Each is checked for the same answers from ours
+ * `categoryMix` (listPets with categoryId), `sortedMix` (listPets with orderBy). Each is checked for the same answers from ours
  * and the reference before the runs (checkSameAnswers).
  */
-export const mixedScenarios: MixedScenario[] = [petsMix, ordersMix, catalogueMix, buyMix, renameMix, categoryMix].map((mix) => ({ name: mix.name, mix }));
+export const mixedScenarios: MixedScenario[] = [petsMix, ordersMix, catalogueMix, buyMix, renameMix, categoryMix, sortedMix].map((mix) => ({ name: mix.name, mix }));
 
 /**
  * Pets for sale: ids rows+1 .. rows+SALE_PETS of every seeded catalogue, all `available`,

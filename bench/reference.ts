@@ -10,8 +10,17 @@ const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL });
 const token = `Bearer ${process.env.REFERENCE_TOKEN ?? 'reference'}`;
 const app = Fastify({ logger: false });
 
-type Row = { id: string; name: string; category_id: string; status: string | null };
-const toPet = (r: Row) => (r.status === null ? { id: Number(r.id), name: r.name, categoryId: Number(r.category_id) } : { id: Number(r.id), name: r.name, categoryId: Number(r.category_id), status: r.status });
+type Row = { id: string; name: string; category_id: string; status: string | null; created_at: Date; updated_at: Date };
+// The same Pet fields as ours, in its key order; times from pg's Dates.
+const PET = 'id, name, category_id, status, created_at, coalesce(changed_at, created_at) AS updated_at';
+const toPet = (r: Row) => ({
+  id: Number(r.id),
+  name: r.name,
+  categoryId: Number(r.category_id),
+  createdAt: r.created_at.toISOString(),
+  updatedAt: r.updated_at.toISOString(),
+  ...(r.status === null ? {} : { status: r.status }),
+});
 
 app.addHook('onRequest', async (request, reply) => {
   if (request.headers.authorization !== token) return reply.code(401).send({ code: 'unauthorized', message: 'no', status: 401 });
@@ -23,32 +32,44 @@ app.addHook('onRequest', async (request, reply) => {
 // the next page's URL goes in `Link: <...>; rel="next"`.
 // The filters, `status` and `categoryId`, are conditions ANDed before the keyset's (without
 // either, the same statement as before `categoryId` existed).
+// `orderBy` (name, createdAt or updatedAt, optionally ` desc`): the same keyset on the same
+// index, the key the next page starts after (as text) and its id in the link.
+const SORTS: Record<string, string> = { name: 'lower(name) COLLATE "C"', createdAt: 'created_at', updatedAt: 'coalesce(changed_at, created_at)' };
 app.get('/v1/pets', async (request, reply) => {
-  const q = request.query as { limit?: string; status?: string; categoryId?: string; after?: string };
+  const q = request.query as { limit?: string; status?: string; categoryId?: string; after?: string; orderBy?: string; key?: string };
   const limit = Number(q.limit ?? 20);
   const after = Number(q.after ?? 0);
+  const [field = 'id', direction] = (q.orderBy ?? 'id').split(' ');
+  const sort = SORTS[field];
   const conditions: string[] = [];
   const values: unknown[] = [];
   if (q.status) conditions.push(`status = $${values.push(q.status)}`);
   if (q.categoryId) conditions.push(`category_id = $${values.push(Number(q.categoryId))}`);
-  conditions.push(`id > $${values.push(after)}`);
-  const result = await pool.query<Row>(`SELECT id, name, category_id, status FROM pets WHERE ${conditions.join(' AND ')} ORDER BY id LIMIT $${values.push(limit + 1)}`, values);
+  const [past, way] = direction === 'desc' ? ['<', ' DESC'] : ['>', ''];
+  if (sort === undefined) {
+    if (q.after !== undefined || !way) conditions.push(`id ${past} $${values.push(after)}`);
+  } else if (q.key !== undefined) conditions.push(`(${sort}, id) ${past} ($${values.push(q.key)}, $${values.push(after)})`);
+  const order = sort === undefined ? `id${way}` : `${sort}${way}, id${way}`;
+  const result = await pool.query<Row & { k: string | null }>(
+    `SELECT ${PET}, ${sort === undefined ? 'NULL' : field === 'name' ? sort : `${sort}::text`} AS k FROM pets ${conditions.length ? `WHERE ${conditions.join(' AND ')}` : ''} ORDER BY ${order} LIMIT $${values.push(limit + 1)}`,
+    values,
+  );
   const pets = result.rows.slice(0, limit).map(toPet);
-  const last = pets[pets.length - 1];
-  const filters = `${q.status ? `&status=${q.status}` : ''}${q.categoryId ? `&categoryId=${q.categoryId}` : ''}`;
-  if (result.rows.length > limit && last) reply.header('link', `</v1/pets?limit=${limit}${filters}&after=${last.id}>; rel="next"`);
+  const last = result.rows[limit - 1];
+  const filters = `${q.status ? `&status=${q.status}` : ''}${q.categoryId ? `&categoryId=${q.categoryId}` : ''}${q.orderBy ? `&orderBy=${encodeURIComponent(q.orderBy)}` : ''}`;
+  if (result.rows.length > limit && last) reply.header('link', `</v1/pets?limit=${limit}${filters}${last.k === null ? '' : `&key=${encodeURIComponent(last.k)}`}&after=${last.id}>; rel="next"`);
   return pets;
 });
 
 app.get('/v1/pets/:petId', async (request, reply) => {
-  const result = await pool.query<Row>('SELECT id, name, category_id, status FROM pets WHERE id = $1', [(request.params as { petId: string }).petId]);
+  const result = await pool.query<Row>(`SELECT ${PET} FROM pets WHERE id = $1`, [(request.params as { petId: string }).petId]);
   const row = result.rows[0];
   return row ? toPet(row) : reply.code(404).send({ code: 'not_found', message: 'no', status: 404 });
 });
 
 app.post('/v1/pets', async (request, reply) => {
   const body = request.body as { name: string; categoryId: number; status?: string };
-  const result = await pool.query<Row>('INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING id, name, category_id, status', [body.name, body.categoryId, body.status ?? null]);
+  const result = await pool.query<Row>(`INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${PET}`, [body.name, body.categoryId, body.status ?? null]);
   const pet = toPet(result.rows[0] as Row);
   return reply.code(201).header('location', `/v1/pets/${pet.id}`).send(pet);
 });
@@ -67,8 +88,8 @@ app.patch('/v1/pets/:petId', async (request, reply) => {
   const values: unknown[] = [(request.params as { petId: string }).petId];
   const sets = PATCHABLE.filter(([field]) => field in patch).map(([field, column]) => `${column} = $${values.push(patch[field])}`);
   const result = sets.length
-    ? await pool.query<Row>(`UPDATE pets SET ${sets.join(', ')} WHERE id = $1 RETURNING id, name, category_id, status`, values)
-    : await pool.query<Row>('SELECT id, name, category_id, status FROM pets WHERE id = $1', values);
+    ? await pool.query<Row>(`UPDATE pets SET ${sets.join(', ')}, changed_at = now() WHERE id = $1 RETURNING ${PET}`, values)
+    : await pool.query<Row>(`SELECT ${PET} FROM pets WHERE id = $1`, values);
   const row = result.rows[0];
   return row ? toPet(row) : reply.code(404).send({ code: 'not_found', message: 'no', status: 404 });
 });
@@ -113,7 +134,7 @@ async function transaction<T>(work: (client: pg.PoolClient) => Promise<T | undef
 app.post('/v1/store/orders', async (request, reply) => {
   const { petId } = request.body as { petId: number };
   const order = await transaction(async (client) => {
-    const taken = await client.query("UPDATE pets SET status = 'pending' WHERE id = $1 AND status = 'available'", [petId]);
+    const taken = await client.query("UPDATE pets SET status = 'pending', changed_at = now() WHERE id = $1 AND status = 'available'", [petId]);
     if (taken.rowCount === 0) return undefined;
     const inserted = await client.query<OrderRow>("INSERT INTO orders (pet_id, status, expires_at) VALUES ($1, 'placed', now() + make_interval(secs => $2)) RETURNING *", [petId, HOLD_SECONDS]);
     return toOrder(inserted.rows[0] as OrderRow);
@@ -133,7 +154,7 @@ for (const [action, status, petStatus] of [
       const closed = await client.query<OrderRow>("UPDATE orders SET status = $2, closed_at = now() WHERE id = $1 AND status = 'placed' AND expires_at > now() RETURNING *", [orderId, status]);
       const row = closed.rows[0];
       if (!row) return undefined;
-      await client.query('UPDATE pets SET status = $2 WHERE id = $1', [row.pet_id, petStatus]);
+      await client.query('UPDATE pets SET status = $2, changed_at = now() WHERE id = $1', [row.pet_id, petStatus]);
       return toOrder(row);
     });
     if (order) return order;

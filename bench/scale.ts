@@ -2,8 +2,10 @@
 // and then 5,000,000 pets, in two status distributions (a realistic mix, and a skewed one
 // where `sold` is rare and only among the newest rows, which tempts a default-cost planner
 // into walking the primary key), and measures single-client latency (p50, p99) through the
-// app of: listPets page 1 and a deep page, with and without `status`, getPet and
-// getInventory, the two sizes side by side in alternating blocks. The `EXPLAIN (ANALYZE,
+// app of: listPets page 1 and a deep page, with and without `status`, with a `tag` carried
+// by 5% of pets, and in `orderBy=name` and `updatedAt desc` (deep: after 1,000 pages of 20,
+// or 90% of the way at the smaller size), getPet and getInventory, the two sizes side by
+// side in alternating blocks. The `EXPLAIN (ANALYZE,
 // BUFFERS)` of each query (its generic plan, as the service runs it) is saved beside the
 // results, in bench/results/scale-<time>/ (git-ignored); the table also replaces the
 // `npm run bench:scale` section of bench/latest.md (tracked; bench/latest.ts).
@@ -24,6 +26,7 @@ import { migrate } from '../src/db/migrate.js';
 import { createPool, PLAN_CACHE_MODE } from '../src/db/pool.js';
 import { INVENTORY_STATEMENTS } from '../src/catalogue/inventory.js';
 import { PET_STATEMENTS } from '../src/catalogue/pets.js';
+import { orderedPage } from '../src/catalogue/pet-orders.js';
 import { createCursorCodec } from '../src/pagination/cursor.js';
 import { machine } from './harness.js';
 import { recordLatest } from './latest.js';
@@ -85,7 +88,11 @@ async function main(): Promise<void> {
         await db.connect();
         await db.query(`SET plan_cache_mode = ${PLAN_CACHE_MODE}`);
         const loadStarted = performance.now();
-        await db.query(`INSERT INTO pets (name, category_id, status) SELECT 'pet-' || i, 1 + i % 100, ${expression} FROM generate_series(1, $1::bigint) AS i`, [size]);
+        // Names in no order of their ids; 5% of pets tagged `hypoallergenic`.
+        await db.query(
+          `INSERT INTO pets (name, category_id, status, tags) SELECT 'pet-' || (i * 7919) % $1, 1 + i % 100, ${expression}, CASE WHEN i % 20 = 0 THEN '{hypoallergenic}'::text[] END FROM generate_series(1, $1::bigint) AS i`,
+          [size],
+        );
         await db.query('VACUUM ANALYZE pets');
         // Write out what the load dirtied now, not while latencies are being measured (needs
         // a superuser or pg_checkpoint; without, the run goes on).
@@ -108,11 +115,41 @@ async function main(): Promise<void> {
             )
           ).rows[0]?.id ?? 0,
         ) - 1;
+        // A deep page of a walk: its cursor after 1,000 pages of 20 (or 90% of the way, when
+        // fewer), reached by following rel="next" through the app with pages of 100.
+        const deepCursor = async (query: string, count: number): Promise<{ cursor: string; after: number; values: readonly (string | number)[] }> => {
+          const pages = Math.max(1, Math.min(200, Math.floor((count * 0.9) / 100)));
+          let next = `/v1/pets?limit=100&${query}`;
+          for (let i = 0; i < pages; i++) {
+            const response = await inject(next);
+            next = /^<([^>]+)>/.exec(String(response.headers.link))?.[1] ?? '';
+          }
+          const cursor = new URL(next, 'http://x').searchParams.get('cursor') as string;
+          return { cursor, ...cursors.decode(cursor) };
+        };
+        const pool = createPool({ DATABASE_URL: url, DB_POOL_MAX: 2, DB_CONNECT_TIMEOUT_MS: 5000, DB_STATEMENT_TIMEOUT_MS: 60_000 });
+        const app = await buildApp({ config: { ...loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '10000000' }), DATABASE_URL: url }, pool });
+        const inject = (at: string) => app.inject({ method: 'GET', url: at, headers: { authorization: `Bearer ${key}` } });
+        const tagged = Math.floor(size / 20);
+        const deepTag = await deepCursor('tag=hypoallergenic', tagged);
+        const deepName = await deepCursor('orderBy=name', size);
+        const deepUpdated = await deepCursor('orderBy=updatedAt%20desc', size);
         const queries: { query: string; url: () => string; sql: string; params: unknown[] }[] = [
           { query: 'listPets limit=20, page 1', url: () => '/v1/pets?limit=20', sql: PET_STATEMENTS.list.text, params: [0, 20] },
           { query: 'listPets limit=20, deep page (90%)', url: () => `/v1/pets?limit=20&cursor=${cursors.encode({ after: deep, operation: 'listPets' })}`, sql: PET_STATEMENTS.list.text, params: [deep, 20] },
           { query: `listPets limit=20 status=${rare}, page 1`, url: () => `/v1/pets?limit=20&status=${rare}`, sql: PET_STATEMENTS.listByStatus.text, params: [rare, 0, 20] },
           { query: `listPets limit=20 status=${rare}, deep page (90%)`, url: () => `/v1/pets?limit=20&status=${rare}&cursor=${cursors.encode({ after: deepStatus, operation: 'listPets', filter: `status=${rare}` })}`, sql: PET_STATEMENTS.listByStatus.text, params: [rare, deepStatus, 20] },
+          { query: 'listPets limit=20 tag=hypoallergenic (5%), page 1', url: () => '/v1/pets?limit=20&tag=hypoallergenic', sql: PET_STATEMENTS.listByTags.text, params: ['{hypoallergenic}', null, null, 0, 20] },
+          { query: 'listPets limit=20 tag=hypoallergenic (5%), deep page', url: () => `/v1/pets?limit=20&tag=hypoallergenic&cursor=${deepTag.cursor}`, sql: PET_STATEMENTS.listByTags.text, params: ['{hypoallergenic}', null, null, deepTag.after, 20] },
+          ...(['name', 'updatedAt desc'] as const).flatMap((order) => {
+            const deepKey = order === 'name' ? deepName : deepUpdated;
+            const first = orderedPage({ order, limit: 20, key: undefined });
+            const deep = orderedPage({ order, limit: 20, key: { values: deepKey.values, id: deepKey.after } });
+            return [
+              { query: `listPets limit=20 orderBy=${order}, page 1`, url: () => `/v1/pets?limit=20&orderBy=${encodeURIComponent(order)}`, sql: first.statement.text, params: first.values },
+              { query: `listPets limit=20 orderBy=${order}, deep page`, url: () => `/v1/pets?limit=20&orderBy=${encodeURIComponent(order)}&cursor=${deepKey.cursor}`, sql: deep.statement.text, params: deep.values },
+            ];
+          }),
           { query: 'getPet (random ids)', url: () => `/v1/pets/${1 + Math.floor(Math.random() * size)}`, sql: PET_STATEMENTS.get.text, params: [Math.floor(size / 2)] },
           { query: 'getInventory', url: () => '/v1/store/inventory', sql: INVENTORY_STATEMENTS.counts.text, params: [] },
         ];
@@ -120,12 +157,10 @@ async function main(): Promise<void> {
         const counted = await db.query("EXPLAIN (ANALYZE, BUFFERS) SELECT coalesce(status, 'none'), count(*) FROM pets GROUP BY 1");
         writeFileSync(path.join(out, `${distribution}-${size}-inventory-counted-from-pets.txt`), counted.rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n'));
 
-        const pool = createPool({ DATABASE_URL: url, DB_POOL_MAX: 2, DB_CONNECT_TIMEOUT_MS: 5000, DB_STATEMENT_TIMEOUT_MS: 60_000 });
-        const app = await buildApp({ config: { ...loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '10000000' }), DATABASE_URL: url }, pool });
         for (const q of queries) {
           // The plan the service runs: a prepared statement's generic plan (src/db/pool.ts).
           await db.query(`PREPARE q AS ${q.sql}`);
-          const args = q.params.map((v) => (typeof v === 'number' ? String(v) : db.escapeLiteral(String(v)))).join(', ');
+          const args = q.params.map((v) => (v === null ? 'NULL' : typeof v === 'number' ? String(v) : db.escapeLiteral(String(v)))).join(', ');
           const plan = await db.query(`EXPLAIN (ANALYZE, BUFFERS) EXECUTE q${args ? `(${args})` : ''}`);
           await db.query('DEALLOCATE q');
           writeFileSync(path.join(out, `${distribution}-${size}-${q.query.replace(/[^a-z0-9]+/gi, '-')}.txt`), `${q.sql}\n-- ${JSON.stringify(q.params)}\n\n${plan.rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n')}\n`);

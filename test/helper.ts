@@ -188,3 +188,6 @@ export async function buildTestApp(options: { url?: string; pool?: pg.Pool; read
     },
   };
 }
+
+/** A pet's times as an answer carries them (contract 1.5.0: UTC, to the millisecond), for a whole-pet comparison. */
+export const PET_TIMES = { createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/), updatedAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/) };

@@ -25,6 +25,8 @@ import type { Statement } from '../db/query.js';
 import { execute, query, statement, type Queryable } from '../db/query.js';
 import { inTransaction } from '../db/transaction.js';
 import { exportPets, type ExportFormat, type ExportFilters } from './pet-export.js';
+import { orderedPage, type OrderedPage } from './pet-orders.js';
+import type { Key } from '../db/keyset.js';
 
 /** pets are paged whole (migration 1763700000008). */
 const PETS = appendOrdered('pets');
@@ -40,9 +42,11 @@ interface PetRow {
   category_id: number;
   status: PetStatus | null;
   tags: string[] | null;
+  created_at: string;
+  updated_at: string;
   json: string;
 }
-const PET_COLUMNS = 'id, name, category_id, status, tags, pet_json(pets) AS json';
+const PET_COLUMNS = 'id, name, category_id, status, tags, json_instant(created_at) AS created_at, json_instant(updated_at(pets)) AS updated_at, pet_json(pets) AS json';
 
 /**
  * A pet's strong entity tag, from its JSON (`pet_json`): `"` + base64url of the first 16
@@ -70,7 +74,7 @@ export function petETag(json: string): string {
 export const PET_STATUS_CHANGES = {
   /** available → pending, for the pets of `ids` (an SQL array) that are available and not removed; returns their `id`. */
   hold: (ids: string) =>
-    `UPDATE pets SET status = 'pending'
+    `UPDATE pets SET status = 'pending', changed_at = statement_timestamp()
     FROM (SELECT id FROM pets WHERE id = ANY (${ids}) AND status = 'available' AND deleted_at IS NULL ORDER BY id FOR UPDATE) AS locked
     WHERE pets.id = locked.id RETURNING pets.id`,
   /**
@@ -79,7 +83,7 @@ export const PET_STATUS_CHANGES = {
    * array, a plain `status = 'pending'` let the planner walk every pending pet instead.
    */
   release: (ids: string, sold: string) =>
-    `UPDATE pets SET status = CASE WHEN pets.id = ANY (${sold}) THEN 'sold' ELSE 'available' END
+    `UPDATE pets SET status = CASE WHEN pets.id = ANY (${sold}) THEN 'sold' ELSE 'available' END, changed_at = statement_timestamp()
     FROM (SELECT id FROM pets WHERE id = ANY (${ids}) AND coalesce(status, '') = 'pending' ORDER BY id FOR UPDATE) AS locked
     WHERE pets.id = locked.id`,
 };
@@ -290,7 +294,8 @@ export const PET_STATEMENTS = {
     `WITH ${decide('$1', '$2', '$5::boolean')},
     changed AS (
       UPDATE pets SET name = coalesce($3::text, pets.name), category_id = coalesce($4::bigint, pets.category_id),
-        status = CASE WHEN $5::boolean THEN $6::text ELSE pets.status END, tags = CASE WHEN $7::boolean THEN $8::text[] ELSE pets.tags END
+        status = CASE WHEN $5::boolean THEN $6::text ELSE pets.status END, tags = CASE WHEN $7::boolean THEN $8::text[] ELSE pets.tags END,
+        changed_at = statement_timestamp()
       WHERE pets.id = $1 AND pets.deleted_at IS NULL AND EXISTS (SELECT FROM decided WHERE matched AND NOT reserved)
         AND (pets.name, pets.category_id, pets.status, pets.tags) IS DISTINCT FROM
           (coalesce($3::text, pets.name), coalesce($4::bigint, pets.category_id), CASE WHEN $5::boolean THEN $6::text ELSE pets.status END,
@@ -309,7 +314,8 @@ export const PET_STATEMENTS = {
     `WITH ${decideMany('SELECT * FROM unnest($1::int[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::boolean[], $7::text[], $8::boolean[], $9::text[]) AS i(slot, id, tags, name, category_id, sets_status, new_status, sets_labels, labels)', '$2::bigint[]', 'i.sets_status')},
     changed AS (
       UPDATE pets SET name = coalesce(d.name, pets.name), category_id = coalesce(d.category_id, pets.category_id),
-        status = CASE WHEN d.sets_status THEN d.new_status ELSE pets.status END, tags = CASE WHEN d.sets_labels THEN ${tagsOf('d.labels')} ELSE pets.tags END
+        status = CASE WHEN d.sets_status THEN d.new_status ELSE pets.status END, tags = CASE WHEN d.sets_labels THEN ${tagsOf('d.labels')} ELSE pets.tags END,
+        changed_at = statement_timestamp()
       FROM decided d
       WHERE pets.id = d.id AND pets.deleted_at IS NULL AND d.matched AND NOT d.reserved
         AND (pets.name, pets.category_id, pets.status, pets.tags) IS DISTINCT FROM
@@ -392,9 +398,16 @@ export interface PetsPage {
 const EMPTY: PageRow = { page: '[]', more: false, last: null, held_from: null };
 
 function toPet(row: PetRow): TaggedPet<Pet> {
-  const pet: Pet = { id: row.id, name: row.name, categoryId: row.category_id };
-  if (row.status !== null) pet.status = row.status;
-  if (row.tags !== null && row.tags.length > 0) pet.tags = row.tags;
+  // Keys in the Pet schema's order, as pet_json writes them (an idempotent replay sends this object's JSON).
+  const pet: Pet = {
+    id: row.id,
+    name: row.name,
+    categoryId: row.category_id,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    ...(row.status !== null ? { status: row.status } : {}),
+    ...(row.tags !== null && row.tags.length > 0 ? { tags: row.tags } : {}),
+  };
   return { pet, etag: petETag(row.json) };
 }
 
@@ -573,6 +586,16 @@ export function createPetsRepository(pools: Pools, { exportIdleMs = 60_000 }: Pe
     async listByIds(ids: readonly number[], p: PetPage, from: ReadFrom = 'replica'): Promise<PetsPage> {
       const readIds = async (on: ReadFrom, q: PetPage) => (await read(on, PET_STATEMENTS.listByIds, [ids, q.after, q.limit, q.status ?? null, q.categoryId ?? null, q.tags ?? null]))[0] ?? EMPTY;
       return settle(await readIds(from, p), from, p, readIds);
+    },
+
+    /**
+     * At most `limit` pets in another order than ascending id (src/catalogue/pet-orders.ts),
+     * after `key`, and the key the next page starts after (not coalesced).
+     */
+    async listOrdered(p: OrderedPage, from: ReadFrom = 'replica'): Promise<{ pets: Serialized<Pet[]>; next: Key | undefined }> {
+      const { statement, values, cut } = orderedPage(p);
+      const { page, next } = cut(await read(from, statement, values));
+      return { pets: new Serialized<Pet[]>(page), next };
     },
 
     /**

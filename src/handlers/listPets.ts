@@ -3,12 +3,18 @@ import { listPaging, refused } from '../pagination/page.js';
 
 const paging = listPaging('listPets');
 
-// Keyset pages in id order (src/pagination/page.ts, src/catalogue/pets.ts): every pet exactly once
-// to a client following rel="next", even while pets are being added.
+// Keyset pages (src/pagination/page.ts): in ascending id order, every pet exactly once to a
+// client following rel="next", even while pets are being added (src/catalogue/pets.ts); in
+// another order, every pet untouched during the walk once (src/catalogue/pet-orders.ts).
 export const listPets: Handler<'listPets'> = async ({ query, context }, { pets, cursors }) => {
   const started = await paging.start(query, cursors);
   if (refused(started)) return started;
-  const request = { limit: started.limit, status: query.status, categoryId: query.categoryId, tags: query.tag, after: started.after };
-  const page = query.id ? await pets.listByIds(query.id, request, context.readFrom) : await pets.list(request, context.readFrom);
+  const request = { limit: started.limit, status: query.status, categoryId: query.categoryId, tags: query.tag };
+  if (query.orderBy !== undefined && query.orderBy !== 'id') {
+    const page = await pets.listOrdered({ ...request, order: query.orderBy, key: started.key, ids: query.id }, context.readFrom);
+    return paging.answer(query, started, page.pets, page.next, cursors);
+  }
+  const idOrder = { ...request, after: started.after };
+  const page = query.id ? await pets.listByIds(query.id, idOrder, context.readFrom) : await pets.list(idOrder, context.readFrom);
   return paging.answer(query, started, page.pets, page.next, cursors);
 };

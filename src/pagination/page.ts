@@ -1,8 +1,9 @@
-// The one way a list operation pages: keyset pages in id order, an opaque cursor bound to
-// the operation and its filters, and `Link: <...>; rel="next"` while more follow. A list
-// handler names its operation; the filters are the query parameters the contract declares
-// for it besides `limit` and `cursor`, read from the operation table. A cursor is refused
-// (400, saying why) with another operation or other filters, whatever they are.
+// The one way a list operation pages: keyset pages (in id order, or in an order whose key the
+// cursor carries: src/db/keyset.ts), an opaque cursor bound to the operation and its filters,
+// and `Link: <...>; rel="next"` while more follow. A list handler names its operation; the
+// filters are the query parameters the contract declares for it besides `limit` and
+// `cursor` (`orderBy` among them), read from the operation table. A cursor is refused (400,
+// naming the parameters that differ) with another operation or other filters.
 import { createHash } from 'node:crypto';
 import type { OperationId, QueryParams } from '../contract/handler.js';
 import { operationInfo, operationPath, parameterDefault } from '../contract/spec.js';
@@ -46,7 +47,14 @@ export function listPaging<K extends OperationId>(operationId: K) {
     .parameters.filter((p) => p.in === 'query' && p.name !== 'limit' && p.name !== 'cursor')
     .map((p) => p.name);
   const defaultLimit: number = parameterDefault(operationId, 'limit');
-  const others = `${filters.map((name) => `${name} filter`).join(' or ')}`;
+  /** What differs between a cursor's filters and the request's, in words: `tag filter and orderBy`. */
+  const differing = (held: string, given: string): string => {
+    const pairs = (canonical: string) => new Map(canonical.split('&').filter(Boolean).map((pair) => pair.split('=', 2) as [string, string]));
+    const [a, b] = [pairs(held), pairs(given)];
+    const names = filters.filter((name) => a.get(name) !== b.get(name));
+    const words = (names.length > 0 ? names : filters).map((name) => (name === 'orderBy' ? name : `${name} filter`));
+    return names.length > 0 ? words.join(' and ').replace(/ and (?=.* and )/g, ', ') : words.join(' or ');
+  };
   /** The filters as the cursor holds them: `status=sold&id=<digest>`. */
   const canonical = (query: ListQuery): string => {
     let filter = '';
@@ -79,7 +87,7 @@ export function listPaging<K extends OperationId>(operationId: K) {
       try {
         const position = await cursors.decode(query.cursor);
         if (position.operation !== operationId) return refuse(`belongs to ${position.operation}, not ${operationId}; start again without cursor`);
-        if (position.filter !== filter) return refuse(`belongs to another ${others}; start again without cursor`);
+        if (position.filter !== filter) return refuse(`belongs to another ${differing(position.filter, filter)}; start again without cursor`);
         return { limit, after: position.after, key: { values: position.values, id: position.after }, filter };
       } catch (error) {
         if (!(error instanceof InvalidCursorError)) throw error;

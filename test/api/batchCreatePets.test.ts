@@ -2,7 +2,7 @@
 // or none; a refused batch names each bad item by its index and field, stores nothing and
 // writes no event; more than 1,000 items is refused saying the limit.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../helper.js';
+import { buildTestApp, type TestApp, PET_TIMES } from '../helper.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -30,7 +30,7 @@ describe('batchCreatePets stores every pet', () => {
     expect(response.statusCode, response.body).toBe(200);
     expect(response.headers.location).toBeUndefined();
     const { pets } = response.json() as { pets: { id: number }[] };
-    expect(pets).toEqual(requests.map((r) => ({ id: expect.any(Number), ...r })));
+    expect(pets).toEqual(requests.map((r) => ({ id: expect.any(Number), ...r, ...PET_TIMES })));
     expect(pets.map((p) => p.id)).toEqual([...pets.map((p) => p.id)].sort((a, b) => a - b));
     expect(await stored()).toEqual({ pets: before.pets + 3, events: before.events + 3 });
     const { rows } = await t.pool.query<{ id: string }>("SELECT data::jsonb->>'id' AS id FROM events WHERE type = 'pet.created' AND (data::jsonb->>'id')::bigint = ANY ($1::bigint[]) ORDER BY id", [pets.map((p) => p.id)]);

@@ -2,7 +2,7 @@
 // together are one query, whatever their kinds (src/db/coalesce.ts, src/catalogue/pets.ts): each
 // request still gets its own answer, and a create that the database refuses fails alone.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, recordQueries, type TestApp } from '../helper.js';
+import { buildTestApp, recordQueries, type TestApp, PET_TIMES } from '../helper.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -21,7 +21,7 @@ describe('concurrent creates', () => {
     const pets = responses.map((r, i) => {
       expect(r.statusCode).toBe(201);
       const pet = r.json() as { id: number };
-      expect(pet).toEqual({ id: pet.id, ...inputs[i] });
+      expect(pet).toEqual({ id: pet.id, ...inputs[i], ...PET_TIMES });
       expect(r.headers.location).toBe(`/v1/pets/${pet.id}`);
       return pet;
     });
@@ -32,7 +32,7 @@ describe('concurrent creates', () => {
       'SELECT id, name, category_id, status, xmin::text AS tx FROM pets WHERE id = ANY($1::bigint[]) ORDER BY id',
       [ids],
     );
-    expect(stored.rows.map((r) => ({ id: Number(r.id), name: r.name, categoryId: Number(r.category_id), ...(r.status ? { status: r.status } : {}) }))).toEqual(
+    expect(stored.rows.map((r) => ({ id: Number(r.id), name: r.name, categoryId: Number(r.category_id), ...(r.status ? { status: r.status } : {}), ...PET_TIMES }))).toEqual(
       [...pets].sort((a, b) => a.id - b.id),
     );
     // Rows written by one transaction share its xmin: fewer transactions than creates.
@@ -125,7 +125,7 @@ describe('concurrent creates', () => {
     const created = (await create({ name: 'Seen', categoryId: 4, status: 'pending' })).json() as { id: number };
     const pages = await Promise.all(Array.from({ length: 20 }, () => t.api({ method: 'GET', url: '/v1/pets?limit=100&status=pending', headers: t.auth })));
     // Every pending pet fits in one page of 100 here; the new one is the last of them.
-    for (const page of pages) expect((page.json() as { id: number }[]).at(-1)).toEqual({ id: created.id, name: 'Seen', categoryId: 4, status: 'pending' });
+    for (const page of pages) expect((page.json() as { id: number }[]).at(-1)).toEqual({ id: created.id, name: 'Seen', categoryId: 4, status: 'pending', ...PET_TIMES });
   });
 });
 
@@ -161,10 +161,10 @@ describe('concurrent changes and removals', () => {
       queries.restore();
     }
     expect(answers.map((r) => r.statusCode)).toEqual([200, 200, 412, 200, 404, 409, 204, 412, 409, 200, 204]);
-    expect(answers[0]?.json()).toEqual({ id: a.id, name: 'Renamed', categoryId: 9, status: 'available' });
-    expect(answers[1]?.json()).toEqual({ id: b.id, name: 'First', categoryId: 9, status: 'available' });
-    expect(answers[3]?.json()).toEqual({ id: c.id, name: 'Changed 2', categoryId: 10, status: 'sold' });
-    expect(answers[9]?.json()).toEqual({ id: f.id, name: 'Changed 5', categoryId: 9, status: 'available' });
+    expect(answers[0]?.json()).toEqual({ id: a.id, name: 'Renamed', categoryId: 9, status: 'available', ...PET_TIMES });
+    expect(answers[1]?.json()).toEqual({ id: b.id, name: 'First', categoryId: 9, status: 'available', ...PET_TIMES });
+    expect(answers[3]?.json()).toEqual({ id: c.id, name: 'Changed 2', categoryId: 10, status: 'sold', ...PET_TIMES });
+    expect(answers[9]?.json()).toEqual({ id: f.id, name: 'Changed 5', categoryId: 9, status: 'available', ...PET_TIMES });
     const stored = async (id: number) => (await t.pool.query('SELECT name, category_id::int AS category, status, deleted_at IS NOT NULL AS removed FROM pets WHERE id = $1', [id])).rows[0];
     expect(await stored(b.id)).toEqual({ name: 'First', category: 9, status: 'available', removed: false });
     expect(await stored(d.id)).toMatchObject({ removed: true });

@@ -1,7 +1,7 @@
 // POST /v1/pets (createPet): docs/interface.md 4.2 and 7, and what a careful API does with
 // every kind of bad body: a clear 4xx Error body, and nothing stored.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../helper.js';
+import { buildTestApp, type TestApp, PET_TIMES } from '../helper.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -29,7 +29,7 @@ describe('createPet accepts a NewPet', () => {
     const response = await create(given);
     expect(response.statusCode).toBe(201);
     const pet = response.json();
-    expect(pet).toEqual({ id: expect.any(Number), ...given });
+    expect(pet).toEqual({ id: expect.any(Number), ...given, ...PET_TIMES });
     expect(response.headers.location).toBe(`/v1/pets/${pet.id}`);
     // The stored animal reads back identically, exactly (no rounding of categoryId).
     const read = await t.api({ method: 'GET', url: `/v1/pets/${pet.id}`, headers: t.auth });

@@ -1,6 +1,6 @@
 // GET /v1/pets/{petId} (getPet), deprecated: docs/interface.md 4.3, 7 and 9.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../helper.js';
+import { buildTestApp, type TestApp, PET_TIMES } from '../helper.js';
 
 let t: TestApp;
 let petId: number;
@@ -24,7 +24,7 @@ describe('getPet', () => {
   it('answers 200 with the Pet', async () => {
     const response = await t.api({ method: 'GET', url: `/v1/pets/${petId}`, headers: t.auth });
     expect(response.statusCode).toBe(200);
-    expect(response.json()).toEqual({ id: petId, name: 'Rex', categoryId: 2, status: 'sold' });
+    expect(response.json()).toEqual({ id: petId, name: 'Rex', categoryId: 2, status: 'sold', ...PET_TIMES });
   });
 
   it.each([

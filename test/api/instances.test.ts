@@ -3,7 +3,7 @@
 import { readdirSync } from 'node:fs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../helper.js';
+import { createTestDatabase, PET_TIMES } from '../helper.js';
 import { apikey, root, startServer, within, WAIT_MS, type ServerProcess } from '../process.js';
 
 let database: { url: string; drop: () => Promise<void> };
@@ -45,7 +45,7 @@ describe('two instances on one database', () => {
     const pet = (await created.json()) as { id: number };
     const read = await call(b, `/v1/pets/${pet.id}`, key);
     expect(read.status).toBe(200);
-    expect(await read.json()).toEqual({ id: pet.id, name: 'Shared', categoryId: 9 });
+    expect(await read.json()).toEqual({ id: pet.id, name: 'Shared', categoryId: 9, ...PET_TIMES });
   });
 
   it('a key revoked through the CLI is refused by both', async () => {

@@ -1,6 +1,6 @@
 // GET /v1/pets (listPets): docs/interface.md 4.1 and 8.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../helper.js';
+import { buildTestApp, type TestApp, PET_TIMES } from '../helper.js';
 
 let t: TestApp;
 const statuses = ['available', 'pending', 'sold', undefined] as const;
@@ -29,7 +29,7 @@ describe('listPets', () => {
     const pets = response.json();
     expect(Array.isArray(pets)).toBe(true);
     expect(pets).toHaveLength(want);
-    expect(pets[0]).toEqual({ id: 1, name: 'pet-1', categoryId: 2, status: 'pending' });
+    expect(pets[0]).toEqual({ id: 1, name: 'pet-1', categoryId: 2, status: 'pending', ...PET_TIMES });
   });
 
   it('orders by id ascending, the same on every call', async () => {
@@ -49,7 +49,7 @@ describe('listPets', () => {
 
   it('a pet created without status is listed without a status property', async () => {
     const pets = (await list('?limit=4')).json();
-    expect(pets[2]).toEqual({ id: 3, name: 'pet-3', categoryId: 4 });
+    expect(pets[2]).toEqual({ id: 3, name: 'pet-3', categoryId: 4, ...PET_TIMES });
   });
 
   it('limit and status combine', async () => {
@@ -96,9 +96,9 @@ describe('listPets', () => {
     expect(response.statusCode).toBe(400);
     expect(response.json()).toEqual({
       code: 'bad_request',
-      message: `query parameter ${field}: is not a parameter of listPets (it takes limit, status, id, categoryId, tag, cursor)`,
+      message: `query parameter ${field}: is not a parameter of listPets (it takes limit, status, id, categoryId, tag, orderBy, cursor)`,
       status: 400,
-      details: [{ location: 'query', field, rule: 'unknown', message: 'is not a parameter of listPets (it takes limit, status, id, categoryId, tag, cursor)' }],
+      details: [{ location: 'query', field, rule: 'unknown', message: 'is not a parameter of listPets (it takes limit, status, id, categoryId, tag, orderBy, cursor)' }],
     });
   });
 });

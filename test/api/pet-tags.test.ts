@@ -4,7 +4,7 @@
 // listPets' promises (each pet once, in id order, rel="next" carrying the tags, a cursor
 // bound to them). Bad tags are a 400 naming the field, and store nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../helper.js';
+import { buildTestApp, type TestApp, PET_TIMES } from '../helper.js';
 import { within, WAIT_MS } from '../process.js';
 
 let t: TestApp;
@@ -14,6 +14,8 @@ interface Pet {
   categoryId: number;
   status?: string;
   tags?: string[];
+  createdAt?: string;
+  updatedAt?: string;
 }
 /** This file's pets (category 210 and 211), by id, as the API answered them. */
 const pets = new Map<number, Pet>();
@@ -55,12 +57,12 @@ describe('a pet\'s tags', () => {
   it('are answered in the order given, by createPet and getPet; a pet without tags has no tags field', async () => {
     const created = await post('/v1/pets', { name: 'Order kept', categoryId: 212, tags: ['trained', 'calm'] });
     expect(created.statusCode).toBe(201);
-    expect(created.json()).toEqual({ id: created.json().id, name: 'Order kept', categoryId: 212, tags: ['trained', 'calm'] });
+    expect(created.json()).toEqual({ id: created.json().id, name: 'Order kept', categoryId: 212, tags: ['trained', 'calm'], ...PET_TIMES });
     expect((await get(`/v1/pets?id=${created.json().id}`)).json()).toEqual([created.json()]);
     for (const body of [{ name: 'No tags', categoryId: 212 }, { name: 'Empty tags', categoryId: 212, tags: [] }]) {
       const plain = await post('/v1/pets', body);
       expect(plain.statusCode).toBe(201);
-      expect(plain.json()).toEqual({ id: plain.json().id, name: body.name, categoryId: 212 });
+      expect(plain.json()).toEqual({ id: plain.json().id, name: body.name, categoryId: 212, ...PET_TIMES });
     }
   });
 
@@ -104,7 +106,8 @@ describe('a pet\'s tags', () => {
     let from = await last();
     const replaced = await patch(created.id, { tags: ['trained', 'young'] });
     expect(replaced.statusCode).toBe(200);
-    expect(replaced.json()).toEqual({ ...created, tags: ['trained', 'young'] });
+    expect(replaced.json()).toEqual({ ...created, tags: ['trained', 'young'], updatedAt: replaced.json().updatedAt });
+    expect(replaced.json().updatedAt >= (created.updatedAt ?? '')).toBe(true);
     await within(WAIT_MS, async () => (await eventsAfter(from)).length === 1);
     expect((await eventsAfter(from)).map((e) => [e.type, e.data.tags])).toEqual([['pet.updated', ['trained', 'young']]]);
 
@@ -122,7 +125,7 @@ describe('a pet\'s tags', () => {
       await patch(created.id, { tags: ['calm'] });
       const removed = await patch(created.id, { tags: removal });
       expect(removed.statusCode).toBe(200);
-      expect(removed.json()).toEqual({ id: created.id, name: 'Retagged too', categoryId: 214 });
+      expect(removed.json()).toEqual({ id: created.id, name: 'Retagged too', categoryId: 214, ...PET_TIMES });
       expect((await get('/v1/pets?tag=calm&categoryId=214')).json()).toEqual([]);
     }
   });
@@ -175,7 +178,7 @@ describe('listPets with tag', () => {
     expect((await get('/v1/pets?tag=fleeting')).json()).toEqual([pet]);
     await patch(pet.id, { tags: ['kept'] });
     expect((await get('/v1/pets?tag=fleeting')).json()).toEqual([]);
-    expect((await get('/v1/pets?tag=kept')).json()).toEqual([{ ...pet, tags: ['kept'] }]);
+    expect((await get('/v1/pets?tag=kept')).json()).toEqual([{ ...pet, tags: ['kept'], updatedAt: expect.any(String) }]);
     expect((await t.api({ method: 'DELETE', url: `/v1/pets/${pet.id}`, headers: t.auth })).statusCode).toBe(204);
     expect((await get('/v1/pets?tag=kept')).json()).toEqual([]);
   });

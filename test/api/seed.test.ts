@@ -1,7 +1,7 @@
 // `npm run seed` (src/cli/seed.ts): the sample catalogue the README's first requests name,
 // read back through the API; a second run adds nothing; `apikey --help` is the usage.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../helper.js';
+import { buildTestApp, type TestApp, PET_TIMES } from '../helper.js';
 import { apikey, runTs } from '../process.js';
 
 let t: TestApp;
@@ -32,7 +32,7 @@ describe('npm run seed', () => {
     // The README's first requests: pets of category 1, and one of them by id.
     const dogs = (await t.api({ method: 'GET', url: '/v1/pets?categoryId=1', headers: t.auth })).json() as { name: string }[];
     expect(dogs.map((p) => p.name)).toEqual(['Rex', 'Max']);
-    expect((await t.api({ method: 'GET', url: '/v1/pets?id=1', headers: t.auth })).json()).toEqual([{ id: 1, name: 'Rex', categoryId: 1, status: 'available' }]);
+    expect((await t.api({ method: 'GET', url: '/v1/pets?id=1', headers: t.auth })).json()).toEqual([{ id: 1, name: 'Rex', categoryId: 1, status: 'available', ...PET_TIMES }]);
 
     const before = await counts();
     const again = await seed();

@@ -5,7 +5,7 @@
 // not derived. Every answer goes through `t.api`, which checks it against the contract; where
 // the answer is an error, the pet's stored row is unchanged.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, lapseOrder, type TestApp } from '../helper.js';
+import { buildTestApp, lapseOrder, type TestApp, PET_TIMES } from '../helper.js';
 import type pg from 'pg';
 import { within, WAIT_MS } from '../process.js';
 
@@ -220,7 +220,7 @@ describe('an order placed while a change waits for the pet', () => {
       await sql.query('COMMIT');
       const done = await answer;
       expect(done.statusCode, done.body).toBe(200);
-      expect(done.json()).toEqual({ id, name: 'Renamed', categoryId: 1, status: 'sold' });
+      expect(done.json()).toEqual({ id, name: 'Renamed', categoryId: 1, status: 'sold', ...PET_TIMES });
     } finally {
       await sql.query('ROLLBACK').catch(() => undefined);
       sql.release();

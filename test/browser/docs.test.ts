@@ -10,6 +10,9 @@ import { authorize, selectedBasePath, stop, tryItOut, withDocs, STRONG_ETAG, typ
 
 const runs = await browserRuns('test/browser/docs.test.ts');
 
+/** A Pet as the service answers it: the times are the service's own (read-only). */
+type TimedPet = Pet & { createdAt: string; updatedAt: string };
+
 describe.skipIf(!runs)('Swagger UI at /docs, in Chromium', () => {
   afterAll(stop);
 
@@ -157,7 +160,7 @@ describe.skipIf(!runs)('Swagger UI at /docs, in Chromium', () => {
       // updatePet as the page opens it: its body's media type is the contract's first,
       // application/merge-patch+json (application/json is offered too), the editor holds the
       // contract's example, If-Match is empty. Another pet's id typed: 200, renamed.
-      const draft = await ui.execute<Pet>('createPet', { body: JSON.stringify({ name: names[1], categoryId: 3 }) });
+      const draft = await ui.execute<TimedPet>('createPet', { body: JSON.stringify({ name: names[1], categoryId: 3 }) });
       expect(draft.status).toBe(201);
       expect(draft.headers.etag).toMatch(STRONG_ETAG);
       const updatePet = await ui.open('updatePet');
@@ -166,11 +169,13 @@ describe.skipIf(!runs)('Swagger UI at /docs, in Chromium', () => {
       expect(await mediaType.locator('option').allInnerTexts()).toEqual(['application/merge-patch+json', 'application/json']);
       expect(JSON.parse(await updatePet.locator('textarea.body-param__text').inputValue())).toEqual({ name: 'Rex' });
       expect(await updatePet.locator('tr[data-param-name="If-Match"] input').inputValue()).toBe('');
-      const renamed = await ui.execute<Pet>('updatePet', { parameters: { petId: String(draft.body.id) } });
+      const renamed = await ui.execute<TimedPet>('updatePet', { parameters: { petId: String(draft.body.id) } });
       expect(renamed.status).toBe(200);
       expect(await renamed.response.request().headerValue('content-type')).toBe('application/merge-patch+json');
       expect(JSON.parse(renamed.response.request().postData() ?? '')).toEqual({ name: 'Rex' });
-      expect(renamed.body).toEqual({ ...draft.body, name: 'Rex' });
+      // Renamed: a change, so updatedAt moves past the draft's; createdAt stays.
+      expect(renamed.body).toEqual({ ...draft.body, name: 'Rex', updatedAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/) });
+      expect(renamed.body.updatedAt > draft.body.updatedAt, `updatedAt ${renamed.body.updatedAt} after ${draft.body.updatedAt}`).toBe(true);
       expect(renamed.headers.etag).toMatch(STRONG_ETAG);
       expect(renamed.headers.etag).not.toBe(draft.headers.etag);
 

@@ -86,7 +86,17 @@ describe('docs/interface.md: the requirements, as the repository keeps them', ()
   it('sections 2.2, 2.3 and 2.5: the required fields of NewPet, Pet and Error', () => {
     const required = (number: string) => [...section(number).matchAll(/^\| `(\w+)` \|[^\n]*\| yes \|/gm)].map((m) => m[1]);
     expect(spec.components.schemas.NewPet.required).toEqual(required('2.2'));
-    expect(spec.components.schemas.Pet.required).toEqual([...required('2.3'), ...required('2.2')]);
+    // Pet requires the interface's fields first, in its order; any it requires beyond them
+    // are additions of 1.x that the service sets (read-only, not part of NewPet), so a
+    // client written against the interface never has to send them.
+    const pet = spec.components.schemas.Pet;
+    const interfaceRequired = [...required('2.3'), ...required('2.2')];
+    expect(interfaceRequired).toEqual(['id', 'name', 'categoryId']);
+    expect(pet.required.slice(0, interfaceRequired.length)).toEqual(interfaceRequired);
+    for (const name of pet.required.slice(interfaceRequired.length)) {
+      expect(pet.properties[name], `Pet.${name}, required beyond the interface`).toMatchObject({ readOnly: true });
+      expect(spec.components.schemas.NewPet.properties[name], `NewPet.${name}`).toBeUndefined();
+    }
     expect(spec.components.schemas.Error.required).toEqual(required('2.5'));
   });
 
@@ -199,11 +209,19 @@ describe('section 2: schemas', () => {
     expect(newPet.properties.id).toBeUndefined();
     expect(newPet.additionalProperties).toBe(false);
   });
-  it('Pet has every NewPet field plus a required int64 id', () => {
+  it('Pet has every NewPet field plus a required int64 id; any other field is read-only, set by the service', () => {
     const pet = schemas.Pet;
-    expect(pet.required).toEqual(['id', 'name', 'categoryId']);
-    expect(Object.keys(pet.properties).sort()).toEqual([...Object.keys(schemas.NewPet.properties), 'id'].sort());
+    expect(pet.required.slice(0, 3)).toEqual(['id', 'name', 'categoryId']);
+    const newPetFields = Object.keys(schemas.NewPet.properties);
+    expect(Object.keys(pet.properties)).toEqual(expect.arrayContaining([...newPetFields, 'id']));
     expect(deref(pet.properties.id)).toMatchObject({ type: 'integer', format: 'int64' });
+    // Beyond the interface (1.x additions): fields a client cannot send (NewPet refuses
+    // unknown fields) and the service writes, marked read-only; every field Pet requires is
+    // one of the interface's or one of these.
+    const added = Object.keys(pet.properties).filter((name) => name !== 'id' && !newPetFields.includes(name));
+    for (const name of added) expect(pet.properties[name], `Pet.${name}`).toMatchObject({ readOnly: true });
+    expect(pet.required.filter((name: string) => !['id', 'name', 'categoryId'].includes(name) && !added.includes(name))).toEqual([]);
+    expect(schemas.NewPet.additionalProperties).toBe(false);
   });
   it('Pets is a plain array of Pet', () => {
     expect(schemas.Pets).toMatchObject({ type: 'array', items: { $ref: '#/components/schemas/Pet' } });

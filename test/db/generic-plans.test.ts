@@ -11,6 +11,8 @@ import { CATEGORY_STATEMENTS } from '../../src/catalogue/categories.js';
 import { EVENT_STATEMENTS } from '../../src/events/feed.js';
 import { ORDER_STATEMENTS } from '../../src/store/orders.js';
 import { PET_STATEMENTS } from '../../src/catalogue/pets.js';
+import { orderedPage, PET_ORDERS, type OrderedPage } from '../../src/catalogue/pet-orders.js';
+import type { Key } from '../../src/db/keyset.js';
 import { closePool, createPool, PLAN_CACHE_MODE } from '../../src/db/pool.js';
 import { createTestDatabase } from '../helper.js';
 
@@ -107,6 +109,30 @@ describe("statements on some pets read those pets' rows only, with statistics fr
     const scans = scansOf(await generic(sql, [...values]), 'pets');
     expect(scans.length).toBeGreaterThan(0);
     for (const scan of scans) expect(scan, JSON.stringify(scans)).toMatchObject({ read: expect.toSatisfy((n: number) => n <= want) });
+  });
+
+  it.each(PET_ORDERS)('a page of 20 pets in orderBy=%s, first and deep in the table, reads 21 pets; of one status, walks the index; among 100 ids, those 100', async (order) => {
+    // The key of the 2,000th pet in that order, by following pages of 100.
+    let key: Key | undefined;
+    for (let i = 0; i < 20; i++) {
+      const page = orderedPage({ order, limit: 100, key });
+      key = page.cut((await client.query(page.statement.text, page.values)).rows).next;
+    }
+    const literal = (v: unknown) => (Array.isArray(v) ? `{${v.join(',')}}` : (v as string | number));
+    const reads = async (p: OrderedPage) => {
+      const { statement, values } = orderedPage(p);
+      const scans = scansOf(await generic(statement.text, values.map(literal)), 'pets');
+      expect(scans.length).toBeGreaterThan(0);
+      return Math.max(...scans.map((s) => s.read));
+    };
+    expect(await reads({ order, limit: 20, key })).toBeLessThanOrEqual(21);
+    expect(await reads({ order, limit: 20, key: undefined })).toBeLessThanOrEqual(21);
+    // With a filter, the order's index is walked and the others skipped: no sort of the table.
+    const filtered = orderedPage({ order, limit: 20, key, status: 'pending' });
+    const plan = await generic(filtered.statement.text, filtered.values.map(literal));
+    const sorts = (node: PlanNode): number => (node['Node Type'] === 'Sort' ? 1 : 0) + (node.Plans ?? []).reduce((n, child) => n + sorts(child), 0);
+    expect(sorts(plan), JSON.stringify(plan)).toBe(0);
+    expect(await reads({ order, limit: 20, key, ids: Array.from({ length: 100 }, (_, i) => 1 + i * 29) })).toBeLessThanOrEqual(100);
   });
 
   it('a page of 20 pets of one tag, deep among them, reads its pets only (pet_tags had no row when analyzed)', async () => {

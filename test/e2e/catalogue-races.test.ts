@@ -44,7 +44,14 @@ async function call(n: number, method: string, path: string, options: { body?: u
 
 const newPet = async (status: string | null = 'available'): Promise<number> =>
   Number((await cluster.db.query<{ id: string }>('INSERT INTO pets (name, category_id, status) VALUES ($1, 1, $2) RETURNING id', ['Race', status])).rows[0]?.id);
-const petRow = async (id: number) => (await cluster.db.query<{ status: string | null; name: string; removed: boolean }>('SELECT status, name, deleted_at IS NOT NULL AS removed FROM pets WHERE id = $1', [id])).rows[0];
+/** The pet's row, with its createdAt and updatedAt as the API writes them (json_instant). */
+const petRow = async (id: number) =>
+  (
+    await cluster.db.query<{ status: string | null; name: string; removed: boolean; created_at: string; updated_at: string }>(
+      'SELECT status, name, deleted_at IS NOT NULL AS removed, json_instant(created_at) AS created_at, json_instant(updated_at(pets)) AS updated_at FROM pets WHERE id = $1',
+      [id],
+    )
+  ).rows[0];
 const ordersOf = async (petId: number) => (await cluster.db.query<{ id: string; status: string }>('SELECT id, status FROM orders WHERE pet_id = $1', [petId])).rows;
 /** A pause of 0 to 3 ms, so that either request of a pair may reach the database first. */
 const jitter = (round: number) => new Promise((resolve) => setTimeout(resolve, (round * 7) % 4));
@@ -86,7 +93,8 @@ describe('the managed catalogue on two instances', () => {
       } else {
         seen.unlisted++;
         expect(patch.status, context).toBe(200);
-        expect(patch.body, context).toEqual({ id: petId, name: 'Race', categoryId: 1 });
+        expect(pet?.updated_at, context).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+        expect(patch.body, context).toEqual({ id: petId, name: 'Race', categoryId: 1, createdAt: pet?.created_at, updatedAt: pet?.updated_at });
         expect(order.status, context).toBe(409);
         expect(order.body, context).toEqual({ code: 'pet_not_available', message: `Pet ${petId} has no status, so it is not available`, status: 409 });
         expect(pet?.status, context).toBeNull();

@@ -73,6 +73,11 @@ afterAll(async () => {
   await database.drop();
 });
 
+/** A Pet's createdAt and updatedAt: RFC 3339, UTC, to the millisecond. */
+const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+/** Waits until the clock is past the millisecond of every change before: the next change's updatedAt is later. */
+const nextMillisecond = () => new Promise((resolve) => setTimeout(resolve, 5));
+
 /** The AnimalStoreError a call throws (fails the test when it resolves or throws something else). */
 async function failure(call: () => Promise<unknown>): Promise<AnimalStoreError> {
   const outcome = await call().then(
@@ -87,7 +92,7 @@ describe('the typed client against the running service', () => {
   it('creates, lists and fetches pets', async () => {
     const created = await store.createPet({ name: 'Rex', categoryId: 2, status: 'available' });
     expect(created.response.status).toBe(201);
-    expect(created.data).toEqual({ id: expect.any(Number), name: 'Rex', categoryId: 2, status: 'available' });
+    expect(created.data).toEqual({ id: expect.any(Number), name: 'Rex', categoryId: 2, status: 'available', createdAt: expect.stringMatching(INSTANT), updatedAt: created.data.createdAt });
     const id = created.data.id;
     expect(created.response.headers.get('location')).toBe(`/v1/pets/${id}`);
     expect(created.requestId).toMatch(/./);
@@ -175,7 +180,8 @@ describe('the typed client against the running service', () => {
   it('updatePet: a draft (no status) is offered, ordered, refused an unlisting while the order holds it, sold, then offered again; If-Match guards each change', async () => {
     const created = await store.createPet({ name: 'Draft', categoryId: 31 });
     const id = created.data.id;
-    expect(created.data).toEqual({ id, name: 'Draft', categoryId: 31 });
+    const { createdAt } = created.data;
+    expect(created.data).toEqual({ id, name: 'Draft', categoryId: 31, createdAt: expect.stringMatching(INSTANT), updatedAt: createdAt });
     expect(created.etag).toMatch(/^"[A-Za-z0-9_-]{1,62}"$/);
     // A draft is listed by its id, and by no status filter.
     expect((await store.listPets({ id: [id] })).data).toEqual([created.data]);
@@ -183,55 +189,72 @@ describe('the typed client against the running service', () => {
     expect((await store.getPet(id)).etag).toBe(created.etag);
 
     // Offered, on the condition that it is still the draft this client saw.
+    await nextMillisecond();
     const offered = await store.updatePet(id, { status: 'available' }, { ifMatch: created.etag });
     expect(offered.response.status).toBe(200);
-    expect(offered.data).toEqual({ id, name: 'Draft', categoryId: 31, status: 'available' });
+    expect(offered.data).toEqual({ id, name: 'Draft', categoryId: 31, status: 'available', createdAt, updatedAt: expect.stringMatching(INSTANT) });
+    expect(offered.data.updatedAt > createdAt, `updatedAt ${offered.data.updatedAt} after createdAt ${createdAt}`).toBe(true);
     expect(offered.etag).toMatch(/^"[A-Za-z0-9_-]{1,62}"$/);
     expect(offered.etag).not.toBe(created.etag);
     // The draft's ETag no longer matches: nothing changes.
     const stale = await failure(() => store.updatePet(id, { name: 'Overwritten' }, { ifMatch: created.etag }));
     expect(stale).toMatchObject({ status: 412, code: 'precondition_failed', operation: 'updatePet' });
-    // {} changes nothing and answers the current ETag (how to get one after getPet's sunset).
+    // {} changes nothing, updatedAt included, and answers the current ETag (how to get one after getPet's sunset).
+    await nextMillisecond();
     const unchanged = await store.updatePet(id, {});
     expect(unchanged.data).toEqual(offered.data);
     expect(unchanged.etag).toBe(offered.etag);
     expect((await store.listPets({ id: [id], status: 'available' })).data).toEqual([offered.data]);
 
-    // Ordered: its status is the order's now. Name and category may still change.
+    // Ordered: its status is the order's now, a change. Name and category may still change.
+    await nextMillisecond();
     const { data: order } = await store.placeOrder({ petId: id });
+    const [held] = (await store.listPets({ id: [id] })).data;
+    expect(held).toEqual({ ...offered.data, status: 'pending', updatedAt: expect.stringMatching(INSTANT) });
+    expect((held?.updatedAt ?? '') > offered.data.updatedAt, 'placing the order moved updatedAt').toBe(true);
     const unlist = await failure(() => store.updatePet(id, { status: null }));
     expect(unlist).toMatchObject({ status: 409, code: 'pet_reserved' });
     expect(unlist.message).toContain(String(order.id));
     expect((await failure(() => store.updatePet(id, { status: 'available' })))).toMatchObject({ status: 409, code: 'pet_reserved' });
+    await nextMillisecond();
     const renamed = await store.updatePet(id, { name: 'Reserved', categoryId: 32 });
-    expect(renamed.data).toEqual({ id, name: 'Reserved', categoryId: 32, status: 'pending' });
+    expect(renamed.data).toEqual({ id, name: 'Reserved', categoryId: 32, status: 'pending', createdAt, updatedAt: expect.stringMatching(INSTANT) });
+    expect(renamed.data.updatedAt > (held?.updatedAt ?? ''), 'the rename moved updatedAt').toBe(true);
     // The order changed the pet: the ETag from before it does not match.
     expect(await failure(() => store.updatePet(id, { name: 'Late' }, { ifMatch: offered.etag }))).toMatchObject({ status: 412, code: 'precondition_failed' });
 
     // Sold by the order, then offered again.
     await store.completeOrder(order.id);
     const relisted = await store.updatePet(id, { status: 'available' });
-    expect(relisted.data).toEqual({ id, name: 'Reserved', categoryId: 32, status: 'available' });
+    expect(relisted.data).toEqual({ id, name: 'Reserved', categoryId: 32, status: 'available', createdAt, updatedAt: expect.stringMatching(INSTANT) });
+    expect(relisted.data.updatedAt > renamed.data.updatedAt, 'the sale and the relisting moved updatedAt').toBe(true);
     // And unlisted (a draft again): the status is gone, not null.
+    await nextMillisecond();
     const unlisted = await store.updatePet(id, { status: null }, { ifMatch: relisted.etag });
-    expect(unlisted.data).toEqual({ id, name: 'Reserved', categoryId: 32 });
+    expect(unlisted.data).toEqual({ id, name: 'Reserved', categoryId: 32, createdAt, updatedAt: expect.stringMatching(INSTANT) });
+    expect(unlisted.data.updatedAt > relisted.data.updatedAt, 'the unlisting moved updatedAt').toBe(true);
     expect((await store.listPets({ id: [id], status: 'available' })).data).toEqual([]);
 
     // raw: openapi-fetch sends the patch as application/json, which updatePet reads the same way.
     const viaRaw = await store.raw.PATCH('/pets/{petId}', { params: { path: { petId: id } }, body: { name: 'Plain JSON' } });
     expect(viaRaw.response.status).toBe(200);
-    expect(viaRaw.data).toEqual({ id, name: 'Plain JSON', categoryId: 32 });
+    expect(viaRaw.data).toEqual({ id, name: 'Plain JSON', categoryId: 32, createdAt, updatedAt: expect.stringMatching(INSTANT) });
   });
 
   it('deletePet: refused while an order holds the pet and on a stale If-Match; then the pet is gone and its order stays readable', async () => {
     const created = await store.createPet({ name: 'Leaving', categoryId: 33, status: 'available' });
     const id = created.data.id;
+    await nextMillisecond();
     const { data: order } = await store.placeOrder({ petId: id });
     expect(await failure(() => store.deletePet(id))).toMatchObject({ status: 409, code: 'pet_reserved', operation: 'deletePet' });
     await store.cancelOrder(order.id);
-    // Available again, as created: the ETag names the representation, so it is the creation's again.
-    const { etag } = await store.updatePet(id, {});
-    expect(etag).toBe(created.etag);
+    // Available again, as created, but held and released since: updatedAt moved, and the ETag
+    // names the representation, so it is not the creation's.
+    const again = await store.updatePet(id, {});
+    expect(again.data).toEqual({ ...created.data, updatedAt: expect.stringMatching(INSTANT) });
+    expect(again.data.updatedAt > created.data.updatedAt, 'the order moved updatedAt').toBe(true);
+    const { etag } = again;
+    expect(etag).not.toBe(created.etag);
     // Renamed by someone else: the ETag this client holds is stale, and nothing is removed.
     const renamed = await store.updatePet(id, { name: 'Leaving soon' });
     expect(await failure(() => store.deletePet(id, { ifMatch: etag }))).toMatchObject({ status: 412, code: 'precondition_failed' });
@@ -257,6 +280,10 @@ describe('the typed client against the running service', () => {
     for await (const pet of store.listAllPets({ categoryId: 34, limit: 2 })) ids.push(pet.id);
     expect(ids).toEqual(made);
     expect((await store.listPets({ categoryId: 34, status: 'sold' })).data.map((p) => p.id)).toEqual([made[1], made[3]]);
+    // In another order, the iterator follows the sorted pages: names descending, then ids.
+    const sorted: number[] = [];
+    for await (const pet of store.listAllPets({ categoryId: 34, orderBy: 'name desc', limit: 2 })) sorted.push(pet.id);
+    expect(sorted).toEqual([...made].reverse());
   });
 
   it('categories: named (201), renamed (200), a name taken ignoring case (409), listed page by page, removed (204); pets keep their categoryId', async () => {

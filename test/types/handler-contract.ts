@@ -5,7 +5,7 @@ import type { Handler } from '../../src/contract/handler.js';
 import { Serialized } from '../../src/db/serialized.js';
 import type { Pet } from '../../src/catalogue/pets.js';
 
-const pet = { id: 1, name: 'Rex', categoryId: 2, status: 'available' as const };
+const pet = { id: 1, name: 'Rex', categoryId: 2, status: 'available' as const, createdAt: '2026-11-26T10:00:00.000Z', updatedAt: '2026-11-26T10:00:00.000Z' };
 const error = { code: 'not_found', message: 'Pet 1 does not exist', status: 404 };
 const ETag = '"kY3zBq9TQ0mFv1cXo2aR8w"';
 

@@ -16,18 +16,24 @@ export interface paths {
          *     (`?id=3&id=7`: those that exist; this is how to look one animal up,
          *     `GET /pets?id={petId}`, the replacement of the deprecated `getPet`), of the given
          *     `categoryId`, or carrying every `tag` given. Filters combine. Removed animals (`deletePet`) are never listed. The
-         *     body is a plain JSON array; an empty array means no animal matched.
+         *     body is a plain JSON array; an empty array means no animal matched. `orderBy` sorts
+         *     them by `name`, `createdAt` or `updatedAt` instead, or in descending `id` order.
          *
          *     **Pagination:** when more animals follow, the answer carries
          *     `Link: <...>; rel="next"` (RFC 8288), the URL of the next page with the same
-         *     `limit` and filters and an opaque `cursor`. Follow it until there is no
-         *     `rel="next"`: every animal is returned exactly once, even while animals are being
+         *     `limit`, filters and `orderBy` and an opaque `cursor`. Follow it until there is no
+         *     `rel="next"`: in ascending `id` order, every animal is returned exactly once, even while animals are being
          *     added (new ones appear on later pages). Animals added in parallel are never made to
          *     wait for each other, so one can become visible after animals with higher ids: a
          *     page stops before the first animal that a transaction still open could precede,
          *     and carries `rel="next"` to resume from there. Such a page can be short, even
          *     empty; follow its `rel="next"` (after a moment when it was empty). A cursor belongs
-         *     to the operation and filters that made it: given to another, it is `400`.
+         *     to the operation, filters and `orderBy` that made it: given with others, it is `400`
+         *     naming the parameters that differ.
+         *
+         *     **In another order** (`orderBy`), every animal that is not added, changed or
+         *     removed during the walk is returned exactly once; one that is may be returned at its
+         *     old place, its new place, both or neither.
          *
          *     **A walk with `status`, `categoryId` or `tag`** returns each animal that matches
          *     throughout the walk exactly once. Statuses change when orders are placed, completed,
@@ -1242,6 +1248,20 @@ export interface components {
             name: string;
             /** @description Identifier of the category the animal belongs to. */
             categoryId: components["schemas"]["Id"];
+            /**
+             * Format: date-time
+             * @description When the animal was added (UTC, to the millisecond); set by the service.
+             * @example 2026-11-26T10:00:00.000Z
+             */
+            readonly createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the animal last changed: its name, category, status or tags, through
+             *     `updatePet` or an order that holds, sells or releases it. Equal to `createdAt`
+             *     until then; a change that changes nothing leaves it as it was. Set by the service.
+             * @example 2026-11-27T08:30:00.000Z
+             */
+            readonly updatedAt: string;
             /** @description Availability of the animal; absent when it was never given. */
             status?: components["schemas"]["PetStatus"];
             /**
@@ -2320,8 +2340,9 @@ export interface components {
         /**
          * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
          *     Do not build or change it; a cursor that was altered, or that belongs to other
-         *     filters (another `status`, `id` list, `categoryId` or `petId`) or another list, is refused with
-         *     `400`.
+         *     filters (another `status`, `id` list, `categoryId`, `tag` or `petId`), another
+         *     `orderBy` or another list, is refused with `400`. A cursor in `name` order carries
+         *     the name it resumes after: up to about 800 characters.
          */
         Cursor: string;
         /** @description Keep only animals with this status. Without it, no filter applies. */
@@ -2354,6 +2375,14 @@ export interface components {
          *     Anything else is `400`.
          */
         IdempotencyKey: string;
+        /**
+         * @description The order of the animals (AIP-132): a field, ascending, or the field and ` desc`
+         *     (`?orderBy=createdAt%20desc`) for descending. `id` is the default. `name` compares
+         *     names in lowercase, character by character (Unicode code points). Animals with equal
+         *     values follow one another in `id` order, going the same way. Each order is read from
+         *     an index of its own: a page costs the same at any depth.
+         */
+        PetOrderBy: "id" | "id desc" | "name" | "name desc" | "createdAt" | "createdAt desc" | "updatedAt" | "updatedAt desc";
         /**
          * @description Keep only animals that carry every tag given, repeated for several
          *     (`?tag=hypoallergenic&tag=trained`): 1 to 5 of them. Pages walk the animals of the
@@ -2570,10 +2599,19 @@ export interface operations {
                  */
                 tag?: components["parameters"]["TagFilter"];
                 /**
+                 * @description The order of the animals (AIP-132): a field, ascending, or the field and ` desc`
+                 *     (`?orderBy=createdAt%20desc`) for descending. `id` is the default. `name` compares
+                 *     names in lowercase, character by character (Unicode code points). Animals with equal
+                 *     values follow one another in `id` order, going the same way. Each order is read from
+                 *     an index of its own: a page costs the same at any depth.
+                 */
+                orderBy?: components["parameters"]["PetOrderBy"];
+                /**
                  * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
                  *     Do not build or change it; a cursor that was altered, or that belongs to other
-                 *     filters (another `status`, `id` list, `categoryId` or `petId`) or another list, is refused with
-                 *     `400`.
+                 *     filters (another `status`, `id` list, `categoryId`, `tag` or `petId`), another
+                 *     `orderBy` or another list, is refused with `400`. A cursor in `name` order carries
+                 *     the name it resumes after: up to about 800 characters.
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
@@ -2583,12 +2621,12 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The animals, in ascending `id` order. */
+            /** @description The animals, in the order `orderBy` names (ascending `id` when it is absent). */
             200: {
                 headers: {
                     /**
                      * @description `<...>; rel="next"` when more animals follow: the next page's URL (relative),
-                     *     carrying `limit`, the filters and `cursor`. Absent on the last page.
+                     *     carrying `limit`, the filters, `orderBy` and `cursor`. Absent on the last page.
                      * @example </v1/pets?limit=20&cursor=eyJhIjoyMH0.Qk5u2y0f1mZqX3Jv9W6b1A>; rel="next"
                      */
                     Link?: string;
@@ -3108,8 +3146,9 @@ export interface operations {
                 /**
                  * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
                  *     Do not build or change it; a cursor that was altered, or that belongs to other
-                 *     filters (another `status`, `id` list, `categoryId` or `petId`) or another list, is refused with
-                 *     `400`.
+                 *     filters (another `status`, `id` list, `categoryId`, `tag` or `petId`), another
+                 *     `orderBy` or another list, is refused with `400`. A cursor in `name` order carries
+                 *     the name it resumes after: up to about 800 characters.
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
@@ -3359,8 +3398,9 @@ export interface operations {
                 /**
                  * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
                  *     Do not build or change it; a cursor that was altered, or that belongs to other
-                 *     filters (another `status`, `id` list, `categoryId` or `petId`) or another list, is refused with
-                 *     `400`.
+                 *     filters (another `status`, `id` list, `categoryId`, `tag` or `petId`), another
+                 *     `orderBy` or another list, is refused with `400`. A cursor in `name` order carries
+                 *     the name it resumes after: up to about 800 characters.
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
@@ -3549,8 +3589,9 @@ export interface operations {
                 /**
                  * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
                  *     Do not build or change it; a cursor that was altered, or that belongs to other
-                 *     filters (another `status`, `id` list, `categoryId` or `petId`) or another list, is refused with
-                 *     `400`.
+                 *     filters (another `status`, `id` list, `categoryId`, `tag` or `petId`), another
+                 *     `orderBy` or another list, is refused with `400`. A cursor in `name` order carries
+                 *     the name it resumes after: up to about 800 characters.
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
@@ -3819,8 +3860,9 @@ export interface operations {
                 /**
                  * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
                  *     Do not build or change it; a cursor that was altered, or that belongs to other
-                 *     filters (another `status`, `id` list, `categoryId` or `petId`) or another list, is refused with
-                 *     `400`.
+                 *     filters (another `status`, `id` list, `categoryId`, `tag` or `petId`), another
+                 *     `orderBy` or another list, is refused with `400`. A cursor in `name` order carries
+                 *     the name it resumes after: up to about 800 characters.
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
@@ -3908,8 +3950,9 @@ export interface operations {
                 /**
                  * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
                  *     Do not build or change it; a cursor that was altered, or that belongs to other
-                 *     filters (another `status`, `id` list, `categoryId` or `petId`) or another list, is refused with
-                 *     `400`.
+                 *     filters (another `status`, `id` list, `categoryId`, `tag` or `petId`), another
+                 *     `orderBy` or another list, is refused with `400`. A cursor in `name` order carries
+                 *     the name it resumes after: up to about 800 characters.
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
@@ -4215,8 +4258,9 @@ export interface operations {
                 /**
                  * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
                  *     Do not build or change it; a cursor that was altered, or that belongs to other
-                 *     filters (another `status`, `id` list, `categoryId` or `petId`) or another list, is refused with
-                 *     `400`.
+                 *     filters (another `status`, `id` list, `categoryId`, `tag` or `petId`), another
+                 *     `orderBy` or another list, is refused with `400`. A cursor in `name` order carries
+                 *     the name it resumes after: up to about 800 characters.
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
@@ -4276,8 +4320,9 @@ export interface operations {
                 /**
                  * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
                  *     Do not build or change it; a cursor that was altered, or that belongs to other
-                 *     filters (another `status`, `id` list, `categoryId` or `petId`) or another list, is refused with
-                 *     `400`.
+                 *     filters (another `status`, `id` list, `categoryId`, `tag` or `petId`), another
+                 *     `orderBy` or another list, is refused with `400`. A cursor in `name` order carries
+                 *     the name it resumes after: up to about 800 characters.
                  */
                 cursor?: components["parameters"]["Cursor"];
             };

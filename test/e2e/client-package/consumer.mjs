@@ -26,6 +26,10 @@ const WHSEC = /^whsec_[A-Za-z0-9+/]{32}$/;
 // Webhook endpoints of this run: loopback, port 9 (nothing listens; deliveries fail and are
 // retried, which these cases do not wait for). The service runs with WEBHOOK_ALLOW_PRIVATE=true.
 const HOOK_URL = 'http://127.0.0.1:9/hook';
+// A Pet's createdAt and updatedAt: RFC 3339, UTC, to the millisecond.
+const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+/** Waits long enough that the next statement's time is a later millisecond than any before. */
+const nextMillisecond = () => new Promise((resolve) => setTimeout(resolve, 5));
 
 /** A webhook endpoint of this run's own. */
 const newEndpoint = (what, eventTypes = ['pet.created']) => store.createWebhookEndpoint({ url: HOOK_URL, eventTypes, description: `${tag} ${what}` });
@@ -84,7 +88,8 @@ const operationCases = {
   async createPet() {
     const first = await store.createPet({ name: `${tag} created`, categoryId: 12, status: 'available' });
     assert.equal(first.response.status, 201);
-    assert.deepEqual(first.data, { id: first.data.id, name: `${tag} created`, categoryId: 12, status: 'available' });
+    assert.match(first.data.createdAt, INSTANT);
+    assert.deepEqual(first.data, { id: first.data.id, name: `${tag} created`, categoryId: 12, status: 'available', createdAt: first.data.createdAt, updatedAt: first.data.createdAt });
     assert.equal(first.response.headers.get('location'), `/v1/pets/${first.data.id}`);
     assert.match(first.idempotencyKey, UUID, 'a key is generated for the caller');
     assert.equal(first.replayed, false);
@@ -142,22 +147,31 @@ const operationCases = {
   async updatePet() {
     const created = await store.createPet({ name: `${tag} draft`, categoryId: 20 });
     assert.match(created.etag, /^"[A-Za-z0-9_-]+"$/, 'createPet resolves with the ETag');
+    assert.match(created.data.createdAt, INSTANT);
+    assert.equal(created.data.updatedAt, created.data.createdAt, 'a new pet was updated when it was created');
+    await nextMillisecond();
     const offered = await store.updatePet(created.data.id, { status: 'available' }, { ifMatch: created.etag });
     assert.equal(offered.response.status, 200);
-    assert.deepEqual(offered.data, { ...created.data, status: 'available' });
+    assert.match(offered.data.updatedAt, INSTANT);
+    assert.ok(offered.data.updatedAt > created.data.updatedAt, `a change moves updatedAt: ${offered.data.updatedAt} after ${created.data.updatedAt}`);
+    assert.deepEqual(offered.data, { ...created.data, status: 'available', updatedAt: offered.data.updatedAt });
     assert.notEqual(offered.etag, created.etag, 'a change makes a new ETag');
     const stale = await rejection(store.updatePet(created.data.id, { name: `${tag} late` }, { ifMatch: created.etag }));
     assert.equal(stale.status, 412);
     assert.equal(stale.code, 'precondition_failed');
+    await nextMillisecond();
     const unchanged = await store.updatePet(created.data.id, {});
     assert.equal(unchanged.etag, offered.etag, '{} changes nothing');
+    assert.deepEqual(unchanged.data, offered.data, '{} changes nothing, updatedAt included');
     const { data: order } = await store.placeOrder({ petId: created.data.id });
     const reserved = await rejection(store.updatePet(created.data.id, { status: null }));
     assert.equal(reserved.status, 409);
     assert.equal(reserved.code, 'pet_reserved');
     await store.cancelOrder(order.id);
+    await nextMillisecond();
     const unlisted = await store.updatePet(created.data.id, { status: null });
-    assert.deepEqual(unlisted.data, created.data, 'status: null takes the status away');
+    assert.ok(unlisted.data.updatedAt > offered.data.updatedAt, `the order and status: null moved updatedAt: ${unlisted.data.updatedAt} after ${offered.data.updatedAt}`);
+    assert.deepEqual(unlisted.data, { ...created.data, updatedAt: unlisted.data.updatedAt }, 'status: null takes the status away');
   },
 
   async deletePet() {
@@ -593,7 +607,7 @@ const behaviourCases = {
 
 behaviourCases['verifyWebhook returns the event of a delivery signed by standardwebhooks with the whsec_ secret, and refuses a tampered one'] = async () => {
   const { data: endpoint } = await newEndpoint('verified');
-  const event = { id: 7, type: 'pet.created', createdAt: new Date().toISOString(), data: { id: 7, name: 'Rex', categoryId: 2 } };
+  const event = { id: 7, type: 'pet.created', createdAt: new Date().toISOString(), data: { id: 7, name: 'Rex', categoryId: 2, createdAt: '2026-11-26T10:00:00.000Z', updatedAt: '2026-11-26T10:00:00.000Z' } };
   const body = JSON.stringify(event);
   const now = new Date();
   const headers = { 'webhook-id': '7', 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)), 'webhook-signature': new Webhook(endpoint.secret).sign('7', now, body) };

@@ -1,0 +1,51 @@
+-- Up Migration
+-- Pets gain `updatedAt` (with `createdAt`, the column pets always had, the Pet schema's new
+-- fields), and listPets' `orderBy` its indexes: one per order, each ending with the id, so
+-- that a page in any order is a range of one index, at any depth (src/catalogue/pet-orders.ts,
+-- docs/decisions/0010-pet-orders.md).
+--
+-- Invariants:
+-- 1. `updatedAt` is updated_at(pets): `changed_at`, which every statement that changes a
+--    pet's name, category, status or tags sets to its statement_timestamp() (src/catalogue/pets.ts,
+--    the only writer), or `created_at` while none has. A write that changes nothing sets
+--    nothing. statement_timestamp(), not now(): a change in a transaction that began
+--    before the pet was added would otherwise predate it.
+-- 2. `changed_at` is nullable and has no default: adding it rewrites nothing, and a new pet
+--    stores nothing for it.
+-- 3. Each order's index holds exactly the sort expression that src/catalogue/pet-orders.ts
+--    reads (test/db/generic-plans.test.ts plans every one of its statements by its index).
+--
+-- Waits at most 1 s for the table (a transaction holding pets longer makes the migration
+-- fail, and the next start tries again).
+SET LOCAL lock_timeout = '1s';
+
+ALTER TABLE pets ADD COLUMN changed_at timestamptz;
+
+CREATE FUNCTION updated_at(p pets) RETURNS timestamptz
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT coalesce((p).changed_at, (p).created_at) $$;
+
+CREATE INDEX pets_name_order ON pets ((lower(name) COLLATE "C"), id);
+CREATE INDEX pets_created_order ON pets (created_at, id);
+CREATE INDEX pets_updated_order ON pets ((coalesce(changed_at, created_at)), id);
+
+-- generated/pet-json.sql, as it is there.
+CREATE OR REPLACE FUNCTION pet_json(p pets) RETURNS text
+  LANGUAGE sql STABLE PARALLEL SAFE AS $$
+  SELECT '{"id":' || (p).id || ',"name":' || to_json((p).name) || ',"categoryId":' || (p).category_id || ',"createdAt":' || '"' || json_instant((p).created_at) || '"' || ',"updatedAt":' || '"' || json_instant((p).updated_at) || '"'
+    || coalesce(',"status":' || to_json((p).status), '')
+    || coalesce(',"tags":' || to_json(NULLIF((p).tags, '{}')), '') || '}'
+$$;
+
+-- Down Migration
+SET LOCAL lock_timeout = '1s';
+CREATE OR REPLACE FUNCTION pet_json(p pets) RETURNS text
+  LANGUAGE sql STABLE PARALLEL SAFE AS $$
+  SELECT '{"id":' || (p).id || ',"name":' || to_json((p).name) || ',"categoryId":' || (p).category_id
+    || coalesce(',"status":' || to_json((p).status), '')
+    || coalesce(',"tags":' || to_json(NULLIF((p).tags, '{}')), '') || '}'
+$$;
+DROP INDEX pets_updated_order;
+DROP INDEX pets_created_order;
+DROP INDEX pets_name_order;
+DROP FUNCTION updated_at(pets);
+ALTER TABLE pets DROP COLUMN changed_at;

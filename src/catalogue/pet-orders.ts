@@ -1,0 +1,100 @@
+// listPets in an order other than ascending id (`orderBy`): keyset pages over one index per
+// order (migrations/1763700000024, docs/decisions/0010-pet-orders.md), each ending with the
+// id as the tie-breaker, going the same way. The continuation is one row comparison, `(lower(name), id) > ($k, $id)`, which
+// the order's index reads as a range, forward or backward: a page costs the same at any
+// depth (bench:scale). The promise is the keyset's, not the append order's: every pet that
+// is not added, changed or removed during the walk appears exactly once
+// (test/e2e/pagination-race-sorted.test.ts). Filters are conditions on the walk; with `id`,
+// the pets of those ids (at most 100) are read by key and sorted instead.
+import type { components } from '../../generated/v1.js';
+import type { Key } from '../db/keyset.js';
+import { statement, type Statement } from '../db/query.js';
+
+/** The orders `orderBy` names (the contract's PetOrderBy), ascending id, the default, apart. */
+export const PET_ORDERS: readonly PetOrder[] = ['id desc', 'name', 'name desc', 'createdAt', 'createdAt desc', 'updatedAt', 'updatedAt desc'];
+export type PetOrder = Exclude<NonNullable<components['parameters']['PetOrderBy']>, 'id'>;
+
+/** Each field's sort expression (the index's), and the key a cursor carries for it, as text. */
+const FIELDS = {
+  id: undefined,
+  name: { sql: 'lower(name) COLLATE "C"', key: 'lower(name)', cast: 'text' },
+  createdAt: { sql: 'created_at', key: `to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`, cast: 'timestamptz' },
+  updatedAt: { sql: 'coalesce(changed_at, created_at)', key: `to_char(coalesce(changed_at, created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`, cast: 'timestamptz' },
+} as const;
+
+/** A row of an ordered page: the pet's JSON, its id, and its sort key (null in id order). */
+interface OrderedRow {
+  id: number;
+  json: string;
+  sort_key: string | null;
+}
+
+/** The most rows a page reads: the largest `limit` and the one more that says whether a next page follows. */
+const MOST = 101;
+
+const statements = new Map<string, Statement<OrderedRow>>();
+
+/**
+ * The statement for a page and its values. Each shape of request (its order, which filters
+ * it has, from the first or after a key) is a statement of its own, named after the shape,
+ * whose plan fits it: a generic plan of `($1 IS NULL OR status = $1)` guessed it matched
+ * almost nothing and sorted the whole table (22 ms a first page at 50,000 pets). The scan
+ * is limited to 101 rows by a constant, so that every plan walks the order's index (under a
+ * `LIMIT $n`, a generic plan expects to read a tenth of the table, and sorts it instead);
+ * the page's own limit is taken from it, and only those rows are read and written as JSON.
+ */
+function shaped(p: OrderedPage): { statement: Statement<OrderedRow>; values: unknown[] } {
+  const [name, direction] = p.order.split(' ') as [keyof typeof FIELDS, string | undefined];
+  const field = FIELDS[name];
+  const desc = direction === 'desc';
+  const way = desc ? ' DESC' : '';
+  const past = desc ? '<' : '>';
+  const values: unknown[] = [];
+  const parameter = (value: unknown, cast: string) => `$${values.push(value)}::${cast}`;
+  const where = ['deleted_at IS NULL'];
+  const tags = p.tags && p.tags.length > 0 ? p.tags : undefined;
+  if (p.status !== undefined) where.push(`status = ${parameter(p.status, 'text')}`);
+  if (p.categoryId !== undefined) where.push(`category_id = ${parameter(p.categoryId, 'bigint')}`);
+  if (tags) where.push(`tags @> ${parameter(tags, 'text[]')}`);
+  // Among the pets of these ids (at most 100), read by key (OFFSET 0 keeps the order's index
+  // out of the plan: walked with `id = ANY`, it could pass every pet), then sorted.
+  const from = p.ids === undefined ? 'pets' : `(SELECT * FROM pets WHERE id = ANY (${parameter(p.ids, 'bigint[]')}) OFFSET 0) AS pets`;
+  if (p.key !== undefined) {
+    where.push(field ? `(${field.sql}, id) ${past} (${parameter(p.key.values[0], field.cast)}, ${parameter(p.key.id, 'bigint')})` : `id ${past} ${parameter(p.key.id, 'bigint')}`);
+  }
+  const by = field ? `${field.sql}${way}, id${way}` : `id${way}`;
+  const scan = `SELECT id, pet_json(pets) AS json, ${field ? field.key : 'NULL'} AS sort_key FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${by} LIMIT ${MOST}`;
+  const text = `SELECT * FROM (${scan}) AS page LIMIT ${parameter(p.limit, 'int')} + 1`;
+  const shape = [p.status !== undefined ? 's' : '', p.categoryId !== undefined ? 'c' : '', tags ? 't' : '', p.ids !== undefined ? 'i' : ''].join('');
+  const statementName = `pets-order-${p.order.replace(' ', '-')}${shape ? `-${shape}` : ''}-${p.key === undefined ? 'first' : 'after'}`;
+  let known = statements.get(statementName);
+  if (!known) statements.set(statementName, (known = statement<OrderedRow>(statementName, text)));
+  return { statement: known, values };
+}
+
+/** A request for an ordered page. */
+export interface OrderedPage {
+  order: PetOrder;
+  limit: number;
+  /** The key the page starts after (none: from the first). */
+  key: Key | undefined;
+  status?: string | undefined;
+  categoryId?: number | undefined;
+  tags?: readonly string[] | undefined;
+  ids?: readonly number[] | undefined;
+}
+
+/** The statement and values for a page, and how to read its rows: the page's JSON and the key the next starts after. */
+export function orderedPage(p: OrderedPage): { statement: Statement<OrderedRow>; values: unknown[]; cut: (rows: OrderedRow[]) => { page: string; next: Key | undefined } } {
+  const { statement, values } = shaped(p);
+  return {
+    statement,
+    values,
+    cut: (rows) => {
+      const kept = rows.slice(0, p.limit);
+      const last = kept.at(-1);
+      const next = rows.length > p.limit && last ? { values: last.sort_key === null ? [] : [last.sort_key], id: Number(last.id) } : undefined;
+      return { page: `[${kept.map((r) => r.json).join(',')}]`, next };
+    },
+  };
+}
