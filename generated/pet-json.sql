@@ -8,7 +8,7 @@
 -- function differs from this one.
 CREATE OR REPLACE FUNCTION pet_json(p pets) RETURNS text
   LANGUAGE sql STABLE PARALLEL SAFE AS $$
-  SELECT '{"id":' || (p).id || ',"name":' || to_json((p).name) || ',"categoryId":' || (p).category_id || ',"createdAt":' || '"' || json_instant((p).created_at) || '"' || ',"updatedAt":' || '"' || json_instant((p).updated_at) || '"'
+  SELECT '{"id":' || (p).id || ',"name":' || to_json((p).name) || ',"categoryId":' || (p).category_id || ',"createdAt":' || '"' || (p).created_at_json || '"' || ',"updatedAt":' || '"' || (p).updated_at_json || '"'
     || coalesce(',"status":' || to_json((p).status), '')
     || coalesce(',"tags":' || to_json(NULLIF((p).tags, '{}')), '') || '}'
 $$;

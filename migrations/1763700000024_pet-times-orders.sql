@@ -10,19 +10,33 @@
 --    the only writer), or `created_at` while none has. A write that changes nothing sets
 --    nothing. statement_timestamp(), not now(): a change in a transaction that began
 --    before the pet was added would otherwise predate it.
--- 2. `changed_at` is nullable and has no default: adding it rewrites nothing, and a new pet
---    stores nothing for it.
--- 3. Each order's index holds exactly the sort expression that src/catalogue/pet-orders.ts
---    reads (test/db/generic-plans.test.ts plans every one of its statements by its index).
+-- 2. The JSON reads each instant's text, written once: `created_json` (its default, with
+--    `created_at`'s, from the transaction's now()) and `updated_json` (set with
+--    `changed_at`), each json_instant() of its instant, or null (rows from before this
+--    migration, and a pet never changed): then created_at_json() and updated_at_json()
+--    format it as they read. A load that sets `created_at` itself leaves `created_json`
+--    null. Formatting both at every read cost `mixed: pets` 0.79 (0.79-0.82) of the tree
+--    before at 16 connections: a page of 55 pets formats 110 instants.
+-- 3. The new columns are nullable with no volatile default for existing rows: adding them
+--    rewrites nothing (`created_json`'s default is set apart from ADD COLUMN).
+-- 4. Each order's index holds exactly the sort expression that src/catalogue/pet-orders.ts
+--    reads (test/db/generic-plans.test.ts plans every order by its index).
 --
 -- Waits at most 1 s for the table (a transaction holding pets longer makes the migration
 -- fail, and the next start tries again).
 SET LOCAL lock_timeout = '1s';
 
-ALTER TABLE pets ADD COLUMN changed_at timestamptz;
+ALTER TABLE pets ADD COLUMN changed_at timestamptz, ADD COLUMN created_json text, ADD COLUMN updated_json text;
+ALTER TABLE pets ALTER COLUMN created_json SET DEFAULT json_instant(now());
 
 CREATE FUNCTION updated_at(p pets) RETURNS timestamptz
   LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT coalesce((p).changed_at, (p).created_at) $$;
+CREATE FUNCTION created_at_json(p pets) RETURNS text
+  LANGUAGE sql STABLE PARALLEL SAFE AS $$ SELECT coalesce((p).created_json, json_instant((p).created_at)) $$;
+CREATE FUNCTION updated_at_json(p pets) RETURNS text
+  LANGUAGE sql STABLE PARALLEL SAFE AS $$
+  SELECT CASE WHEN (p).changed_at IS NULL THEN coalesce((p).created_json, json_instant((p).created_at)) ELSE coalesce((p).updated_json, json_instant((p).changed_at)) END
+$$;
 
 CREATE INDEX pets_name_order ON pets ((lower(name) COLLATE "C"), id);
 CREATE INDEX pets_created_order ON pets (created_at, id);
@@ -31,7 +45,7 @@ CREATE INDEX pets_updated_order ON pets ((coalesce(changed_at, created_at)), id)
 -- generated/pet-json.sql, as it is there.
 CREATE OR REPLACE FUNCTION pet_json(p pets) RETURNS text
   LANGUAGE sql STABLE PARALLEL SAFE AS $$
-  SELECT '{"id":' || (p).id || ',"name":' || to_json((p).name) || ',"categoryId":' || (p).category_id || ',"createdAt":' || '"' || json_instant((p).created_at) || '"' || ',"updatedAt":' || '"' || json_instant((p).updated_at) || '"'
+  SELECT '{"id":' || (p).id || ',"name":' || to_json((p).name) || ',"categoryId":' || (p).category_id || ',"createdAt":' || '"' || (p).created_at_json || '"' || ',"updatedAt":' || '"' || (p).updated_at_json || '"'
     || coalesce(',"status":' || to_json((p).status), '')
     || coalesce(',"tags":' || to_json(NULLIF((p).tags, '{}')), '') || '}'
 $$;
@@ -47,5 +61,7 @@ $$;
 DROP INDEX pets_updated_order;
 DROP INDEX pets_created_order;
 DROP INDEX pets_name_order;
+DROP FUNCTION updated_at_json(pets);
+DROP FUNCTION created_at_json(pets);
 DROP FUNCTION updated_at(pets);
-ALTER TABLE pets DROP COLUMN changed_at;
+ALTER TABLE pets DROP COLUMN updated_json, DROP COLUMN created_json, DROP COLUMN changed_at;

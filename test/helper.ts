@@ -191,3 +191,17 @@ export async function buildTestApp(options: { url?: string; pool?: pg.Pool; read
 
 /** A pet's times as an answer carries them (contract 1.5.0: UTC, to the millisecond), for a whole-pet comparison. */
 export const PET_TIMES = { createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/), updatedAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/) };
+
+/** A Pet as the API answers it (contract 1.5.0). */
+export interface ApiPet {
+  id: number;
+  name: string;
+  categoryId: number;
+  status?: string;
+  tags?: string[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** The target of a `Link: <...>; rel="next"` header, if any. */
+export const nextOf = (link: unknown): string | undefined => /^<([^>]+)>; rel="next"$/.exec(String(link ?? ''))?.[1];

@@ -11,16 +11,24 @@ import type { Key } from '../db/keyset.js';
 import { statement, type Statement } from '../db/query.js';
 
 /** The orders `orderBy` names (the contract's PetOrderBy), ascending id, the default, apart. */
-export const PET_ORDERS: readonly PetOrder[] = ['id desc', 'name', 'name desc', 'createdAt', 'createdAt desc', 'updatedAt', 'updatedAt desc'];
 export type PetOrder = Exclude<NonNullable<components['parameters']['PetOrderBy']>, 'id'>;
+/** The fields they sort by. */
+type Field = Exclude<NonNullable<components['parameters']['PetOrderBy']>, `${string} desc`>;
 
-/** Each field's sort expression (the index's), and the key a cursor carries for it, as text. */
-const FIELDS = {
+/**
+ * Each field's sort expression (its index's), the key a cursor carries for it as text, and
+ * that text's type. Typed by the contract: a field added to PetOrderBy fails to compile
+ * until it is here, and the order in PET_ORDERS.
+ */
+const FIELDS: Readonly<Record<Field, { sql: string; key: string; cast: string } | undefined>> = {
   id: undefined,
   name: { sql: 'lower(name) COLLATE "C"', key: 'lower(name)', cast: 'text' },
   createdAt: { sql: 'created_at', key: `to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`, cast: 'timestamptz' },
   updatedAt: { sql: 'coalesce(changed_at, created_at)', key: `to_char(coalesce(changed_at, created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`, cast: 'timestamptz' },
-} as const;
+};
+const ORDERS: Readonly<Record<PetOrder, true>> = { 'id desc': true, name: true, 'name desc': true, createdAt: true, 'createdAt desc': true, updatedAt: true, 'updatedAt desc': true };
+/** Every order (test/db/generic-plans.test.ts plans each). */
+export const PET_ORDERS = Object.keys(ORDERS) as PetOrder[];
 
 /** A row of an ordered page: the pet's JSON, its id, and its sort key (null in id order). */
 interface OrderedRow {
@@ -44,7 +52,7 @@ const statements = new Map<string, Statement<OrderedRow>>();
  * the page's own limit is taken from it, and only those rows are read and written as JSON.
  */
 function shaped(p: OrderedPage): { statement: Statement<OrderedRow>; values: unknown[] } {
-  const [name, direction] = p.order.split(' ') as [keyof typeof FIELDS, string | undefined];
+  const [name, direction] = p.order.split(' ') as [Field, string | undefined];
   const field = FIELDS[name];
   const desc = direction === 'desc';
   const way = desc ? ' DESC' : '';

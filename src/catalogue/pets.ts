@@ -46,7 +46,7 @@ interface PetRow {
   updated_at: string;
   json: string;
 }
-const PET_COLUMNS = 'id, name, category_id, status, tags, json_instant(created_at) AS created_at, json_instant(updated_at(pets)) AS updated_at, pet_json(pets) AS json';
+const PET_COLUMNS = 'id, name, category_id, status, tags, created_at_json(pets) AS created_at, updated_at_json(pets) AS updated_at, pet_json(pets) AS json';
 
 /**
  * A pet's strong entity tag, from its JSON (`pet_json`): `"` + base64url of the first 16
@@ -74,7 +74,7 @@ export function petETag(json: string): string {
 export const PET_STATUS_CHANGES = {
   /** available → pending, for the pets of `ids` (an SQL array) that are available and not removed; returns their `id`. */
   hold: (ids: string) =>
-    `UPDATE pets SET status = 'pending', changed_at = statement_timestamp()
+    `UPDATE pets SET status = 'pending', changed_at = statement_timestamp(), updated_json = json_instant(statement_timestamp())
     FROM (SELECT id FROM pets WHERE id = ANY (${ids}) AND status = 'available' AND deleted_at IS NULL ORDER BY id FOR UPDATE) AS locked
     WHERE pets.id = locked.id RETURNING pets.id`,
   /**
@@ -83,7 +83,7 @@ export const PET_STATUS_CHANGES = {
    * array, a plain `status = 'pending'` let the planner walk every pending pet instead.
    */
   release: (ids: string, sold: string) =>
-    `UPDATE pets SET status = CASE WHEN pets.id = ANY (${sold}) THEN 'sold' ELSE 'available' END, changed_at = statement_timestamp()
+    `UPDATE pets SET status = CASE WHEN pets.id = ANY (${sold}) THEN 'sold' ELSE 'available' END, changed_at = statement_timestamp(), updated_json = json_instant(statement_timestamp())
     FROM (SELECT id FROM pets WHERE id = ANY (${ids}) AND coalesce(status, '') = 'pending' ORDER BY id FOR UPDATE) AS locked
     WHERE pets.id = locked.id`,
 };
@@ -295,7 +295,7 @@ export const PET_STATEMENTS = {
     changed AS (
       UPDATE pets SET name = coalesce($3::text, pets.name), category_id = coalesce($4::bigint, pets.category_id),
         status = CASE WHEN $5::boolean THEN $6::text ELSE pets.status END, tags = CASE WHEN $7::boolean THEN $8::text[] ELSE pets.tags END,
-        changed_at = statement_timestamp()
+        changed_at = statement_timestamp(), updated_json = json_instant(statement_timestamp())
       WHERE pets.id = $1 AND pets.deleted_at IS NULL AND EXISTS (SELECT FROM decided WHERE matched AND NOT reserved)
         AND (pets.name, pets.category_id, pets.status, pets.tags) IS DISTINCT FROM
           (coalesce($3::text, pets.name), coalesce($4::bigint, pets.category_id), CASE WHEN $5::boolean THEN $6::text ELSE pets.status END,
@@ -315,7 +315,7 @@ export const PET_STATEMENTS = {
     changed AS (
       UPDATE pets SET name = coalesce(d.name, pets.name), category_id = coalesce(d.category_id, pets.category_id),
         status = CASE WHEN d.sets_status THEN d.new_status ELSE pets.status END, tags = CASE WHEN d.sets_labels THEN ${tagsOf('d.labels')} ELSE pets.tags END,
-        changed_at = statement_timestamp()
+        changed_at = statement_timestamp(), updated_json = json_instant(statement_timestamp())
       FROM decided d
       WHERE pets.id = d.id AND pets.deleted_at IS NULL AND d.matched AND NOT d.reserved
         AND (pets.name, pets.category_id, pets.status, pets.tags) IS DISTINCT FROM

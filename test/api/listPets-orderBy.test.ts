@@ -4,18 +4,10 @@
 // orderBy; a cursor is bound to it and to the filters, and a refusal names what differs.
 // The race of every order against writers on two instances is test/e2e/pagination-race-sorted.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../helper.js';
+import { buildTestApp, type TestApp, nextOf, type ApiPet } from '../helper.js';
 
 let t: TestApp;
-interface Pet {
-  id: number;
-  name: string;
-  categoryId: number;
-  status?: string;
-  tags?: string[];
-  createdAt: string;
-  updatedAt: string;
-}
+type Pet = ApiPet;
 const CATEGORY = 230;
 /** This file's pets of category 230, by id, as the API last answered them. */
 const pets = new Map<number, Pet>();
@@ -25,7 +17,6 @@ const json = { 'content-type': 'application/json' };
 const post = (url: string, body: unknown) => t.api({ method: 'POST', url, headers: { ...t.auth, ...json }, payload: JSON.stringify(body) });
 const patch = (id: number, body: unknown) => t.api({ method: 'PATCH', url: `/v1/pets/${id}`, headers: { ...t.auth, 'content-type': 'application/merge-patch+json' }, payload: JSON.stringify(body) });
 const get = (url: string) => t.api({ method: 'GET', url, headers: t.auth });
-const nextOf = (link: unknown): string | undefined => /^<([^>]+)>; rel="next"$/.exec(String(link ?? ''))?.[1];
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 beforeAll(async () => {
@@ -108,6 +99,15 @@ describe("a pet's times", () => {
     const sold = await patch(pet.id, { status: 'sold' });
     expect(sold.json().updatedAt >= changed.json().updatedAt).toBe(true);
     expect(sold.headers.etag).not.toBe(changed.headers.etag);
+  });
+
+  it('a pet stored before the times were kept as text (created_json, updated_json null) reads the same', async () => {
+    const pet = (await post('/v1/pets', { name: 'Older', categoryId: 231 })).json() as Pet;
+    const changed = (await patch(pet.id, { name: 'Older still' })).json() as Pet;
+    await t.pool.query('UPDATE pets SET created_json = NULL, updated_json = NULL WHERE id = $1', [pet.id]);
+    expect((await get(`/v1/pets?id=${pet.id}`)).json()).toEqual([changed]);
+    await t.pool.query('UPDATE pets SET changed_at = NULL WHERE id = $1', [pet.id]);
+    expect((await get(`/v1/pets?id=${pet.id}`)).json()).toEqual([{ ...changed, updatedAt: pet.createdAt }]);
   });
 
   it('placing an order moves the pet\'s updatedAt with its status', async () => {

@@ -4,19 +4,11 @@
 // listPets' promises (each pet once, in id order, rel="next" carrying the tags, a cursor
 // bound to them). Bad tags are a 400 naming the field, and store nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp, PET_TIMES } from '../helper.js';
+import { buildTestApp, type TestApp, PET_TIMES, nextOf, type ApiPet } from '../helper.js';
 import { within, WAIT_MS } from '../process.js';
 
 let t: TestApp;
-interface Pet {
-  id: number;
-  name: string;
-  categoryId: number;
-  status?: string;
-  tags?: string[];
-  createdAt?: string;
-  updatedAt?: string;
-}
+type Pet = ApiPet;
 /** This file's pets (category 210 and 211), by id, as the API answered them. */
 const pets = new Map<number, Pet>();
 const TAGS = [['calm'], ['calm', 'trained'], [], ['trained', 'good-with-kids'], ['calm', 'good-with-kids', 'trained']];
@@ -38,7 +30,6 @@ const post = (url: string, body: unknown) => t.api({ method: 'POST', url, header
 const patch = (id: number, body: unknown, headers: Record<string, string> = {}) =>
   t.api({ method: 'PATCH', url: `/v1/pets/${id}`, headers: { ...t.auth, 'content-type': 'application/merge-patch+json', ...headers }, payload: JSON.stringify(body) });
 const get = (url: string) => t.api({ method: 'GET', url, headers: t.auth });
-const nextOf = (link: unknown): string | undefined => /^<([^>]+)>; rel="next"$/.exec(String(link ?? ''))?.[1];
 const carrying = (...tags: string[]) => (p: Pet) => tags.every((tag) => p.tags?.includes(tag)) && p.categoryId >= 210 && p.categoryId <= 211;
 const expected = (keep: (p: Pet) => boolean) => [...pets.values()].filter(keep).sort((a, b) => a.id - b.id);
 /** Every pet of this file a walk returns, following rel="next" from `url`. */
@@ -107,7 +98,7 @@ describe('a pet\'s tags', () => {
     const replaced = await patch(created.id, { tags: ['trained', 'young'] });
     expect(replaced.statusCode).toBe(200);
     expect(replaced.json()).toEqual({ ...created, tags: ['trained', 'young'], updatedAt: replaced.json().updatedAt });
-    expect(replaced.json().updatedAt >= (created.updatedAt ?? '')).toBe(true);
+    expect(replaced.json().updatedAt >= created.updatedAt).toBe(true);
     await within(WAIT_MS, async () => (await eventsAfter(from)).length === 1);
     expect((await eventsAfter(from)).map((e) => [e.type, e.data.tags])).toEqual([['pet.updated', ['trained', 'young']]]);
 
