@@ -15,7 +15,7 @@ import { closePool, createPool } from '../src/db/pool.js';
 import { createApiKeysRepository } from '../src/api-keys/repository.js';
 import type { Resolver } from '../src/events/webhooks/target.js';
 import { contractViolations } from './contract.js';
-import { within, WAIT_MS } from './process.js';
+import { startInstances, within, WAIT_MS, type ServerProcess } from './process.js';
 import { databaseUrl } from './setup/database.js';
 
 export { databaseUrl };
@@ -205,3 +205,26 @@ export interface ApiPet {
 
 /** The target of a `Link: <...>; rel="next"` header, if any. */
 export const nextOf = (link: unknown): string | undefined => /^<([^>]+)>; rel="next"$/.exec(String(link ?? ''))?.[1];
+
+/** Every pet a walk of listPets returns from `url`, following rel="next" to the last page, and the links it followed. */
+export async function walkPets(t: TestApp, url: string): Promise<{ pets: ApiPet[]; links: string[] }> {
+  const pets: ApiPet[] = [];
+  const links: string[] = [];
+  for (let next: string | undefined = url; next; ) {
+    const response = await t.api({ method: 'GET', url: next, headers: t.auth });
+    expect(response.statusCode, response.body).toBe(200);
+    pets.push(...(response.json() as ApiPet[]));
+    next = nextOf(response.headers.link);
+    if (next) links.push(next);
+  }
+  return { pets, links };
+}
+
+/** A database of its own with one API key, and `count` service processes on it (the races of test/e2e/). */
+export async function keyedInstances(count: number): Promise<{ database: { url: string; drop: () => Promise<void> }; key: string; servers: ServerProcess[] }> {
+  const database = await createTestDatabase();
+  const pool = testPool(database.url, 1);
+  const key = (await createApiKey(pool)).key;
+  await closePool(pool);
+  return { database, key, servers: await startInstances(database.url, count) };
+}

@@ -4,7 +4,7 @@
 // orderBy; a cursor is bound to it and to the filters, and a refusal names what differs.
 // The race of every order against writers on two instances is test/e2e/pagination-race-sorted.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp, nextOf, type ApiPet } from '../helper.js';
+import { buildTestApp, type TestApp, nextOf, walkPets, type ApiPet } from '../helper.js';
 
 let t: TestApp;
 type Pet = ApiPet;
@@ -39,16 +39,10 @@ beforeAll(async () => {
 });
 afterAll(async () => t.close());
 
-/** Every pet of this file a walk returns, following rel="next" from `url`. */
+/** Every pet a walk returns from `url`; each rel="next" carries the walk's orderBy. */
 async function walk(url: string): Promise<Pet[]> {
-  const seen: Pet[] = [];
-  for (let next: string | undefined = url; next; ) {
-    const response = await get(next);
-    expect(response.statusCode, response.body).toBe(200);
-    seen.push(...(response.json() as Pet[]));
-    next = nextOf(response.headers.link);
-    if (next) expect(next).toContain(`orderBy=${encodeURIComponent(new URL(url, 'http://x').searchParams.get('orderBy') ?? '')}`);
-  }
+  const { pets: seen, links } = await walkPets(t, url);
+  for (const link of links) expect(link).toContain(`orderBy=${encodeURIComponent(new URL(url, 'http://x').searchParams.get('orderBy') ?? '')}`);
   return seen;
 }
 

@@ -4,7 +4,7 @@
 // listPets' promises (each pet once, in id order, rel="next" carrying the tags, a cursor
 // bound to them). Bad tags are a 400 naming the field, and store nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp, PET_TIMES, nextOf, type ApiPet } from '../helper.js';
+import { buildTestApp, type TestApp, PET_TIMES, nextOf, walkPets, type ApiPet } from '../helper.js';
 import { within, WAIT_MS } from '../process.js';
 
 let t: TestApp;
@@ -34,14 +34,7 @@ const carrying = (...tags: string[]) => (p: Pet) => tags.every((tag) => p.tags?.
 const expected = (keep: (p: Pet) => boolean) => [...pets.values()].filter(keep).sort((a, b) => a.id - b.id);
 /** Every pet of this file a walk returns, following rel="next" from `url`. */
 async function walk(url: string): Promise<Pet[]> {
-  const seen: Pet[] = [];
-  for (let next: string | undefined = url; next; ) {
-    const response = await get(next);
-    expect(response.statusCode, response.body).toBe(200);
-    seen.push(...(response.json() as Pet[]));
-    next = nextOf(response.headers.link);
-  }
-  return seen.filter((p) => pets.has(p.id));
+  return (await walkPets(t, url)).pets.filter((p) => pets.has(p.id));
 }
 
 describe('a pet\'s tags', () => {

@@ -11,8 +11,8 @@
 // process is found by `tag` and on the first page of `createdAt desc` and `updatedAt desc`
 // through the other in the very next request.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { closePool, createApiKey, createTestDatabase, testPool } from '../helper.js';
-import { startInstances, type ServerProcess } from '../process.js';
+import { keyedInstances } from '../helper.js';
+import type { ServerProcess } from '../process.js';
 
 const STABLE = 40;
 const CHURN = 40;
@@ -36,11 +36,7 @@ let servers: ServerProcess[] = [];
 let key = '';
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  const pool = testPool(database.url, 1);
-  key = (await createApiKey(pool)).key;
-  await closePool(pool);
-  servers = await startInstances(database.url, 2);
+  ({ database, key, servers } = await keyedInstances(2));
 }, 120_000);
 
 afterAll(async () => {

@@ -10,8 +10,8 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { closePool, createApiKey, createTestDatabase, testPool } from '../helper.js';
-import { startInstances, type ServerProcess } from '../process.js';
+import { keyedInstances } from '../helper.js';
+import type { ServerProcess } from '../process.js';
 
 const INSTANCES = 3;
 const WRITERS = 48; // two in three with an Idempotency-Key
@@ -24,11 +24,7 @@ let servers: ServerProcess[] = [];
 let key = '';
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  const pool = testPool(database.url, 1);
-  key = (await createApiKey(pool)).key;
-  await closePool(pool);
-  servers = await startInstances(database.url, INSTANCES);
+  ({ database, key, servers } = await keyedInstances(INSTANCES));
 }, 120_000);
 
 afterAll(async () => {
