@@ -34,7 +34,11 @@ app.addHook('onRequest', async (request, reply) => {
 // either, the same statement as before `categoryId` existed).
 // `orderBy` (name, createdAt or updatedAt, optionally ` desc`): the same keyset on the same
 // index, the key the next page starts after (as text) and its id in the link.
-const SORTS: Record<string, string> = { name: 'lower(name) COLLATE "C"', createdAt: 'created_at', updatedAt: 'coalesce(changed_at, created_at)' };
+const SORTS: Record<string, string> = {
+  name: 'lower(name) COLLATE "C"',
+  createdAt: "date_trunc('milliseconds', created_at AT TIME ZONE 'UTC')",
+  updatedAt: "date_trunc('milliseconds', coalesce(changed_at, created_at) AT TIME ZONE 'UTC')",
+};
 app.get('/v1/pets', async (request, reply) => {
   const q = request.query as { limit?: string; status?: string; categoryId?: string; after?: string; orderBy?: string; key?: string };
   const limit = Number(q.limit ?? 20);

@@ -97,7 +97,7 @@ export const operationTable = {
       { name: "id", in: "query", required: false, list: true, type: "array" },
       { name: "categoryId", in: "query", required: false, list: false, type: "integer" },
       { name: "tag", in: "query", required: false, list: true, type: "array" },
-      { name: "orderBy", in: "query", required: false, list: false, type: "string" },
+      { name: "orderBy", in: "query", required: false, list: false, type: "string", default: "id" },
       { name: "cursor", in: "query", required: false, list: false, type: "string" },
     ],
     security: [{ schemes: ["bearerAuth"], scopes: { bearerAuth: ["pets:read"] } }],

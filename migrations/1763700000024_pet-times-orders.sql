@@ -10,16 +10,18 @@
 --    the only writer), or `created_at` while none has. A write that changes nothing sets
 --    nothing. statement_timestamp(), not now(): a change in a transaction that began
 --    before the pet was added would otherwise predate it.
--- 2. The JSON reads each instant's text, written once: `created_json` (its default, with
---    `created_at`'s, from the transaction's now()) and `updated_json` (set with
---    `changed_at`), each json_instant() of its instant, or null (rows from before this
---    migration, and a pet never changed): then created_at_json() and updated_at_json()
---    format it as they read. A load that sets `created_at` itself leaves `created_json`
---    null. Formatting both at every read cost `mixed: pets` 0.79 (0.79-0.82) of the tree
---    before at 16 connections: a page of 55 pets formats 110 instants.
--- 3. The new columns are nullable with no volatile default for existing rows: adding them
---    rewrites nothing (`created_json`'s default is set apart from ADD COLUMN).
--- 4. Each order's index holds exactly the sort expression that src/catalogue/pet-orders.ts
+-- 2. The JSON reads each instant's text, written once by the service's
+--    writers (src/catalogue/pets.ts): `created_json` by the inserts (json_instant(now()), now() being
+--    `created_at`'s default) and `updated_json` with `changed_at`. Null (rows from before
+--    this migration, rows written around the service, a pet never changed): then
+--    created_at_json() and updated_at_json() format the instant as they read. A write
+--    around the service that sets `changed_at` sets `updated_json` to null. Formatting both
+--    at every read cost `mixed: pets` 0.79 (0.79-0.82) of the tree before at 16
+--    connections: a page of 55 pets formats 110 instants.
+-- 3. The new columns are nullable without defaults: adding them rewrites nothing.
+-- 4. The time orders sort by the instant to the millisecond, in UTC, as the JSON shows it:
+--    pets whose times look equal follow in id order.
+-- 5. Each order's index holds exactly the sort expression that src/catalogue/pet-orders.ts
 --    reads (test/db/generic-plans.test.ts plans every order by its index).
 --
 -- Waits at most 1 s for the table (a transaction holding pets longer makes the migration
@@ -27,7 +29,6 @@
 SET LOCAL lock_timeout = '1s';
 
 ALTER TABLE pets ADD COLUMN changed_at timestamptz, ADD COLUMN created_json text, ADD COLUMN updated_json text;
-ALTER TABLE pets ALTER COLUMN created_json SET DEFAULT json_instant(now());
 
 CREATE FUNCTION updated_at(p pets) RETURNS timestamptz
   LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT coalesce((p).changed_at, (p).created_at) $$;
@@ -39,8 +40,8 @@ CREATE FUNCTION updated_at_json(p pets) RETURNS text
 $$;
 
 CREATE INDEX pets_name_order ON pets ((lower(name) COLLATE "C"), id);
-CREATE INDEX pets_created_order ON pets (created_at, id);
-CREATE INDEX pets_updated_order ON pets ((coalesce(changed_at, created_at)), id);
+CREATE INDEX pets_created_order ON pets ((date_trunc('milliseconds', created_at AT TIME ZONE 'UTC')), id);
+CREATE INDEX pets_updated_order ON pets ((date_trunc('milliseconds', coalesce(changed_at, created_at) AT TIME ZONE 'UTC')), id);
 
 -- generated/pet-json.sql, as it is there.
 CREATE OR REPLACE FUNCTION pet_json(p pets) RETURNS text

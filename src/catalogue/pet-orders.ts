@@ -15,6 +15,12 @@ export type PetOrder = Exclude<NonNullable<components['parameters']['PetOrderBy'
 /** The fields they sort by. */
 type Field = Exclude<NonNullable<components['parameters']['PetOrderBy']>, `${string} desc`>;
 
+/** A time as the order sorts it: to the millisecond, in UTC, as the JSON shows it (equal-looking times follow in id order). */
+function instant(column: string) {
+  const sql = `date_trunc('milliseconds', ${column} AT TIME ZONE 'UTC')`;
+  return { sql, key: `to_char(${sql}, 'YYYY-MM-DD"T"HH24:MI:SS.MS')`, cast: 'timestamp' };
+}
+
 /**
  * Each field's sort expression (its index's), the key a cursor carries for it as text, and
  * that text's type. Typed by the contract: a field added to PetOrderBy fails to compile
@@ -23,8 +29,8 @@ type Field = Exclude<NonNullable<components['parameters']['PetOrderBy']>, `${str
 const FIELDS: Readonly<Record<Field, { sql: string; key: string; cast: string } | undefined>> = {
   id: undefined,
   name: { sql: 'lower(name) COLLATE "C"', key: 'lower(name)', cast: 'text' },
-  createdAt: { sql: 'created_at', key: `to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`, cast: 'timestamptz' },
-  updatedAt: { sql: 'coalesce(changed_at, created_at)', key: `to_char(coalesce(changed_at, created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`, cast: 'timestamptz' },
+  createdAt: instant('created_at'),
+  updatedAt: instant('coalesce(changed_at, created_at)'),
 };
 const ORDERS: Readonly<Record<PetOrder, true>> = { 'id desc': true, name: true, 'name desc': true, createdAt: true, 'createdAt desc': true, updatedAt: true, 'updatedAt desc': true };
 /** Every order (test/db/generic-plans.test.ts plans each). */

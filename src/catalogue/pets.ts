@@ -225,20 +225,20 @@ const tagsOf = (json: string) => `CASE WHEN ${json} IS NULL THEN NULL ELSE ARRAY
 
 /** The pet statements (bench:scale explains them; test/db/generic-plans.test.ts plans them). */
 export const PET_STATEMENTS = {
-  insert: statement<PetRow>('pets-insert', `INSERT INTO pets (name, category_id, status, tags) VALUES ($1, $2, $3, $4::text[]) RETURNING ${PET_COLUMNS}`),
+  insert: statement<PetRow>('pets-insert', `INSERT INTO pets (name, category_id, status, tags, created_json) VALUES ($1, $2, $3, $4::text[], json_instant(now())) RETURNING ${PET_COLUMNS}`),
   // Several at once: rows reach the insert in the arrays' order (ORDER BY ordinality) and
   // ids are drawn as rows are inserted, so ascending ids follow the arrays' order.
   insertMany: statement<PetRow>(
     'pets-insert-many',
-    `INSERT INTO pets (name, category_id, status, tags)
-    SELECT name, category_id, status, ${tagsOf('tags')} FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[]) WITH ORDINALITY AS t(name, category_id, status, tags, i) ORDER BY i
+    `INSERT INTO pets (name, category_id, status, tags, created_json)
+    SELECT name, category_id, status, ${tagsOf('tags')}, json_instant(now()) FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[]) WITH ORDINALITY AS t(name, category_id, status, tags, i) ORDER BY i
     RETURNING ${PET_COLUMNS}`,
   ),
   // An import's batch (src/catalogue/pet-import-worker.ts): the same insert, nothing returned.
   insertBatch: statement<Record<string, never>>(
     'pets-insert-batch',
-    `INSERT INTO pets (name, category_id, status, tags)
-    SELECT name, category_id, status, ${tagsOf('tags')} FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[]) WITH ORDINALITY AS t(name, category_id, status, tags, i) ORDER BY i`,
+    `INSERT INTO pets (name, category_id, status, tags, created_json)
+    SELECT name, category_id, status, ${tagsOf('tags')}, json_instant(now()) FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[]) WITH ORDINALITY AS t(name, category_id, status, tags, i) ORDER BY i`,
   ),
   // Reads, one statement per kind of batch (a statement's plan is set up whole on every
   // execution, so a single page does not pay for the parts of a mixed batch): a lookup, a

@@ -43,9 +43,10 @@ export interface Paging {
 /** Paging for `operationId`, composed once: its path, its filters, its default size. */
 export function listPaging<K extends OperationId>(operationId: K) {
   const path = operationPath(operationId);
-  const filters = operationInfo(operationId)
-    .parameters.filter((p) => p.in === 'query' && p.name !== 'limit' && p.name !== 'cursor')
-    .map((p) => p.name);
+  const declared = operationInfo(operationId).parameters.filter((p) => p.in === 'query' && p.name !== 'limit' && p.name !== 'cursor');
+  const filters = declared.map((p) => p.name);
+  /** A filter given as its default (`orderBy=id`) is the filter not given: one cursor, one link, for both. */
+  const defaults = new Map(declared.filter((p) => p.default !== undefined).map((p) => [p.name, p.default]));
   const defaultLimit: number = parameterDefault(operationId, 'limit');
   /** What differs between a cursor's filters and the request's, in words: `tag filter and orderBy`. */
   const differing = (held: string, given: string): string => {
@@ -60,7 +61,7 @@ export function listPaging<K extends OperationId>(operationId: K) {
     let filter = '';
     for (const name of filters) {
       const value = query[name] as FilterValue | undefined;
-      if (value === undefined) continue;
+      if (value === undefined || value === defaults.get(name)) continue;
       filter += `${filter ? '&' : ''}${name}=${Array.isArray(value) ? digest(value) : String(value)}`;
     }
     return filter;
@@ -70,7 +71,7 @@ export function listPaging<K extends OperationId>(operationId: K) {
     let parameters = '';
     for (const name of filters) {
       const value = query[name] as FilterValue | undefined;
-      if (value === undefined) continue;
+      if (value === undefined || value === defaults.get(name)) continue;
       for (const one of Array.isArray(value) ? value : [value]) parameters += `&${name}=${encodeURIComponent(String(one))}`;
     }
     return parameters;

@@ -39,10 +39,12 @@ beforeAll(async () => {
 });
 afterAll(async () => t.close());
 
-/** Every pet a walk returns from `url`; each rel="next" carries the walk's orderBy. */
+/** Every pet a walk returns from `url`; each rel="next" carries the walk's orderBy (but the default, id). */
 async function walk(url: string): Promise<Pet[]> {
   const { pets: seen, links } = await walkPets(t, url);
-  for (const link of links) expect(link).toContain(`orderBy=${encodeURIComponent(new URL(url, 'http://x').searchParams.get('orderBy') ?? '')}`);
+  const order = new URL(url, 'http://x').searchParams.get('orderBy') ?? 'id';
+  for (const link of links) expect(link.includes('orderBy='), link).toBe(order !== 'id');
+  for (const link of links) if (order !== 'id') expect(link).toContain(`orderBy=${encodeURIComponent(order)}`);
   return seen;
 }
 
@@ -141,9 +143,26 @@ describe('listPets orderBy', () => {
     for (const order of ['name', 'id desc', 'createdAt desc']) expectInOrder(order, await walk(`/v1/pets?limit=2&${idsQuery}&orderBy=${encodeURIComponent(order)}`), (p) => ids.includes(p.id));
   });
 
-  it('orderBy=id is the default order', async () => {
+  it('orderBy=id is the default order: the same pages, links and cursors as no orderBy', async () => {
     const plain = await get(`/v1/pets?limit=100&categoryId=${CATEGORY}`);
     expect((await get(`/v1/pets?limit=100&categoryId=${CATEGORY}&orderBy=id`)).body).toBe(plain.body);
+    const explicit = await get(`/v1/pets?limit=2&categoryId=${CATEGORY}&orderBy=id`);
+    const link = nextOf(explicit.headers.link) as string;
+    expect(link).toBe(nextOf((await get(`/v1/pets?limit=2&categoryId=${CATEGORY}`)).headers.link));
+    const cursor = new URL(link, 'http://x').searchParams.get('cursor') as string;
+    expect((await get(`/v1/pets?limit=2&categoryId=${CATEGORY}&orderBy=id&cursor=${cursor}`)).statusCode).toBe(200);
+  });
+
+  it('times that look equal (the same millisecond) follow in id order, whatever their microseconds', async () => {
+    const [low, high] = [(await post('/v1/pets', { name: 'Tie low', categoryId: 232 })).json() as Pet, (await post('/v1/pets', { name: 'Tie high', categoryId: 232 })).json() as Pet];
+    // The lower id changed later within the same millisecond (two statements of one batch can).
+    await t.pool.query("UPDATE pets SET changed_at = '2030-01-01T00:00:00.000900Z', updated_json = NULL, created_at = '2030-01-01T00:00:00.000900Z', created_json = NULL WHERE id = $1", [low.id]);
+    await t.pool.query("UPDATE pets SET changed_at = '2030-01-01T00:00:00.000100Z', updated_json = NULL, created_at = '2030-01-01T00:00:00.000100Z', created_json = NULL WHERE id = $1", [high.id]);
+    for (const field of ['createdAt', 'updatedAt']) {
+      const ascending = (await walk(`/v1/pets?limit=1&categoryId=232&orderBy=${field}`)).map((p) => [p.id, p[field as 'createdAt']]);
+      expect(ascending).toEqual([[low.id, '2030-01-01T00:00:00.000Z'], [high.id, '2030-01-01T00:00:00.000Z']]);
+      expect((await walk(`/v1/pets?limit=1&categoryId=232&orderBy=${field}%20desc`)).map((p) => p.id)).toEqual([high.id, low.id]);
+    }
   });
 
   it('a cursor is refused with another orderBy or other filters, naming what differs; nothing else about it changes', async () => {

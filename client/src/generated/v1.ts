@@ -2378,9 +2378,11 @@ export interface components {
         /**
          * @description The order of the animals (AIP-132): a field, ascending, or the field and ` desc`
          *     (`?orderBy=createdAt%20desc`) for descending. `id` is the default. `name` compares
-         *     names in lowercase, character by character (Unicode code points). Animals with equal
-         *     values follow one another in `id` order, going the same way. Each order is read from
-         *     an index of its own: a page costs the same at any depth.
+         *     names lowercased character by character (each character's simple lowercase; only A
+         *     to Z on a database whose character type is C), then by Unicode code point. Times
+         *     compare to the millisecond, as the answers show them. Animals with equal values
+         *     follow one another in `id` order, going the same way. Each order is read from an
+         *     index of its own: a page costs the same at any depth.
          */
         PetOrderBy: "id" | "id desc" | "name" | "name desc" | "createdAt" | "createdAt desc" | "updatedAt" | "updatedAt desc";
         /**
@@ -2601,9 +2603,11 @@ export interface operations {
                 /**
                  * @description The order of the animals (AIP-132): a field, ascending, or the field and ` desc`
                  *     (`?orderBy=createdAt%20desc`) for descending. `id` is the default. `name` compares
-                 *     names in lowercase, character by character (Unicode code points). Animals with equal
-                 *     values follow one another in `id` order, going the same way. Each order is read from
-                 *     an index of its own: a page costs the same at any depth.
+                 *     names lowercased character by character (each character's simple lowercase; only A
+                 *     to Z on a database whose character type is C), then by Unicode code point. Times
+                 *     compare to the millisecond, as the answers show them. Animals with equal values
+                 *     follow one another in `id` order, going the same way. Each order is read from an
+                 *     index of its own: a page costs the same at any depth.
                  */
                 orderBy?: components["parameters"]["PetOrderBy"];
                 /**
