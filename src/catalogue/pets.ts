@@ -267,16 +267,24 @@ export const PET_STATEMENTS = {
     ),
   ),
   // listPets with `tag` ($1 tags, $2 status or null, $3 category or null, $4 after, $5
-  // size): the first tag's pets in id order from pet_tags' primary key (migration
-  // 1763700000023), each carrying every tag. The tag comes from $1 in the row comparison
-  // and in the bound, so a generic plan walks that index from the right place, as the status
+  // size): the pets of one tag (`walked`) in id order from pet_tags' primary key (migration
+  // 1763700000023), each carrying every tag. With several tags, the rarest by the table's
+  // statistics (its most common values and their frequencies; a tag not among them counts
+  // as rarer, ties in the order given): reading no rows, and any tag gives the same pages, in
+  // id order, so the choice may change between pages. The tag is the row comparison's and
+  // the bound's, so a generic plan walks that index from the right place, as the status
   // scan does; each pet is read by its key (the LATERAL, kept apart by OFFSET 0: joined
   // plainly, a generic plan made while pet_tags looked empty hashed the whole of pets).
   listByTags: statement<PageRow>(
     'pets-list-by-tags',
     page(
-      `SELECT p.id, pet_json(p) AS json, p.visible_after FROM pet_tags t CROSS JOIN LATERAL (SELECT * FROM pets WHERE pets.id = t.pet_id OFFSET 0) AS p
-        WHERE (t.tag, t.pet_id) > (($1::text[])[1], $4::bigint) AND t.tag <= ($1::text[])[1] AND p.tags @> $1::text[] AND p.deleted_at IS NULL
+      `WITH walked AS MATERIALIZED (
+        SELECT CASE WHEN cardinality($1::text[]) = 1 THEN ($1::text[])[1] ELSE (SELECT g.tag FROM unnest($1::text[]) WITH ORDINALITY AS g(tag, i)
+          ORDER BY coalesce((SELECT m.f FROM pg_stats s CROSS JOIN LATERAL unnest(s.most_common_vals::text::text[], s.most_common_freqs) AS m(v, f)
+            WHERE s.schemaname = current_schema() AND s.tablename = 'pet_tags' AND s.attname = 'tag' AND m.v = g.tag), 0), g.i LIMIT 1) END AS tag
+      )
+      SELECT p.id, pet_json(p) AS json, p.visible_after FROM pet_tags t CROSS JOIN LATERAL (SELECT * FROM pets WHERE pets.id = t.pet_id OFFSET 0) AS p
+        WHERE (t.tag, t.pet_id) > ((SELECT tag FROM walked), $4::bigint) AND t.tag <= (SELECT tag FROM walked) AND p.tags @> $1::text[] AND p.deleted_at IS NULL
           AND ($2::text IS NULL OR p.status = $2) AND ($3::bigint IS NULL OR p.category_id = $3) ORDER BY t.tag, t.pet_id LIMIT $5::int + 1`,
       '$5::int',
     ),

@@ -135,6 +135,17 @@ describe("statements on some pets read those pets' rows only, with statistics fr
     expect(await reads({ order, limit: 20, key, ids: Array.from({ length: 100 }, (_, i) => 1 + i * 29) })).toBeLessThanOrEqual(100);
   });
 
+  it('a page of two tags walks the rarer one by the statistics, whichever comes first: one pet carries both, among 1,500 of the other', async () => {
+    const tagged = "UPDATE pets SET tags = CASE WHEN id = 2998 THEN '{common,rare}'::text[] ELSE '{common}'::text[] END WHERE id % 2 = 0; ANALYZE pet_tags";
+    const plan = await generic(PET_STATEMENTS.listByTags.text, ['{common,rare}', null, null, 0, 20], tagged);
+    const scans = scansOf(plan, 'pets');
+    expect(scans.length).toBeGreaterThan(0);
+    for (const scan of scans) expect(scan, JSON.stringify(scans)).toMatchObject({ read: expect.toSatisfy((n: number) => n <= 1) });
+    // The choice reads no row of pet_tags: the walk reads the rare tag's and the bound.
+    const walkedTags = scansOf(plan, 'pet_tags');
+    expect(walkedTags.reduce((n, scan) => n + scan.read, 0), JSON.stringify(walkedTags)).toBeLessThanOrEqual(2);
+  });
+
   it('a page of 20 pets of one tag, deep among them, reads its pets only (pet_tags had no row when analyzed)', async () => {
     const tagged = "UPDATE pets SET tags = '{calm,young}' WHERE id % 3 = 0";
     const scans = scansOf(await generic(PET_STATEMENTS.listByTags.text, ['{calm,young}', null, null, 1500, 20], tagged), 'pets');

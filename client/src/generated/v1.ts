@@ -2388,8 +2388,9 @@ export interface components {
         /**
          * @description Keep only animals that carry every tag given, repeated for several
          *     (`?tag=hypoallergenic&tag=trained`): 1 to 5 of them. Pages walk the animals of the
-         *     first tag given and keep those that carry the others: give the rarest tag first
-         *     (a page costs about the animals of that tag it passes over).
+         *     rarest tag given, by the catalogue's statistics (among equally rare ones, the first
+         *     given), and keep those that carry the others: a page costs about the animals of that
+         *     tag it passes over.
          */
         TagFilter: components["schemas"]["Tag"][];
         /** @description Keep only animals of this category. Without it, no filter applies. */
@@ -2596,8 +2597,9 @@ export interface operations {
                 /**
                  * @description Keep only animals that carry every tag given, repeated for several
                  *     (`?tag=hypoallergenic&tag=trained`): 1 to 5 of them. Pages walk the animals of the
-                 *     first tag given and keep those that carry the others: give the rarest tag first
-                 *     (a page costs about the animals of that tag it passes over).
+                 *     rarest tag given, by the catalogue's statistics (among equally rare ones, the first
+                 *     given), and keep those that carry the others: a page costs about the animals of that
+                 *     tag it passes over.
                  */
                 tag?: components["parameters"]["TagFilter"];
                 /**
