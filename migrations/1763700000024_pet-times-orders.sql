@@ -15,9 +15,8 @@
 --    `created_at`'s default) and `updated_json` with `changed_at`. Null (rows from before
 --    this migration, rows written around the service, a pet never changed): then
 --    created_at_json() and updated_at_json() format the instant as they read. A write
---    around the service that sets `changed_at` sets `updated_json` to null. Formatting both
---    at every read cost `mixed: pets` 0.79 (0.79-0.82) of the tree before at 16
---    connections: a page of 55 pets formats 110 instants.
+--    around the service that sets `changed_at` sets `updated_json` to null. No read formats
+--    an instant it has the text of (docs/decisions/0010-pet-orders.md).
 -- 3. The new columns are nullable without defaults: adding them rewrites nothing.
 -- 4. The time orders sort by the instant to the millisecond, in UTC, as the JSON shows it:
 --    pets whose times look equal follow in id order.

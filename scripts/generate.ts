@@ -600,8 +600,8 @@ function petJsonSql(document: JsonObject): string {
         ? field
         : type === 'string' && format === 'date-time'
           ? // An instant is read as its JSON text, `<field>_json` (a column or function of pets
-            // that holds json_instant's text): formatting it at every read cost a list of 55
-            // pets a fifth of its PostgreSQL time.
+            // that holds json_instant's text), written once, never formatted at every read
+            // (docs/decisions/0010-pet-orders.md).
             `'"' || ${field}_json || '"'`
           : type === 'string'
             ? `to_json(${field})`

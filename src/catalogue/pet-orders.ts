@@ -7,7 +7,7 @@
 // (test/e2e/pagination-race-sorted.test.ts). Filters are conditions on the walk; with `id`,
 // the pets of those ids (at most 100) are read by key and sorted instead.
 import type { components } from '../../generated/v1.js';
-import type { Key } from '../db/keyset.js';
+import { keyParameters, keysetOrder, type Key } from '../db/keyset.js';
 import { statement, type Statement } from '../db/query.js';
 
 /** The orders `orderBy` names (the contract's PetOrderBy), ascending id, the default, apart. */
@@ -49,20 +49,18 @@ const MOST = 101;
 const statements = new Map<string, Statement<OrderedRow>>();
 
 /**
- * The statement for a page and its values. Each shape of request (its order, which filters
- * it has, from the first or after a key) is a statement of its own, named after the shape,
- * whose plan fits it: a generic plan of `($1 IS NULL OR status = $1)` guessed it matched
- * almost nothing and sorted the whole table (22 ms a first page at 50,000 pets). The scan
- * is limited to 101 rows by a constant, so that every plan walks the order's index (under a
- * `LIMIT $n`, a generic plan expects to read a tenth of the table, and sorts it instead);
- * the page's own limit is taken from it, and only those rows are read and written as JSON.
+ * The statement for a page and its values. Invariants (docs/decisions/0010-pet-orders.md):
+ * each shape of request (its order, which filters it has, from the first or after a key) is
+ * a statement of its own, named after the shape, with no `($n IS NULL OR ...)` condition; its
+ * scan is limited by the constant 101, so that a generic plan walks the order's index rather
+ * than sort the table; the page's own limit is taken from that scan, and only its rows are
+ * written as JSON. The continuation and the ORDER BY come from one keysetOrder.
  */
 function shaped(p: OrderedPage): { statement: Statement<OrderedRow>; values: unknown[] } {
   const [name, direction] = p.order.split(' ') as [Field, string | undefined];
   const field = FIELDS[name];
   const desc = direction === 'desc';
-  const way = desc ? ' DESC' : '';
-  const past = desc ? '<' : '>';
+  const keyset = keysetOrder(field ? [{ sql: field.sql, desc, type: field.cast }] : [], { desc });
   const values: unknown[] = [];
   const parameter = (value: unknown, cast: string) => `$${values.push(value)}::${cast}`;
   const where = ['deleted_at IS NULL'];
@@ -73,11 +71,8 @@ function shaped(p: OrderedPage): { statement: Statement<OrderedRow>; values: unk
   // Among the pets of these ids (at most 100), read by key (OFFSET 0 keeps the order's index
   // out of the plan: walked with `id = ANY`, it could pass every pet), then sorted.
   const from = p.ids === undefined ? 'pets' : `(SELECT * FROM pets WHERE id = ANY (${parameter(p.ids, 'bigint[]')}) OFFSET 0) AS pets`;
-  if (p.key !== undefined) {
-    where.push(field ? `(${field.sql}, id) ${past} (${parameter(p.key.values[0], field.cast)}, ${parameter(p.key.id, 'bigint')})` : `id ${past} ${parameter(p.key.id, 'bigint')}`);
-  }
-  const by = field ? `${field.sql}${way}, id${way}` : `id${way}`;
-  const scan = `SELECT id, pet_json(pets) AS json, ${field ? field.key : 'NULL'} AS sort_key FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${by} LIMIT ${MOST}`;
+  if (p.key !== undefined) where.push(keyset.after(values.push(...keyParameters(p.key)) - keyset.parameters + 1));
+  const scan = `SELECT id, pet_json(pets) AS json, ${field ? field.key : 'NULL'} AS sort_key FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${keyset.order} LIMIT ${MOST}`;
   const text = `SELECT * FROM (${scan}) AS page LIMIT ${parameter(p.limit, 'int')} + 1`;
   const shape = [p.status !== undefined ? 's' : '', p.categoryId !== undefined ? 'c' : '', tags ? 't' : '', p.ids !== undefined ? 'i' : ''].join('');
   const statementName = `pets-order-${p.order.replace(' ', '-')}${shape ? `-${shape}` : ''}-${p.key === undefined ? 'first' : 'after'}`;

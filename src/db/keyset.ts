@@ -15,6 +15,8 @@ export interface SortColumn {
   /** The column, or an SQL expression of the row (it is written into SQL as it is: never from a client). */
   sql: string;
   desc?: boolean;
+  /** The SQL type the key's parameter is cast to (none: the type the comparison infers). */
+  type?: string;
 }
 
 /** The key of a row in an order: the values of its sort columns, then its id. */
@@ -25,15 +27,16 @@ export interface Key {
 
 /**
  * SQL for an order: `order`, the ORDER BY list (the sort columns, then `id` going the way the
- * first does), and `after(first)`, the condition that a row comes after the key whose values
- * are the statement's parameters from `$first` on (the values, then the id).
+ * first does, or `desc` when there is none), and `after(first)`, the condition that a row
+ * comes after the key whose values are the statement's parameters from `$first` on (the
+ * values, then the id).
  */
-export function keysetOrder(columns: readonly SortColumn[], id = 'id') {
-  const all: SortColumn[] = [...columns, { sql: id, desc: columns[0]?.desc ?? false }];
+export function keysetOrder(columns: readonly SortColumn[], { id = 'id', desc = false }: { id?: string; desc?: boolean } = {}) {
+  const all: SortColumn[] = [...columns, { sql: id, desc: columns[0]?.desc ?? desc, type: 'bigint' }];
   const order = all.map((c) => `${c.sql}${c.desc ? ' DESC' : ''}`).join(', ');
   const sameWay = all.every((c) => (c.desc ?? false) === (all[0]?.desc ?? false));
   const after = (first: number): string => {
-    const parameter = (i: number) => `$${first + i}`;
+    const parameter = (i: number) => `$${first + i}${all[i]?.type ? `::${all[i]?.type}` : ''}`;
     if (sameWay) return `(${all.map((c) => c.sql).join(', ')}) ${all[0]?.desc ? '<' : '>'} (${all.map((_, i) => parameter(i)).join(', ')})`;
     // The key's prefix is equal, and the next column is past it.
     const terms = all.map((c, i) => [...all.slice(0, i).map((p, j) => `${p.sql} = ${parameter(j)}`), `${c.sql} ${c.desc ? '<' : '>'} ${parameter(i)}`].join(' AND '));
