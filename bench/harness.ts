@@ -15,7 +15,7 @@ import { WEBHOOK_EVENT_TYPES } from '../generated/webhooks.js';
 import { generateApiKey, hashApiKey } from '../src/api-keys/verifier.js';
 import { openEmbeddedPostgres } from '../src/db/embedded.js';
 import { migrate } from '../src/db/migrate.js';
-import { buyMix, catalogueMix, categoryMix, connectionSeed, headerOf, nextLink, ordersMix, petsForSale, petsMix, renameMix, sortedMix, Walk, type Mix, type Seen } from './mix.js';
+import { buyMix, catalogueMix, categoryMix, connectionSeed, headerOf, nextLink, ordersMix, petsForSale, petsMix, renameMix, searchMix, sortedMix, Walk, type Mix, type Seen } from './mix.js';
 import { quantile } from './stats.js';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -52,7 +52,7 @@ export const scenarios: FixedScenario[] = [
  * `categoryMix` (listPets with categoryId), `sortedMix` (listPets with orderBy). Each is checked for the same answers from ours
  * and the reference before the runs (checkSameAnswers).
  */
-export const mixedScenarios: MixedScenario[] = [petsMix, ordersMix, catalogueMix, buyMix, renameMix, categoryMix, sortedMix].map((mix) => ({ name: mix.name, mix }));
+export const mixedScenarios: MixedScenario[] = [petsMix, ordersMix, catalogueMix, buyMix, renameMix, categoryMix, sortedMix, searchMix].map((mix) => ({ name: mix.name, mix }));
 
 /**
  * Pets for sale: ids rows+1 .. rows+SALE_PETS of every seeded catalogue, all `available`,
@@ -488,11 +488,12 @@ export async function seededDatabase(rows: number, ours: Build = workingTree, ba
     else await migrate(urlOf(database), { info: () => {} });
     const db = new pg.Client({ connectionString: urlOf(database) });
     await db.connect();
-    // A realistic mix: mostly available, some pending, a few sold, some without status;
-    // then the pets for sale, all available.
+    // A realistic mix: mostly available, some pending, a few sold, some without status, each
+    // of 10 breeds (searchMix finds them); then the pets for sale, all available.
     await db.query(
       `INSERT INTO pets (name, category_id, status)
-       SELECT 'pet-' || i, 1 + i % 50, (ARRAY['available','available','available','pending','sold',NULL])[1 + i % 6]
+       SELECT 'pet-' || i || ' ' || (ARRAY['Labrador','Labradoodle','Golden Retriever','Poodle','Beagle','Boxer','Husky','Collie','Pug','Corgi'])[1 + i * 7 % 10],
+         1 + i % 50, (ARRAY['available','available','available','pending','sold',NULL])[1 + i % 6]
        FROM generate_series(1, $1) AS i`,
       [rows],
     );

@@ -258,6 +258,24 @@ export const sortedMix: Mix = {
   requests: { 'listPets orderBy first page': 28.6, 'listPets orderBy next page': 71.4 },
 };
 
+// Words of the seeded names (bench/harness.ts: `pet-<i> <breed>`): whole, begun, and one letter off.
+const SEARCHES = ['labrador', 'poodle', 'lab', 'retr', 'labrdor', 'beagl'] as const;
+
+/** Search (listPets with q, by relevance): a first page of 20 for one of six words, then 1 or 2 more by `rel="next"`. */
+export const searchPets: Action = function* ({ rng }) {
+  const q = oneOf(rng, SEARCHES);
+  const follow = between(rng, 1, 2);
+  let seen = yield { operation: 'listPets q first page', method: 'GET', path: `/v1/pets?limit=20&q=${q}` };
+  for (let page = 0; page < follow && seen?.next; page++) seen = yield { operation: 'listPets q next page', method: 'GET', path: seen.next };
+};
+
+/** listPets with q alone: of 250 requests per 100 searches, 100 first pages and 150 next pages. */
+export const searchMix: Mix = {
+  name: 'GET /v1/pets?limit=20&q={labrador,poodle,lab,retr,labrdor,beagl} (then next pages)',
+  actions: [{ name: 'search', percent: 100, run: searchPets }],
+  requests: { 'listPets q first page': 40, 'listPets q next page': 60 },
+};
+
 /** Pets for sale handed out in order from `first`, `count` of them; throws when they run out. */
 export function petsForSale(first: number, count: number): () => number {
   let next = first;

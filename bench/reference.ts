@@ -39,8 +39,24 @@ const SORTS: Record<string, string> = {
   createdAt: "date_trunc('milliseconds', created_at AT TIME ZONE 'UTC')",
   updatedAt: "date_trunc('milliseconds', coalesce(changed_at, created_at) AT TIME ZONE 'UTC')",
 };
+// `q` (one word) as a user writes it on the same vocabulary and word index: the words it
+// matches, ranked as ours ranks them (itself, the words it begins by length, those one
+// letter away), each pet at its best word, every match sorted, pages by OFFSET.
+const SEARCH = `WITH w AS (SELECT search_fold($1) AS w),
+  c AS (SELECT v.term, CASE WHEN v.term = w THEN 3 WHEN starts_with(v.term, w) THEN 2 ELSE 1 END AS class,
+      CASE WHEN v.term = w THEN 0 WHEN starts_with(v.term, w) THEN length(v.term) ELSE levenshtein(v.term, w) END AS sub
+    FROM search_vocabulary v, w WHERE v.term = w OR starts_with(v.term, w) OR (length(w) >= 3 AND v.term % w AND levenshtein(v.term, w) <= 1)),
+  m AS (SELECT DISTINCT ON (t.pet_id) t.pet_id, c.class, c.sub, c.term FROM c JOIN pet_terms t ON t.term = c.term ORDER BY t.pet_id, c.class DESC, c.sub, c.term)
+SELECT ${PET} FROM m JOIN pets p ON p.id = m.pet_id WHERE p.deleted_at IS NULL ORDER BY m.class DESC, m.sub, m.term, p.id LIMIT $2 OFFSET $3`;
 app.get('/v1/pets', async (request, reply) => {
-  const q = request.query as { limit?: string; status?: string; categoryId?: string; after?: string; orderBy?: string; key?: string };
+  const q = request.query as { limit?: string; status?: string; categoryId?: string; after?: string; orderBy?: string; key?: string; q?: string; offset?: string };
+  if (q.q !== undefined) {
+    const limit = Number(q.limit ?? 20);
+    const offset = Number(q.offset ?? 0);
+    const result = await pool.query<Row>(SEARCH, [q.q, limit + 1, offset]);
+    if (result.rows.length > limit) reply.header('link', `</v1/pets?limit=${limit}&q=${encodeURIComponent(q.q)}&offset=${offset + limit}>; rel="next"`);
+    return result.rows.slice(0, limit).map(toPet);
+  }
   const limit = Number(q.limit ?? 20);
   const after = Number(q.after ?? 0);
   const [field = 'id', direction] = (q.orderBy ?? 'id').split(' ');

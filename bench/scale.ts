@@ -3,8 +3,9 @@
 // where `sold` is rare and only among the newest rows, which tempts a default-cost planner
 // into walking the primary key), and measures single-client latency (p50, p99) through the
 // app of: listPets page 1 and a deep page, with and without `status`, with a `tag` carried
-// by 5% of pets, and in `orderBy=name` and `updatedAt desc` (deep: after 1,000 pages of 20,
-// or 90% of the way at the smaller size), getPet and getInventory, the two sizes side by
+// by 5% of pets, in `orderBy=name` and `updatedAt desc`, and searched by relevance (`q`: a
+// word, its prefix, a typo, two words) (deep: after 1,000 pages of 20, or 90% of the way at
+// the smaller size), getPet and getInventory, the two sizes side by
 // side in alternating blocks. The `EXPLAIN (ANALYZE,
 // BUFFERS)` of each query (its generic plan, as the service runs it) is saved beside the
 // results, in bench/results/scale-<time>/ (git-ignored); the table also replaces the
@@ -32,6 +33,13 @@ import { machine } from './harness.js';
 import { recordLatest } from './latest.js';
 import { quantile } from './stats.js';
 
+// A given name from a pet's number j: a syllable, a consonant, a vowel and an ending.
+const GIVEN = `(ARRAY['ba','be','bo','da','di','ka','ko','la','li','ma','mi','mo','na','no','pa','ri','ro','sa','ta','to'])[1 + j % 20]
+  || (ARRAY['b','d','l','m','n','r','s','t','x','z'])[1 + (j / 20) % 10] || (ARRAY['a','e','i','o','u','y','ie','ee','ai','ou'])[1 + (j / 200) % 10]
+  || (ARRAY['','n','s','x','ck','lo'])[1 + (j / 2000) % 6]`;
+const BREEDS = `ARRAY['Labrador','Labradoodle','Golden Retriever','Poodle','Beagle','Bulldog','Dachshund','Boxer','Husky','Collie','Terrier','Spaniel',
+  'Shepherd','Pointer','Setter','Whippet','Greyhound','Maltese','Pug','Chihuahua','Corgi','Akita','Samoyed','Vizsla','Basenji','Saluki','Newfoundland',
+  'Mastiff','Rottweiler','Dalmatian','Sphynx','Persian','Siamese','Bengal','Ragdoll','Birman','Burmese','Manx','Savannah','Chartreux']`;
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SIZES = (process.env.SCALE_SIZES ?? '10000,5000000').split(',').map(Number);
 const SAMPLES = Number(process.env.SCALE_SAMPLES ?? 3000);
@@ -88,12 +96,16 @@ async function main(): Promise<void> {
         await db.connect();
         await db.query(`SET plan_cache_mode = ${PLAN_CACHE_MODE}`);
         const loadStarted = performance.now();
-        // Names in no order of their ids; 5% of pets tagged `hypoallergenic`.
+        // Names in no order of their ids, `<given> the <breed>`: 12,000 given names (words of
+        // about 1 in 8,000 pets), 40 breeds (1 in 40: `labrador`, 25,000 of 1,000,000); 5% of
+        // pets tagged `hypoallergenic`.
         await db.query(
-          `INSERT INTO pets (name, category_id, status, tags) SELECT 'pet-' || (i * 7919) % $1, 1 + i % 100, ${expression}, CASE WHEN i % 20 = 0 THEN '{hypoallergenic}'::text[] END FROM generate_series(1, $1::bigint) AS i`,
+          `INSERT INTO pets (name, category_id, status, tags)
+          SELECT initcap(${GIVEN}) || ' the ' || (${BREEDS})[1 + (i * 31) % 40], 1 + i % 100, ${expression}, CASE WHEN i % 20 = 0 THEN '{hypoallergenic}'::text[] END
+          FROM generate_series(1, $1::bigint) AS i CROSS JOIN LATERAL (SELECT (i * 7919) % $1 AS j) AS n`,
           [size],
         );
-        await db.query('VACUUM ANALYZE pets');
+        await db.query('VACUUM ANALYZE pets, pet_terms, search_vocabulary');
         // Write out what the load dirtied now, not while latencies are being measured (needs
         // a superuser or pg_checkpoint; without, the run goes on).
         await db.query('CHECKPOINT').catch(() => {});
@@ -134,6 +146,12 @@ async function main(): Promise<void> {
         const deepTag = await deepCursor('tag=hypoallergenic', tagged);
         const deepName = await deepCursor('orderBy=name', size);
         const deepUpdated = await deepCursor('orderBy=updatedAt%20desc', size);
+        const deepSearch = await deepCursor('q=labrador', Math.floor(size / 40));
+        const searchPage = (q: string, key?: { cursor: string; after: number; values: readonly (string | number)[] }) => ({
+          url: () => `/v1/pets?limit=20&q=${encodeURIComponent(q)}${key ? `&cursor=${key.cursor}` : ''}`,
+          sql: PET_STATEMENTS.search.text,
+          params: [q, key ? key.values[0] : null, key ? key.values[1] : null, key ? key.after : null, null, null, null, null, 20],
+        });
         const queries: { query: string; url: () => string; sql: string; params: unknown[] }[] = [
           { query: 'listPets limit=20, page 1', url: () => '/v1/pets?limit=20', sql: PET_STATEMENTS.list.text, params: [0, 20] },
           { query: 'listPets limit=20, deep page (90%)', url: () => `/v1/pets?limit=20&cursor=${cursors.encode({ after: deep, operation: 'listPets' })}`, sql: PET_STATEMENTS.list.text, params: [deep, 20] },
@@ -150,6 +168,11 @@ async function main(): Promise<void> {
               { query: `listPets limit=20 orderBy=${order}, deep page`, url: () => `/v1/pets?limit=20&orderBy=${encodeURIComponent(order)}&cursor=${deepKey.cursor}`, sql: deep.statement.text, params: deep.values },
             ];
           }),
+          { query: 'listPets limit=20 q=labrador (2.5%), page 1', ...searchPage('labrador') },
+          { query: 'listPets limit=20 q=labrador (2.5%), deep page', ...searchPage('labrador', deepSearch) },
+          { query: 'listPets limit=20 q=lab (a prefix: 5%), page 1', ...searchPage('lab') },
+          { query: 'listPets limit=20 q=labrdor (a typo), page 1', ...searchPage('labrdor') },
+          { query: 'listPets limit=20 q=retriever golden (2 words), page 1', ...searchPage('retriever golden') },
           { query: 'getPet (random ids)', url: () => `/v1/pets/${1 + Math.floor(Math.random() * size)}`, sql: PET_STATEMENTS.get.text, params: [Math.floor(size / 2)] },
           { query: 'getInventory', url: () => '/v1/store/inventory', sql: INVENTORY_STATEMENTS.counts.text, params: [] },
         ];

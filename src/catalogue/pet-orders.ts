@@ -10,10 +10,10 @@ import type { components } from '../../generated/v1.js';
 import { keyParameters, keysetOrder, type Key } from '../db/keyset.js';
 import { statement, type Statement } from '../db/query.js';
 
-/** The orders `orderBy` names (the contract's PetOrderBy), ascending id, the default, apart. */
-export type PetOrder = Exclude<NonNullable<components['parameters']['PetOrderBy']>, 'id'>;
+/** The orders `orderBy` names (the contract's PetOrderBy), ascending id (the default) and relevance (pets.search) apart. */
+export type PetOrder = Exclude<NonNullable<components['parameters']['PetOrderBy']>, 'id' | 'relevance'>;
 /** The fields they sort by. */
-type Field = Exclude<NonNullable<components['parameters']['PetOrderBy']>, `${string} desc`>;
+type Field = Exclude<PetOrder, `${string} desc`> | 'id';
 
 /** A time as the order sorts it: to the millisecond, in UTC, as the JSON shows it (equal-looking times follow in id order). */
 function instant(column: string) {
@@ -68,13 +68,15 @@ function shaped(p: OrderedPage): { statement: Statement<OrderedRow>; values: unk
   if (p.status !== undefined) where.push(`status = ${parameter(p.status, 'text')}`);
   if (p.categoryId !== undefined) where.push(`category_id = ${parameter(p.categoryId, 'bigint')}`);
   if (tags) where.push(`tags @> ${parameter(tags, 'text[]')}`);
+  // The terms of q's words found once (an InitPlan), each pet's kept if it has one of every word's (migrations/1763700000025).
+  if (p.q !== undefined) where.push(`search_all(terms, (SELECT search_sets(${parameter(p.q, 'text')})))`);
   // Among the pets of these ids (at most 100), read by key (OFFSET 0 keeps the order's index
   // out of the plan: walked with `id = ANY`, it could pass every pet), then sorted.
   const from = p.ids === undefined ? 'pets' : `(SELECT * FROM pets WHERE id = ANY (${parameter(p.ids, 'bigint[]')}) OFFSET 0) AS pets`;
   if (p.key !== undefined) where.push(keyset.after(values.push(...keyParameters(p.key)) - keyset.parameters + 1));
   const scan = `SELECT id, pet_json(pets) AS json, ${field ? field.key : 'NULL'} AS sort_key FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${keyset.order} LIMIT ${MOST}`;
   const text = `SELECT * FROM (${scan}) AS page LIMIT ${parameter(p.limit, 'int')} + 1`;
-  const shape = [p.status !== undefined ? 's' : '', p.categoryId !== undefined ? 'c' : '', tags ? 't' : '', p.ids !== undefined ? 'i' : ''].join('');
+  const shape = [p.status !== undefined ? 's' : '', p.categoryId !== undefined ? 'c' : '', tags ? 't' : '', p.ids !== undefined ? 'i' : '', p.q !== undefined ? 'q' : ''].join('');
   const statementName = `pets-order-${p.order.replace(' ', '-')}${shape ? `-${shape}` : ''}-${p.key === undefined ? 'first' : 'after'}`;
   let known = statements.get(statementName);
   if (!known) statements.set(statementName, (known = statement<OrderedRow>(statementName, text)));
@@ -91,6 +93,7 @@ export interface OrderedPage {
   categoryId?: number | undefined;
   tags?: readonly string[] | undefined;
   ids?: readonly number[] | undefined;
+  q?: string | undefined;
 }
 
 /** The statement and values for a page, and how to read its rows: the page's JSON and the key the next starts after. */

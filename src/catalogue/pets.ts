@@ -262,9 +262,28 @@ export const PET_STATEMENTS = {
     'pets-list-by-ids',
     page(
       `SELECT id, pet_json(pets) AS json, visible_after FROM pets WHERE id = ANY ($1::bigint[]) AND id > $2 AND deleted_at IS NULL
+        AND ($4::text IS NULL OR status = $4) AND ($5::bigint IS NULL OR category_id = $5) AND ($6::text[] IS NULL OR tags @> $6)
+        AND ($7::text IS NULL OR search_all(terms, (SELECT search_sets($7)))) ORDER BY id LIMIT $3::int + 1`,
+      '$3::int',
+    ),
+  ),
+  // listPets with `q` in id order ($1 q, $2 after, $3 size, $4 status or null, $5 category or
+  // null, $6 tags or null): the primary key walked, keeping the pets that match every word
+  // of q (its words' terms found once: migrations/1763700000025).
+  listBySearch: statement<PageRow>(
+    'pets-list-by-search',
+    page(
+      `SELECT id, pet_json(pets) AS json, visible_after FROM pets WHERE id > $2 AND deleted_at IS NULL AND search_all(terms, (SELECT search_sets($1::text)))
         AND ($4::text IS NULL OR status = $4) AND ($5::bigint IS NULL OR category_id = $5) AND ($6::text[] IS NULL OR tags @> $6) ORDER BY id LIMIT $3::int + 1`,
       '$3::int',
     ),
+  ),
+  // listPets by relevance (the function pet_search_page, migrations/1763700000025,
+  // docs/decisions/0011-pet-search.md): $1 q, after ($2 level, $3 term, $4 id; null: from the
+  // first), $5 status, $6 category, $7 tags, $8 ids (each null: any), $9 size.
+  search: statement<{ id: number; json: string; level: number; term: string }>(
+    'pets-search',
+    'SELECT id, body AS json, level, term FROM pet_search_page($1::text, $2::int, $3::text, $4::bigint, $5::text, $6::bigint, $7::text[], $8::bigint[], $9::int)',
   ),
   // listPets with `tag` ($1 tags, $2 status or null, $3 category or null, $4 after, $5
   // size): the pets of one tag (`walked`) in id order from pet_tags' primary key (migration
@@ -370,6 +389,19 @@ export interface PetPage {
   categoryId?: number | undefined;
   /** Only pets that carry every one of these tags (undefined: any). */
   tags?: readonly string[] | undefined;
+  /** Only pets matching every word of this search (undefined: any). */
+  q?: string | undefined;
+}
+
+/** A page by relevance: after `key` (values: level, term), matching `q`, of the filters given. */
+export interface SearchPage {
+  q: string;
+  limit: number;
+  key: Key | undefined;
+  status?: string | undefined;
+  categoryId?: number | undefined;
+  tags?: readonly string[] | undefined;
+  ids?: readonly number[] | undefined;
 }
 
 /** One updatePet or deletePet, as the coalesced writers take it. */
@@ -578,13 +610,17 @@ export function createPetsRepository(pools: Pools, { exportIdleMs = 60_000 }: Pe
 
   // A category's pages are read alone (not coalesced).
   const readCategory = async (on: ReadFrom, q: PetPage) => (await read(on, PET_STATEMENTS.listByCategory, [q.categoryId, q.status ?? null, q.after, q.limit]))[0] ?? EMPTY;
-  // As are pages of a tag.
+  // As are pages of a search, in id order,
+  const readSearch = async (on: ReadFrom, q: PetPage) =>
+    (await read(on, PET_STATEMENTS.listBySearch, [q.q, q.after, q.limit, q.status ?? null, q.categoryId ?? null, q.tags ?? null]))[0] ?? EMPTY;
+  // and pages of a tag.
   const readTags = async (on: ReadFrom, q: PetPage) =>
     (await read(on, PET_STATEMENTS.listByTags, [q.tags, q.status ?? null, q.categoryId ?? null, q.after, q.limit]))[0] ?? EMPTY;
 
   return {
     /** At most `limit` pets with an id above `after` (of `status`, of `categoryId`, with `tags`), in id order, and where the next page starts. */
     async list(p: PetPage, from: ReadFrom = 'replica'): Promise<PetsPage> {
+      if (p.q !== undefined) return settle(await readSearch(from, p), from, p, readSearch);
       if (p.tags !== undefined && p.tags.length > 0) return settle(await readTags(from, p), from, p, readTags);
       if (p.categoryId !== undefined) return settle(await readCategory(from, p), from, p, readCategory);
       return pageOf(from, p);
@@ -592,7 +628,8 @@ export function createPetsRepository(pools: Pools, { exportIdleMs = 60_000 }: Pe
 
     /** Like `list`, only among the pets of these ids (not coalesced: one-off look-ups). */
     async listByIds(ids: readonly number[], p: PetPage, from: ReadFrom = 'replica'): Promise<PetsPage> {
-      const readIds = async (on: ReadFrom, q: PetPage) => (await read(on, PET_STATEMENTS.listByIds, [ids, q.after, q.limit, q.status ?? null, q.categoryId ?? null, q.tags ?? null]))[0] ?? EMPTY;
+      const readIds = async (on: ReadFrom, q: PetPage) =>
+        (await read(on, PET_STATEMENTS.listByIds, [ids, q.after, q.limit, q.status ?? null, q.categoryId ?? null, q.tags ?? null, q.q ?? null]))[0] ?? EMPTY;
       return settle(await readIds(from, p), from, p, readIds);
     },
 
@@ -604,6 +641,29 @@ export function createPetsRepository(pools: Pools, { exportIdleMs = 60_000 }: Pe
       const { statement, values, cut } = orderedPage(p);
       const { page, next } = cut(await read(from, statement, values));
       return { pets: new Serialized<Pet[]>(page), next };
+    },
+
+    /**
+     * At most `limit` pets matching `q`, by relevance, after `key` (its values: level and
+     * term), and the key the next page starts after (not coalesced).
+     */
+    async search(p: SearchPage, from: ReadFrom = 'replica'): Promise<{ pets: Serialized<Pet[]>; next: Key | undefined }> {
+      const [level, term] = p.key?.values ?? [];
+      const rows = await read(from, PET_STATEMENTS.search, [
+        p.q,
+        p.key === undefined ? null : level,
+        p.key === undefined ? null : term,
+        p.key?.id ?? null,
+        p.status ?? null,
+        p.categoryId ?? null,
+        p.tags ?? null,
+        p.ids ?? null,
+        p.limit,
+      ]);
+      const kept = rows.slice(0, p.limit);
+      const last = kept.at(-1);
+      const next = rows.length > p.limit && last ? { values: [last.level, last.term], id: Number(last.id) } : undefined;
+      return { pets: new Serialized<Pet[]>(`[${kept.map((r) => r.json).join(',')}]`), next };
     },
 
     /**

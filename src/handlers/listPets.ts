@@ -1,20 +1,35 @@
 import type { Handler } from '../contract/handler.js';
+import { errorAnswer } from '../errors/catalogue.js';
 import { listPaging, refused } from '../pagination/page.js';
 
-const paging = listPaging('listPets');
+// Without orderBy: relevance with q, id without (the contract's PetOrderBy).
+const paging = listPaging('listPets', { implied: (query) => ({ orderBy: query.q === undefined ? 'id' : 'relevance' }) });
+
+/** A 400 naming the parameter and what to give instead. */
+const bad = (field: 'q' | 'orderBy', message: string) => errorAnswer('bad_request', `query parameter ${field}: ${message}`, [{ location: 'query', field, rule: field, message }]);
 
 // Keyset pages (src/pagination/page.ts): in ascending id order, every pet exactly once to a
 // client following rel="next", even while pets are being added (src/catalogue/pets.ts); in
-// another order, every pet untouched during the walk once (src/catalogue/pet-orders.ts).
+// another order, every pet untouched during the walk once (src/catalogue/pet-orders.ts,
+// and by relevance the function pet_search_page, docs/decisions/0011-pet-search.md).
 export const listPets: Handler<'listPets'> = async ({ query, context }, { pets, cursors }) => {
+  const q = query.q;
+  // Words are runs of letters and digits (the database's search_words): a q without one would match nothing.
+  if (q !== undefined && !/[\p{L}\p{N}]/u.test(q)) return bad('q', 'give at least one letter or digit; punctuation only separates words');
+  const order = query.orderBy ?? (q === undefined ? 'id' : 'relevance');
+  if (order === 'relevance' && q === undefined) return bad('orderBy', 'relevance ranks the matches of q; give q, or another orderBy');
   const started = await paging.start(query, cursors);
   if (refused(started)) return started;
   const request = { limit: started.limit, status: query.status, categoryId: query.categoryId, tags: query.tag };
-  if (query.orderBy !== undefined && query.orderBy !== 'id') {
-    const page = await pets.listOrdered({ ...request, order: query.orderBy, key: started.key, ids: query.id }, context.readFrom);
+  if (order === 'relevance' && q !== undefined) {
+    const page = await pets.search({ ...request, q, key: started.key, ids: query.id }, context.readFrom);
     return paging.answer(query, started, page.pets, page.next, cursors);
   }
-  const idOrder = { ...request, after: started.after };
+  if (order !== 'id' && order !== 'relevance') {
+    const page = await pets.listOrdered({ ...request, order, key: started.key, ids: query.id, q }, context.readFrom);
+    return paging.answer(query, started, page.pets, page.next, cursors);
+  }
+  const idOrder = { ...request, after: started.after, q };
   const page = query.id ? await pets.listByIds(query.id, idOrder, context.readFrom) : await pets.list(idOrder, context.readFrom);
   return paging.answer(query, started, page.pets, page.next, cursors);
 };

@@ -41,12 +41,16 @@ export interface Paging {
 }
 
 /** Paging for `operationId`, composed once: its path, its filters, its default size. */
-export function listPaging<K extends OperationId>(operationId: K) {
+export function listPaging<K extends OperationId>(operationId: K, { implied }: { implied?: (query: ListQuery) => Readonly<Record<string, unknown>> } = {}) {
   const path = operationPath(operationId);
   const declared = operationInfo(operationId).parameters.filter((p) => p.in === 'query' && p.name !== 'limit' && p.name !== 'cursor');
   const filters = declared.map((p) => p.name);
-  /** A filter given as its default (`orderBy=id`) is the filter not given: one cursor, one link, for both. */
+  /**
+   * A filter given as its default is the filter not given: one cursor, one link, for both.
+   * The default is the schema's, or the one `implied` gives for the rest of the query (`orderBy`: `relevance` with `q`, `id` without).
+   */
   const defaults = new Map(declared.filter((p) => p.default !== undefined).map((p) => [p.name, p.default]));
+  const isDefault = (query: ListQuery, name: string, value: unknown) => value === (implied?.(query)[name] ?? defaults.get(name));
   const defaultLimit: number = parameterDefault(operationId, 'limit');
   /** What differs between a cursor's filters and the request's, in words: `tag filter and orderBy`. */
   const differing = (held: string, given: string): string => {
@@ -61,7 +65,7 @@ export function listPaging<K extends OperationId>(operationId: K) {
     let filter = '';
     for (const name of filters) {
       const value = query[name] as FilterValue | undefined;
-      if (value === undefined || value === defaults.get(name)) continue;
+      if (value === undefined || isDefault(query, name, value)) continue;
       filter += `${filter ? '&' : ''}${name}=${Array.isArray(value) ? digest(value) : String(value)}`;
     }
     return filter;
@@ -71,7 +75,7 @@ export function listPaging<K extends OperationId>(operationId: K) {
     let parameters = '';
     for (const name of filters) {
       const value = query[name] as FilterValue | undefined;
-      if (value === undefined || value === defaults.get(name)) continue;
+      if (value === undefined || isDefault(query, name, value)) continue;
       for (const one of Array.isArray(value) ? value : [value]) parameters += `&${name}=${encodeURIComponent(String(one))}`;
     }
     return parameters;

@@ -181,7 +181,7 @@ describe('listPets orderBy', () => {
     }
   });
 
-  it.each(['relevance', 'name asc', 'Name', 'name,id', 'name  desc'])('orderBy=%s is a 400 that lists the orders', async (orderBy) => {
+  it.each(['relevance desc', 'name asc', 'Name', 'name,id', 'name  desc'])('orderBy=%s is a 400 that lists the orders', async (orderBy) => {
     const response = await get(`/v1/pets?orderBy=${encodeURIComponent(orderBy)}`);
     expect(response.statusCode).toBe(400);
     expect(response.json().message).toContain('orderBy');

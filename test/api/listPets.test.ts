@@ -96,9 +96,9 @@ describe('listPets', () => {
     expect(response.statusCode).toBe(400);
     expect(response.json()).toEqual({
       code: 'bad_request',
-      message: `query parameter ${field}: is not a parameter of listPets (it takes limit, status, id, categoryId, tag, orderBy, cursor)`,
+      message: `query parameter ${field}: is not a parameter of listPets (it takes limit, status, id, categoryId, tag, q, orderBy, cursor)`,
       status: 400,
-      details: [{ location: 'query', field, rule: 'unknown', message: 'is not a parameter of listPets (it takes limit, status, id, categoryId, tag, orderBy, cursor)' }],
+      details: [{ location: 'query', field, rule: 'unknown', message: 'is not a parameter of listPets (it takes limit, status, id, categoryId, tag, q, orderBy, cursor)' }],
     });
   });
 });

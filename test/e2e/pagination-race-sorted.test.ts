@@ -1,6 +1,7 @@
 // listPets' promises in every order, tried as clients meet them on two service processes
 // that share one database. While writers create pets, rename, retag and remove others
-// (through both processes), readers walk every `orderBy` (alone and with `tag`) from the
+// (through both processes), readers walk every `orderBy` (alone, with `tag`, and searched
+// by `q`: by relevance a word, a typo, and a prefix in name order) from the
 // first page to the last, their pages alternating between the processes. Judged by what the
 // clients were answered:
 // - in id order, no pet is returned twice, and every pet whose 201 had been answered before
@@ -8,8 +9,8 @@
 // - in any other order, every pet that nobody touched during the walk (the `stable` ones,
 //   created before and never changed) is returned exactly once.
 // And read-your-writes across processes: a pet created (or retagged, renamed) through one
-// process is found by `tag` and on the first page of `createdAt desc` and `updatedAt desc`
-// through the other in the very next request.
+// process is found by `tag`, by `q` and on the first page of `createdAt desc` and
+// `updatedAt desc` through the other in the very next request.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { keyedInstances } from '../helper.js';
 import type { ServerProcess } from '../process.js';
@@ -29,6 +30,9 @@ const WALKS = [
   'orderBy=updatedAt%20desc',
   'tag=stable',
   'tag=stable&orderBy=name',
+  'q=stable',
+  'q=stble',
+  'q=sta&orderBy=name',
 ];
 
 let database: { url: string; drop: () => Promise<void> };
@@ -143,14 +147,16 @@ it('every order: the pets untouched during a walk are returned exactly once; in 
 
 const idsAt = async (n: number, query: string): Promise<number[]> => ((await (await fetch(`${base(n)}/v1/pets?${query}`, { headers: headers() })).json()) as { id: number }[]).map((p) => p.id);
 
-it('a pet is found by tag and first among the newest on the other process in the answer that follows its 201, and by its new tags and as the latest changed after its 200', async () => {
+it('a pet is found by tag, by q and first among the newest on the other process in the answer that follows its 201, and by its new tags and as the latest changed after its 200', async () => {
   for (let i = 0; i < 20; i++) {
     const tag = `striped-${i}`;
     const id = await create(i, `Striped ${i}`, [tag]);
     expect(await idsAt(i + 1, `tag=${tag}`)).toEqual([id]);
+    expect(await idsAt(i + 1, `q=${tag}`)).toEqual([id]);
     expect((await idsAt(i + 1, 'orderBy=createdAt%20desc&limit=1'))[0]).toBe(id);
     expect((await send(i, 'PATCH', `/v1/pets/${id}`, { tags: ['spotted', tag] })).status).toBe(200);
     expect(await idsAt(i + 1, `tag=spotted&tag=${tag}`)).toEqual([id]);
+    expect(await idsAt(i + 1, `q=spotted%20${tag}`)).toEqual([id]);
     expect((await idsAt(i + 1, 'orderBy=updatedAt%20desc&limit=1'))[0]).toBe(id);
   }
 });

@@ -20,8 +20,10 @@ export async function wrongCalls(): Promise<void> {
   await store.listPets({ status: 'lost' });
   // @ts-expect-error limit is a number
   await store.listPets({ limit: '20' });
-  // @ts-expect-error 'relevance' is not a PetOrderBy (no search term to rank by)
-  store.listAllPets({ orderBy: 'relevance' });
+  // @ts-expect-error 'relevance desc' is not a PetOrderBy (relevance goes one way)
+  store.listAllPets({ q: 'lab', orderBy: 'relevance desc' });
+  // @ts-expect-error q is a string
+  store.listAllPets({ q: 1 });
   // @ts-expect-error the iterator makes the cursors itself
   store.listAllPets({ cursor: 'abc.def' });
   // @ts-expect-error listPets takes no Idempotency-Key

@@ -15,9 +15,21 @@ export interface paths {
          *     of them, optionally only those with the given `status`, or with the given `id`s
          *     (`?id=3&id=7`: those that exist; this is how to look one animal up,
          *     `GET /pets?id={petId}`, the replacement of the deprecated `getPet`), of the given
-         *     `categoryId`, or carrying every `tag` given. Filters combine. Removed animals (`deletePet`) are never listed. The
+         *     `categoryId`, carrying every `tag` given, or matching the search `q`. Filters combine. Removed animals (`deletePet`) are never listed. The
          *     body is a plain JSON array; an empty array means no animal matched. `orderBy` sorts
-         *     them by `name`, `createdAt` or `updatedAt` instead, or in descending `id` order.
+         *     them by `name`, `createdAt` or `updatedAt` instead, or in descending `id` order; with
+         *     `q`, they come by `relevance` unless `orderBy` names another order.
+         *
+         *     **Search (`q`):** an animal matches when each word of `q` matches a word of its name
+         *     or tags, ignoring case and accents (`zoe` finds `Zoé`), in any order: the word
+         *     itself, a word it begins (`lab` finds `Labrador`), or, for a word of 3 characters or
+         *     more, a word one letter away (two from 8 characters: `labrdor` finds `Labrador`).
+         *     Words are runs of letters and digits; anything else, `%` and `_` among them,
+         *     separates words and matches nothing itself. A word shorter than 3 characters matches
+         *     only as itself or as the start of a word. A word matches at most 51 words of the
+         *     catalogue: itself, the 30 shortest of the first 200 it begins, and the 20 closest.
+         *     An animal is found by `q` as soon as the answer that added or changed it has been
+         *     sent, on every instance.
          *
          *     **Pagination:** when more animals follow, the answer carries
          *     `Link: <...>; rel="next"` (RFC 8288), the URL of the next page with the same
@@ -31,7 +43,7 @@ export interface paths {
          *     to the operation, filters and `orderBy` that made it: given with others, it is `400`
          *     naming the parameters that differ.
          *
-         *     **In another order** (`orderBy`), every animal that is not added, changed or
+         *     **In another order** (`orderBy`, `relevance` among them), every animal that is not added, changed or
          *     removed during the walk is returned exactly once; one that is may be returned at its
          *     old place, its new place, both or neither.
          *
@@ -2377,14 +2389,28 @@ export interface components {
         IdempotencyKey: string;
         /**
          * @description The order of the animals (AIP-132): a field, ascending, or the field and ` desc`
-         *     (`?orderBy=createdAt%20desc`) for descending. `id` is the default. `name` compares
+         *     (`?orderBy=createdAt%20desc`) for descending, or `relevance`. The default is
+         *     `relevance` with `q` and `id` without it. `relevance` (only with `q`; without it, `400`)
+         *     puts first the animals whose every word of `q` matched exactly, then those where
+         *     each matched at least as the start of a word, then those with a typo; within each,
+         *     by the word matched of the longest word of `q` (itself, then the shortest it
+         *     begins, then the closest), then by `id`. `name` compares
          *     names lowercased character by character (each character's simple lowercase; only A
          *     to Z on a database whose character type is C), then by Unicode code point. Times
          *     compare to the millisecond, as the answers show them. Animals with equal values
          *     follow one another in `id` order, going the same way. Each order is read from an
          *     index of its own: a page costs the same at any depth.
          */
-        PetOrderBy: "id" | "id desc" | "name" | "name desc" | "createdAt" | "createdAt desc" | "updatedAt" | "updatedAt desc";
+        PetOrderBy: "id" | "id desc" | "name" | "name desc" | "createdAt" | "createdAt desc" | "updatedAt" | "updatedAt desc" | "relevance";
+        /**
+         * @description Keep only animals matching every word given, by name or tag, ignoring case and
+         *     accents, allowing a word's start and a typo (see listPets): `?q=golden%20retr`. 1 to
+         *     100 characters, with at least one letter or digit; a `q` without is `400`. By
+         *     relevance, pages walk an index of words: a page costs the same at any depth. With
+         *     another `orderBy`, pages walk that order and keep the matches: a page costs about the
+         *     animals it passes over.
+         */
+        SearchQuery: string;
         /**
          * @description Keep only animals that carry every tag given, repeated for several
          *     (`?tag=hypoallergenic&tag=trained`): 1 to 5 of them. Pages walk the animals of the
@@ -2603,8 +2629,22 @@ export interface operations {
                  */
                 tag?: components["parameters"]["TagFilter"];
                 /**
+                 * @description Keep only animals matching every word given, by name or tag, ignoring case and
+                 *     accents, allowing a word's start and a typo (see listPets): `?q=golden%20retr`. 1 to
+                 *     100 characters, with at least one letter or digit; a `q` without is `400`. By
+                 *     relevance, pages walk an index of words: a page costs the same at any depth. With
+                 *     another `orderBy`, pages walk that order and keep the matches: a page costs about the
+                 *     animals it passes over.
+                 */
+                q?: components["parameters"]["SearchQuery"];
+                /**
                  * @description The order of the animals (AIP-132): a field, ascending, or the field and ` desc`
-                 *     (`?orderBy=createdAt%20desc`) for descending. `id` is the default. `name` compares
+                 *     (`?orderBy=createdAt%20desc`) for descending, or `relevance`. The default is
+                 *     `relevance` with `q` and `id` without it. `relevance` (only with `q`; without it, `400`)
+                 *     puts first the animals whose every word of `q` matched exactly, then those where
+                 *     each matched at least as the start of a word, then those with a typo; within each,
+                 *     by the word matched of the longest word of `q` (itself, then the shortest it
+                 *     begins, then the closest), then by `id`. `name` compares
                  *     names lowercased character by character (each character's simple lowercase; only A
                  *     to Z on a database whose character type is C), then by Unicode code point. Times
                  *     compare to the millisecond, as the answers show them. Animals with equal values
@@ -2627,7 +2667,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The animals, in the order `orderBy` names (ascending `id` when it is absent). */
+            /** @description The animals, in the order `orderBy` names (when it is absent, by relevance with `q`, else in ascending `id` order). */
             200: {
                 headers: {
                     /**

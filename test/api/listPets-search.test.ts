@@ -1,0 +1,136 @@
+// listPets' `q` (contract 1.5.0): search quality over a fixed catalogue (a table of searches,
+// the animals expected first, in order, and those expected absent), relevance order and its
+// pages, q with the other orders and filters, cursors bound to q, the 400s, and a pet found
+// by the search that follows its 201. Across two instances: test/e2e/pagination-race-sorted.test.ts.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, type TestApp, nextOf, walkPets, type ApiPet } from '../helper.js';
+
+let t: TestApp;
+const json = { 'content-type': 'application/json' };
+const get = (url: string) => t.api({ method: 'GET', url, headers: t.auth });
+const names = async (url: string) => (await walkPets(t, url)).pets.map((p) => p.name);
+const search = (q: string, more = '') => `/v1/pets?q=${encodeURIComponent(q)}${more}`;
+
+const CATALOGUE: { name: string; tags?: string[]; status?: string }[] = [
+  { name: 'Rex the Labrador', tags: ['hypoallergenic'], status: 'available' },
+  { name: 'Zoé' },
+  { name: 'Golden Retriever Max', tags: ['good-with-kids'], status: 'available' },
+  { name: 'Labradoodle Bo' },
+  { name: 'Lab mix', status: 'available' },
+  { name: 'Retriever', tags: ['golden'] },
+  { name: 'Percy 100% Poodle' },
+  { name: 'Tom', tags: ['trained', 'calm'] },
+  { name: 'Müller' },
+];
+const ids = new Map<string, number>();
+
+beforeAll(async () => {
+  t = await buildTestApp({ env: { RATE_LIMIT_MAX: '1000000' } });
+  for (const pet of CATALOGUE) {
+    const created = await t.api({ method: 'POST', url: '/v1/pets', headers: { ...t.auth, ...json }, payload: JSON.stringify({ ...pet, categoryId: 1 }) });
+    expect(created.statusCode, created.body).toBe(201);
+    ids.set(pet.name, created.json().id);
+  }
+});
+afterAll(async () => t.close());
+
+describe('search quality', () => {
+  // q, the animals expected first (in this order), those expected absent.
+  const TABLE: { what: string; q: string; first: string[]; absent: string[] }[] = [
+    { what: 'case', q: 'LABRADOR', first: ['Rex the Labrador'], absent: ['Labradoodle Bo', 'Lab mix'] },
+    { what: 'accents, folded in q', q: 'ZOÉ', first: ['Zoé'], absent: [] },
+    { what: 'accents, folded in names', q: 'zoe', first: ['Zoé'], absent: [] },
+    { what: 'accents: ü', q: 'muller', first: ['Müller'], absent: [] },
+    { what: 'a partial word: the word itself, then the shortest it begins', q: 'lab', first: ['Lab mix', 'Rex the Labrador', 'Labradoodle Bo'], absent: ['Tom'] },
+    { what: 'a partial word in two names', q: 'retr', first: ['Golden Retriever Max', 'Retriever'], absent: ['Rex the Labrador'] },
+    { what: 'a letter left out', q: 'labrdor', first: ['Rex the Labrador'], absent: ['Labradoodle Bo', 'Lab mix'] },
+    { what: 'a letter changed', q: 'poodla', first: ['Percy 100% Poodle'], absent: [] },
+    { what: 'two letters swapped in a long word', q: 'retreiver', first: ['Golden Retriever Max', 'Retriever'], absent: [] },
+    { what: 'a tag', q: 'hypoallergenic', first: ['Rex the Labrador'], absent: ['Lab mix'] },
+    { what: 'a word of a tag', q: 'kids', first: ['Golden Retriever Max'], absent: ['Retriever'] },
+    { what: 'words in another order', q: 'retriever golden', first: ['Golden Retriever Max', 'Retriever'], absent: ['Lab mix'] },
+    { what: 'every word must match', q: 'max golden', first: ['Golden Retriever Max'], absent: ['Retriever'] },
+    { what: 'exact matches before a typo', q: 'golden retreiver', first: ['Golden Retriever Max', 'Retriever'], absent: [] },
+    { what: '% is text, not a wildcard', q: '100%', first: ['Percy 100% Poodle'], absent: ['Lab mix'] },
+    { what: '_ is text, not a wildcard', q: 'l_b', first: ['Labradoodle Bo'], absent: ['Lab mix', 'Rex the Labrador'] },
+    { what: 'under 3 characters: a prefix, no typo', q: 'la', first: ['Lab mix', 'Rex the Labrador', 'Labradoodle Bo'], absent: ['Percy 100% Poodle'] },
+    { what: 'no animal matches', q: 'zebra', first: [], absent: ['Zoé'] },
+  ];
+  it.each(TABLE)('$what: $q', async ({ q, first, absent }) => {
+    const found = await names(search(q));
+    expect(found.slice(0, first.length)).toEqual(first);
+    if (first.length === 0) expect(found).toEqual([]);
+    for (const name of absent) expect(found).not.toContain(name);
+  });
+
+  it('a q with no letter or digit is a 400 that says what to give', async () => {
+    for (const q of ['%', '%_%', '   ', '--']) {
+      const response = await get(search(q));
+      expect(response.statusCode).toBe(400);
+      expect(response.json().message).toBe('query parameter q: give at least one letter or digit; punctuation only separates words');
+    }
+  });
+});
+
+describe('relevance and the other orders', () => {
+  it('relevance is the default with q, and is a 400 without it', async () => {
+    expect(await names(search('lab', '&orderBy=relevance'))).toEqual(await names(search('lab')));
+    const response = await get('/v1/pets?orderBy=relevance');
+    expect(response.statusCode).toBe(400);
+    expect(response.json().message).toBe('query parameter orderBy: relevance ranks the matches of q; give q, or another orderBy');
+  });
+
+  it('pages of one walk the same animals as one page, across levels, and carry q but not the default order', async () => {
+    for (const q of ['lab', 'retreiver', 'golden retreiver', 'la']) {
+      const { pets, links } = await walkPets(t, search(q, '&limit=1'));
+      expect(pets.map((p) => p.name)).toEqual(await names(search(q)));
+      expect(pets.length).toBeGreaterThan(1);
+      expect(links.length).toBe(pets.length - 1);
+      for (const link of links) {
+        expect(link).toContain(`q=${encodeURIComponent(q)}`);
+        expect(link).not.toContain('orderBy');
+      }
+    }
+  });
+
+  it('q keeps its matches in another order, and combines with the filters', async () => {
+    expect(await names(search('lab', '&orderBy=name&limit=2'))).toEqual(['Lab mix', 'Labradoodle Bo', 'Rex the Labrador']);
+    expect(await names(search('lab', '&orderBy=id&limit=1'))).toEqual(['Rex the Labrador', 'Labradoodle Bo', 'Lab mix']);
+    expect(await names(search('lab', '&orderBy=id%20desc'))).toEqual(['Lab mix', 'Labradoodle Bo', 'Rex the Labrador']);
+    expect(await names(search('lab', '&status=available'))).toEqual(['Lab mix', 'Rex the Labrador']);
+    expect(await names(search('lab', '&tag=hypoallergenic'))).toEqual(['Rex the Labrador']);
+    expect(await names(search('retriever', `&id=${ids.get('Retriever')}&id=${ids.get('Tom')}`))).toEqual(['Retriever']);
+    expect(await names(search('retriever', `&id=${ids.get('Retriever')}&orderBy=id`))).toEqual(['Retriever']);
+    expect(await names(search('golden', '&categoryId=2'))).toEqual([]);
+  });
+
+  it('a cursor belongs to its q and its order', async () => {
+    const first = await get(search('lab', '&limit=1'));
+    const cursor = new URL(nextOf(first.headers.link) as string, 'http://x').searchParams.get('cursor') as string;
+    for (const [more, differs] of [
+      ['&q=lob', 'q filter'],
+      ['&q=lab&orderBy=name', 'orderBy'],
+      ['', 'q filter'],
+    ] as const) {
+      const response = await get(`/v1/pets?limit=1${more}&cursor=${cursor}`);
+      expect(response.statusCode, more).toBe(400);
+      expect(response.json().message).toBe(`query parameter cursor: belongs to another ${differs}; start again without cursor`);
+    }
+    const same = await get(`/v1/pets?limit=1&q=lab&orderBy=relevance&cursor=${cursor}`);
+    expect(same.statusCode).toBe(200);
+  });
+});
+
+describe('read your writes', () => {
+  it('a pet is found as soon as it is added, renamed, retagged; and not once removed', async () => {
+    const created = await t.api({ method: 'POST', url: '/v1/pets', headers: { ...t.auth, ...json }, payload: JSON.stringify({ name: 'Biscuit', categoryId: 1 }) });
+    const id = created.json().id as number;
+    expect(await names(search('biscuit'))).toEqual(['Biscuit']);
+    const patch = (body: unknown) => t.api({ method: 'PATCH', url: `/v1/pets/${id}`, headers: { ...t.auth, 'content-type': 'application/merge-patch+json' }, payload: JSON.stringify(body) });
+    expect((await patch({ name: 'Crumble', tags: ['sleepy'] })).statusCode).toBe(200);
+    expect(await names(search('biscuit'))).toEqual([]);
+    expect(await names(search('crumble sleepy'))).toEqual(['Crumble']);
+    expect((await t.api({ method: 'DELETE', url: `/v1/pets/${id}`, headers: t.auth })).statusCode).toBe(204);
+    expect(await names(search('crumble'))).toEqual([]);
+  });
+});
