@@ -153,6 +153,24 @@ describe("statements on some pets read those pets' rows only, with statistics fr
     for (const scan of scans) expect(scan, JSON.stringify(scans)).toMatchObject({ read: expect.toSatisfy((n: number) => n <= 21) });
   });
 
+  // pet_search_page runs its statements inside PL/pgSQL, so its plan shows a Function Scan
+  // only; the buffers it touched include its statements': a page that walked the table would
+  // touch every pet's page (about 12,000 buffer hits here, a pet's index and heap each).
+  it('a page of 20 by relevance, first or deep among 3,000 matches, touches about its own rows only', async () => {
+    const buffers = async (after: [number, string, number] | [null, null, null]) => {
+      const explained = await client.query<{ 'QUERY PLAN': [{ Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number } }] }>(
+        `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${PET_STATEMENTS.search.text}`,
+        ['stock', ...after, null, null, null, null, 20],
+      );
+      const plan = explained.rows[0]?.['QUERY PLAN'][0].Plan;
+      return (plan?.['Shared Hit Blocks'] ?? 0) + (plan?.['Shared Read Blocks'] ?? 0);
+    };
+    await buffers([null, null, null]);
+    // 104 each when written: an index entry and a heap page per pet, and their index pages.
+    expect(await buffers([null, null, null])).toBeLessThan(200);
+    expect(await buffers([3, 'stock', 2500])).toBeLessThan(200);
+  });
+
   it("the expiry job's batch reads its own orders' pets only", async () => {
     // Five of the placed orders are past their expiresAt; the job's batch expires them.
     const due = `UPDATE orders SET expires_at = placed_at + interval '1 microsecond' WHERE id = ANY('{${orderIds.slice(100, 105).join(',')}}'::bigint[])`;

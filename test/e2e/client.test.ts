@@ -284,6 +284,10 @@ describe('the typed client against the running service', () => {
     const sorted: number[] = [];
     for await (const pet of store.listAllPets({ categoryId: 34, orderBy: 'name desc', limit: 2 })) sorted.push(pet.id);
     expect(sorted).toEqual([...made].reverse());
+    // Searched: by relevance (every pet's words match exactly: then by id), over pages of 2.
+    const searched: number[] = [];
+    for await (const pet of store.listAllPets({ q: 'category 34', limit: 2 })) searched.push(pet.id);
+    expect(searched).toEqual(made);
   });
 
   it('categories: named (201), renamed (200), a name taken ignoring case (409), listed page by page, removed (204); pets keep their categoryId', async () => {
