@@ -6,7 +6,7 @@ import { listPaging, refused } from '../pagination/page.js';
 const paging = listPaging('listPets', { implied: (query) => ({ orderBy: query.q === undefined ? 'id' : 'relevance' }) });
 
 /** A 400 naming the parameter and what to give instead. */
-const bad = (field: 'q' | 'orderBy', message: string) => errorAnswer('bad_request', `query parameter ${field}: ${message}`, [{ location: 'query', field, rule: field, message }]);
+const bad = (field: 'q' | 'orderBy', rule: string, message: string) => errorAnswer('bad_request', `query parameter ${field}: ${message}`, [{ location: 'query', field, rule, message }]);
 
 // Keyset pages (src/pagination/page.ts): in ascending id order, every pet exactly once to a
 // client following rel="next", even while pets are being added (src/catalogue/pets.ts); in
@@ -14,10 +14,11 @@ const bad = (field: 'q' | 'orderBy', message: string) => errorAnswer('bad_reques
 // and by relevance the function pet_search_page, docs/decisions/0011-pet-search.md).
 export const listPets: Handler<'listPets'> = async ({ query, context }, { pets, cursors }) => {
   const q = query.q;
-  // Words are runs of letters and digits (the database's search_words): a q without one would match nothing.
-  if (q !== undefined && !/[\p{L}\p{N}]/u.test(q)) return bad('q', 'give at least one letter or digit; punctuation only separates words');
+  // Words are runs of letters and digits (the database's search_words): a q without one would
+  // match nothing. The contract's pattern refuses ASCII punctuation alone; this, any other.
+  if (q !== undefined && !/[\p{L}\p{N}]/u.test(q)) return bad('q', 'pattern', 'must be text with at least one letter or digit (punctuation only separates words)');
   const order = query.orderBy ?? (q === undefined ? 'id' : 'relevance');
-  if (order === 'relevance' && q === undefined) return bad('orderBy', 'relevance ranks the matches of q; give q, or another orderBy');
+  if (order === 'relevance' && q === undefined) return bad('orderBy', 'q', 'relevance ranks the matches of q; give q, or another orderBy');
   const started = await paging.start(query, cursors);
   if (refused(started)) return started;
   const request = { limit: started.limit, status: query.status, categoryId: query.categoryId, tags: query.tag };

@@ -45,6 +45,7 @@ describe('search quality', () => {
     { what: 'a partial word in two names', q: 'retr', first: ['Golden Retriever Max', 'Retriever'], absent: ['Rex the Labrador'] },
     { what: 'a letter left out', q: 'labrdor', first: ['Rex the Labrador'], absent: ['Labradoodle Bo', 'Lab mix'] },
     { what: 'a letter changed', q: 'poodla', first: ['Percy 100% Poodle'], absent: [] },
+    { what: 'two neighbouring letters swapped', q: 'poodel', first: ['Percy 100% Poodle'], absent: ['Lab mix'] },
     { what: 'two letters swapped in a long word', q: 'retreiver', first: ['Golden Retriever Max', 'Retriever'], absent: [] },
     { what: 'a tag', q: 'hypoallergenic', first: ['Rex the Labrador'], absent: ['Lab mix'] },
     { what: 'a word of a tag', q: 'kids', first: ['Golden Retriever Max'], absent: ['Retriever'] },
@@ -64,10 +65,10 @@ describe('search quality', () => {
   });
 
   it('a q with no letter or digit is a 400 that says what to give', async () => {
-    for (const q of ['%', '%_%', '   ', '--']) {
+    for (const q of ['%', '%_%', '   ', '--', '«…»', '🐕']) {
       const response = await get(search(q));
-      expect(response.statusCode).toBe(400);
-      expect(response.json().message).toBe('query parameter q: give at least one letter or digit; punctuation only separates words');
+      expect(response.statusCode, q).toBe(400);
+      expect(response.json().message).toBe('query parameter q: must be text with at least one letter or digit (punctuation only separates words)');
     }
   });
 });
