@@ -15,7 +15,7 @@ import { WEBHOOK_EVENT_TYPES } from '../generated/webhooks.js';
 import { generateApiKey, hashApiKey } from '../src/api-keys/verifier.js';
 import { openEmbeddedPostgres } from '../src/db/embedded.js';
 import { migrate } from '../src/db/migrate.js';
-import { buyMix, catalogueMix, categoryMix, connectionSeed, headerOf, nextLink, ordersMix, petsForSale, petsMix, renameMix, searchMix, sortedMix, Walk, type Mix, type Seen } from './mix.js';
+import { BREEDS, buyMix, catalogueMix, categoryMix, connectionSeed, headerOf, nextLink, ordersMix, petsForSale, petsMix, renameMix, searchMix, sortedMix, Walk, type Mix, type Seen } from './mix.js';
 import { quantile } from './stats.js';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -492,10 +492,10 @@ export async function seededDatabase(rows: number, ours: Build = workingTree, ba
     // of 10 breeds (searchMix finds them); then the pets for sale, all available.
     await db.query(
       `INSERT INTO pets (name, category_id, status)
-       SELECT 'pet-' || i || ' ' || (ARRAY['Labrador','Labradoodle','Golden Retriever','Poodle','Beagle','Boxer','Husky','Collie','Pug','Corgi'])[1 + i * 7 % 10],
+       SELECT 'pet-' || i || ' ' || ($2::text[])[1 + i * 7 % 10],
          1 + i % 50, (ARRAY['available','available','available','pending','sold',NULL])[1 + i % 6]
        FROM generate_series(1, $1) AS i`,
-      [rows],
+      [rows, BREEDS],
     );
     await db.query("INSERT INTO pets (name, category_id, status) SELECT 'for-sale-' || i, 1 + i % 50, 'available' FROM generate_series(1, $1) AS i", [SALE_PETS]);
     await db.query('ANALYZE pets');

@@ -190,9 +190,13 @@ export const buyMix: Mix = {
  * `{"name":"pet-<n>"}`, sent as `application/json` (which updatePet reads as a merge patch),
  * without If-Match. The seeded pets have no order, so no rename meets 409.
  */
+/** The breeds of the seeded names (bench/harness.ts), which searchMix looks for. */
+export const BREEDS = ['Labrador', 'Labradoodle', 'Golden Retriever', 'Poodle', 'Beagle', 'Boxer', 'Husky', 'Collie', 'Pug', 'Corgi'] as const;
+
 export const renamePet: Action = function* ({ rng, rows }) {
   const id = between(rng, 1, rows);
-  const name = `pet-${between(rng, 1, 1_000_000)}`;
+  // A new number and a breed: renamed pets stay as searchable as the seeded ones.
+  const name = `pet-${between(rng, 1, 1_000_000)} ${oneOf(rng, BREEDS)}`;
   yield { operation: 'updatePet', method: 'PATCH', path: `/v1/pets/${id}`, body: JSON.stringify({ name }) };
 };
 

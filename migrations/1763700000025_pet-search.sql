@@ -11,8 +11,9 @@
 -- 2. pet_terms holds (term, pet_id) exactly for the terms of pets.terms: the two triggers
 --    below write it in the statement that writes the pet (a removal keeps both: searches
 --    skip removed pets by pets.deleted_at).
--- 3. search_vocabulary holds every term of pet_terms, at least once (and terms no pet has
---    any more: a word that matches them finds no pet).
+-- 3. search_vocabulary holds every term of pet_terms but those of digits only, at least
+--    once (and terms no pet has any more: a word that matches them finds no pet). A word of
+--    digits matches only itself: `12` finds no `123`, `1234` no `1235`.
 -- 4. A page in relevance order is a keyset over (level, the longest search word's matched
 --    term, id) walked from pet_terms' primary key: a page costs the same at any depth
 --    (pet_search_page).
@@ -51,16 +52,19 @@ CREATE TABLE pet_terms (
 -- no committed row has it; two writes racing may both add it (searches read it DISTINCT).
 CREATE TABLE search_vocabulary (term text COLLATE "C" NOT NULL);
 CREATE INDEX search_vocabulary_terms ON search_vocabulary (term);
-CREATE INDEX search_vocabulary_trigrams ON search_vocabulary USING gin (term gin_trgm_ops);
+-- fastupdate off: a search read the whole list of pending entries (515 buffers, 10 ms with
+-- 300,000 words), where the index itself is a few.
+CREATE INDEX search_vocabulary_trigrams ON search_vocabulary USING gin (term gin_trgm_ops) WITH (fastupdate = off);
 
 INSERT INTO pet_terms (term, pet_id) SELECT DISTINCT t, id FROM pets CROSS JOIN unnest(terms) AS t;
-INSERT INTO search_vocabulary (term) SELECT DISTINCT term FROM pet_terms;
+INSERT INTO search_vocabulary (term) SELECT DISTINCT term FROM pet_terms WHERE term !~ '^[0-9]+$';
 
 -- Once per insert statement (a batch's rows together).
 CREATE FUNCTION pet_terms_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO pet_terms (term, pet_id) SELECT DISTINCT t, n.id FROM new_rows n CROSS JOIN unnest(n.terms) AS t;
-  INSERT INTO search_vocabulary (term) SELECT DISTINCT t FROM new_rows n CROSS JOIN unnest(n.terms) AS t WHERE NOT EXISTS (SELECT FROM search_vocabulary v WHERE v.term = t);
+  INSERT INTO search_vocabulary (term) SELECT DISTINCT t FROM new_rows n CROSS JOIN unnest(n.terms) AS t
+    WHERE t !~ '^[0-9]+$' AND NOT EXISTS (SELECT FROM search_vocabulary v WHERE v.term = t);
   RETURN NULL;
 END;
 $$;
@@ -69,7 +73,8 @@ CREATE FUNCTION pet_terms_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   DELETE FROM pet_terms WHERE pet_id = NEW.id AND term = ANY (OLD.terms) AND NOT term = ANY (NEW.terms);
   INSERT INTO pet_terms (term, pet_id) SELECT DISTINCT t, NEW.id FROM unnest(NEW.terms) AS t WHERE NOT t = ANY (OLD.terms) ON CONFLICT DO NOTHING;
-  INSERT INTO search_vocabulary (term) SELECT DISTINCT t FROM unnest(NEW.terms) AS t WHERE NOT t = ANY (OLD.terms) AND NOT EXISTS (SELECT FROM search_vocabulary v WHERE v.term = t);
+  INSERT INTO search_vocabulary (term) SELECT DISTINCT t FROM unnest(NEW.terms) AS t
+    WHERE NOT t = ANY (OLD.terms) AND t !~ '^[0-9]+$' AND NOT EXISTS (SELECT FROM search_vocabulary v WHERE v.term = t);
   RETURN NULL;
 END;
 $$;
@@ -88,23 +93,36 @@ $$;
 
 -- The terms each word of `q` matches, best first: the word itself (class 3); up to 30 words
 -- it begins (class 2; the shortest among the first 200 in code-point order); for a word of 3
--- characters or more, up to 20 words one letter away (two for a word of 8 or more; class
--- 1; two neighbouring letters swapped count as one). `word` numbers the distinct words in the order given; `sub` orders a class.
+-- characters or more that is not all digits, up to 20 words one letter away (two for a word
+-- of 8 or more; two neighbouring letters swapped count as one; class 1). `word` numbers the
+-- distinct words in the order given; `sub` orders a class. PL/pgSQL, so that each statement's
+-- plan is made once a connection (a SQL function is planned at every call: 1.4 ms for the
+-- trigram search); no sequential scan, so that a plan made while the vocabulary was small
+-- still reads it by index once it is large.
 CREATE FUNCTION search_candidates(q text) RETURNS TABLE (word int, w text, term text, class int, sub int)
-  LANGUAGE sql STABLE SET pg_trgm.similarity_threshold = 0.25 AS $$
-  SELECT n.word, n.w, c.term, c.class, c.sub FROM (SELECT row_number() OVER (ORDER BY min(i))::int AS word, w FROM unnest(search_words(q)) WITH ORDINALITY AS x(w, i) GROUP BY w) AS n
-  CROSS JOIN LATERAL (
-    SELECT n.w COLLATE "C" AS term, 3 AS class, 0 AS sub
-    UNION ALL
-    (SELECT b.term, 2, length(b.term) FROM (SELECT DISTINCT v.term FROM search_vocabulary v WHERE v.term > n.w AND v.term < n.w || chr(1114111) ORDER BY v.term LIMIT 200) AS b
-      ORDER BY length(b.term), b.term LIMIT 30)
-    UNION ALL
-    (SELECT d.term, 1, search_distance(d.term, n.w) FROM (SELECT DISTINCT v.term FROM search_vocabulary v
-      WHERE length(n.w) >= 3 AND length(v.term) BETWEEN length(n.w) - 2 AND least(length(n.w) + 2, 255) AND v.term % n.w AND NOT (v.term >= n.w AND v.term < n.w || chr(1114111))) AS d
-      WHERE search_distance(d.term, n.w) <= CASE WHEN length(n.w) >= 8 THEN 2 ELSE 1 END
-      ORDER BY 3, 1 LIMIT 20)
-  ) AS c
-  ORDER BY n.word, c.class DESC, c.sub, c.term
+  LANGUAGE plpgsql STABLE SET pg_trgm.similarity_threshold = 0.25 SET enable_seqscan = off AS $$
+#variable_conflict use_column
+DECLARE
+  words text[] := ARRAY(SELECT x.w FROM unnest(search_words(q)) WITH ORDINALITY AS x(w, i) GROUP BY x.w ORDER BY min(x.i));
+  one text;
+  i int;
+BEGIN
+  FOR i IN 1..coalesce(cardinality(words), 0) LOOP
+    one := words[i];
+    word := i; w := one; term := one; class := 3; sub := 0;
+    RETURN NEXT;
+    RETURN QUERY SELECT i, one, b.term, 2, length(b.term)
+      FROM (SELECT DISTINCT v.term FROM search_vocabulary v WHERE v.term > one AND v.term < one || chr(1114111) ORDER BY v.term LIMIT 200) AS b
+      ORDER BY length(b.term), b.term LIMIT 30;
+    IF length(one) >= 3 AND one !~ '^[0-9]+$' THEN
+      RETURN QUERY SELECT i, one, d.term, 1, search_distance(d.term, one)
+        FROM (SELECT DISTINCT v.term FROM search_vocabulary v
+          WHERE length(v.term) BETWEEN length(one) - 2 AND least(length(one) + 2, 255) AND v.term % one AND NOT (v.term >= one AND v.term < one || chr(1114111))) AS d
+        WHERE search_distance(d.term, one) <= CASE WHEN length(one) >= 8 THEN 2 ELSE 1 END
+        ORDER BY 5, 3 LIMIT 20;
+    END IF;
+  END LOOP;
+END;
 $$;
 
 -- Whether `terms` hold, for every set (a word's candidate terms, space-separated), one of them.
@@ -147,7 +165,10 @@ DECLARE
   sets_at text[];
   sets_above text[];
 BEGIN
-  SELECT array_agg(c.word), array_agg(c.w), array_agg(c.term), array_agg(c.class), array_agg(c.sub) INTO c_word, c_w, c_term, c_class, c_sub FROM search_candidates(q) c;
+  SELECT array_agg(c.word ORDER BY c.word, c.class DESC, c.sub, c.term), array_agg(c.w ORDER BY c.word, c.class DESC, c.sub, c.term),
+      array_agg(c.term ORDER BY c.word, c.class DESC, c.sub, c.term), array_agg(c.class ORDER BY c.word, c.class DESC, c.sub, c.term),
+      array_agg(c.sub ORDER BY c.word, c.class DESC, c.sub, c.term)
+    INTO c_word, c_w, c_term, c_class, c_sub FROM search_candidates(q) c;
   IF c_word IS NULL THEN RETURN; END IF;
   words := c_word[cardinality(c_word)];
   -- The driving word: the longest (the first of them). Its candidates come in order.

@@ -14,6 +14,7 @@ import { generateApiKey, hashApiKey } from '../src/api-keys/verifier.js';
 import { closePool, createPool } from '../src/db/pool.js';
 import { createApiKeysRepository } from '../src/api-keys/repository.js';
 import type { Resolver } from '../src/events/webhooks/target.js';
+import { operationInfo } from '../src/contract/spec.js';
 import { contractViolations } from './contract.js';
 import { startInstances, within, WAIT_MS, type ServerProcess } from './process.js';
 import { databaseUrl } from './setup/database.js';
@@ -228,3 +229,10 @@ export async function keyedInstances(count: number): Promise<{ database: { url: 
   await closePool(pool);
   return { database, key, servers: await startInstances(database.url, count) };
 }
+
+/** The query parameters an operation takes, in the contract's order, as a refusal of an unknown one lists them: `limit, status, ...`. */
+export const queryParameters = (operationId: string): string =>
+  operationInfo(operationId)
+    .parameters.filter((p) => p.in === 'query')
+    .map((p) => p.name)
+    .join(', ');

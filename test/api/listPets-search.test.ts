@@ -54,6 +54,8 @@ describe('search quality', () => {
     { what: 'exact matches before a typo', q: 'golden retreiver', first: ['Golden Retriever Max', 'Retriever'], absent: [] },
     { what: '% is text, not a wildcard', q: '100%', first: ['Percy 100% Poodle'], absent: ['Lab mix'] },
     { what: '_ is text, not a wildcard', q: 'l_b', first: ['Labradoodle Bo'], absent: ['Lab mix', 'Rex the Labrador'] },
+    { what: 'a word of digits matches only itself', q: '10', first: [], absent: ['Percy 100% Poodle'] },
+    { what: 'two neighbouring letters swapped in a long word', q: 'labardor', first: ['Rex the Labrador'], absent: ['Lab mix'] },
     { what: 'under 3 characters: a prefix, no typo', q: 'la', first: ['Lab mix', 'Rex the Labrador', 'Labradoodle Bo'], absent: ['Percy 100% Poodle'] },
     { what: 'no animal matches', q: 'zebra', first: [], absent: ['Zoé'] },
   ];

@@ -1,6 +1,6 @@
 // GET /v1/pets (listPets): docs/interface.md 4.1 and 8.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp, PET_TIMES } from '../helper.js';
+import { buildTestApp, type TestApp, PET_TIMES, queryParameters } from '../helper.js';
 
 let t: TestApp;
 const statuses = ['available', 'pending', 'sold', undefined] as const;
@@ -96,9 +96,9 @@ describe('listPets', () => {
     expect(response.statusCode).toBe(400);
     expect(response.json()).toEqual({
       code: 'bad_request',
-      message: `query parameter ${field}: is not a parameter of listPets (it takes limit, status, id, categoryId, tag, q, orderBy, cursor)`,
+      message: `query parameter ${field}: is not a parameter of listPets (it takes ${queryParameters('listPets')})`,
       status: 400,
-      details: [{ location: 'query', field, rule: 'unknown', message: 'is not a parameter of listPets (it takes limit, status, id, categoryId, tag, q, orderBy, cursor)' }],
+      details: [{ location: 'query', field, rule: 'unknown', message: `is not a parameter of listPets (it takes ${queryParameters('listPets')})` }],
     });
   });
 });

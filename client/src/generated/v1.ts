@@ -23,8 +23,9 @@ export interface paths {
          *     **Search (`q`):** an animal matches when each word of `q` matches a word of its name
          *     or tags, ignoring case and accents (`zoe` finds `Zoé`), in any order: the word
          *     itself, a word it begins (`lab` finds `Labrador`), or, for a word of 3 characters or
-         *     more, a word one letter away (two from 8 characters: `labrdor` finds `Labrador`).
-         *     Words are runs of letters and digits; anything else, `%` and `_` among them,
+         *     more, a word one letter away (two from 8 characters; two neighbouring letters
+         *     swapped count as one: `labrdor` and `labardor` find `Labrador`). A word of digits
+         *     only matches itself. Words are runs of letters and digits; anything else, `%` and `_` among them,
          *     separates words and matches nothing itself. A word shorter than 3 characters matches
          *     only as itself or as the start of a word. A word matches at most 51 words of the
          *     catalogue: itself, the 30 shortest of the first 200 it begins, and the 20 closest.
