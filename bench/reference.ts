@@ -40,11 +40,10 @@ const SORTS: Record<string, string> = {
   updatedAt: "date_trunc('milliseconds', coalesce(changed_at, created_at) AT TIME ZONE 'UTC')",
 };
 // `q` (one word) as a user writes it on the same vocabulary and word index: the words it
-// matches, ranked as ours ranks them (itself, the words it begins by length, those one
-// letter away), each pet at its best word, every match sorted, pages by OFFSET.
+// matches, ranked as ours ranks them (itself, the words it begins, those one letter away), each pet at its best word, every match sorted, pages by OFFSET.
 const SEARCH = `WITH w AS (SELECT search_fold($1) AS w),
   c AS (SELECT v.term, CASE WHEN v.term = w THEN 3 WHEN starts_with(v.term, w) THEN 2 ELSE 1 END AS class,
-      CASE WHEN v.term = w THEN 0 WHEN starts_with(v.term, w) THEN length(v.term) ELSE levenshtein(v.term, w) END AS sub
+      CASE WHEN v.term = w OR starts_with(v.term, w) THEN 0 ELSE levenshtein(v.term, w) END AS sub
     FROM search_vocabulary v, w WHERE v.term = w OR starts_with(v.term, w) OR (length(w) >= 3 AND v.term % w AND levenshtein(v.term, w) <= 1)),
   m AS (SELECT DISTINCT ON (t.pet_id) t.pet_id, c.class, c.sub, c.term FROM c JOIN pet_terms t ON t.term = c.term ORDER BY t.pet_id, c.class DESC, c.sub, c.term)
 SELECT ${PET} FROM m JOIN pets p ON p.id = m.pet_id WHERE p.deleted_at IS NULL ORDER BY m.class DESC, m.sub, m.term, p.id LIMIT $2 OFFSET $3`;

@@ -68,8 +68,8 @@ function shaped(p: OrderedPage): { statement: Statement<OrderedRow>; values: unk
   if (p.status !== undefined) where.push(`status = ${parameter(p.status, 'text')}`);
   if (p.categoryId !== undefined) where.push(`category_id = ${parameter(p.categoryId, 'bigint')}`);
   if (tags) where.push(`tags @> ${parameter(tags, 'text[]')}`);
-  // The terms of q's words found once (an InitPlan), each pet's kept if it has one of every word's (migrations/1763700000025).
-  if (p.q !== undefined) where.push(`search_all(terms, (SELECT search_sets(${parameter(p.q, 'text')})))`);
+  // q's words found once (an InitPlan), each pet kept if its terms match every one (migrations/1763700000025).
+  if (p.q !== undefined) where.push(`search_level(terms, (SELECT search_query(${parameter(p.q, 'text')}))) > 0`);
   // Among the pets of these ids (at most 100), read by key (OFFSET 0 keeps the order's index
   // out of the plan: walked with `id = ANY`, it could pass every pet), then sorted.
   const from = p.ids === undefined ? 'pets' : `(SELECT * FROM pets WHERE id = ANY (${parameter(p.ids, 'bigint[]')}) OFFSET 0) AS pets`;

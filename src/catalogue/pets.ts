@@ -263,17 +263,17 @@ export const PET_STATEMENTS = {
     page(
       `SELECT id, pet_json(pets) AS json, visible_after FROM pets WHERE id = ANY ($1::bigint[]) AND id > $2 AND deleted_at IS NULL
         AND ($4::text IS NULL OR status = $4) AND ($5::bigint IS NULL OR category_id = $5) AND ($6::text[] IS NULL OR tags @> $6)
-        AND ($7::text IS NULL OR search_all(terms, (SELECT search_sets($7)))) ORDER BY id LIMIT $3::int + 1`,
+        AND ($7::text IS NULL OR search_level(terms, (SELECT search_query($7))) > 0) ORDER BY id LIMIT $3::int + 1`,
       '$3::int',
     ),
   ),
   // listPets with `q` in id order ($1 q, $2 after, $3 size, $4 status or null, $5 category or
-  // null, $6 tags or null): the primary key walked, keeping the pets that match every word
-  // of q (its words' terms found once: migrations/1763700000025).
+  // null, $6 tags or null): the primary key walked, keeping the pets whose terms match every
+  // word of q (migrations/1763700000025).
   listBySearch: statement<PageRow>(
     'pets-list-by-search',
     page(
-      `SELECT id, pet_json(pets) AS json, visible_after FROM pets WHERE id > $2 AND deleted_at IS NULL AND search_all(terms, (SELECT search_sets($1::text)))
+      `SELECT id, pet_json(pets) AS json, visible_after FROM pets WHERE id > $2 AND deleted_at IS NULL AND search_level(terms, (SELECT search_query($1::text))) > 0
         AND ($4::text IS NULL OR status = $4) AND ($5::bigint IS NULL OR category_id = $5) AND ($6::text[] IS NULL OR tags @> $6) ORDER BY id LIMIT $3::int + 1`,
       '$3::int',
     ),

@@ -50,8 +50,8 @@ export function ruleMessage(v: AjvError): string {
   }
 }
 
-/** A pattern that only refuses characters: `^[^...]*$`. */
-const REFUSING_CLASS = /^\^\[\^.*\]\*\$$/;
+/** A pattern that only refuses characters: `^[^...]*$` (one class: no `]` inside it). */
+const REFUSING_CLASS = /^\^\[\^[^\]]*\]\*\$$/;
 
 /**
  * The first character of `text` that the character-refusing `pattern` refuses: its position

@@ -5,8 +5,11 @@ import { listPaging, refused } from '../pagination/page.js';
 // Without orderBy: relevance with q, id without (the contract's PetOrderBy).
 const paging = listPaging('listPets', { implied: (query) => ({ orderBy: query.q === undefined ? 'id' : 'relevance' }) });
 
+/** The most words a q may have (the contract's SearchQuery): each word is a condition on every pet walked. */
+const MAX_WORDS = 8;
+
 /** A 400 naming the parameter and what to give instead. */
-const bad = (field: 'q' | 'orderBy', rule: string, message: string) => errorAnswer('bad_request', `query parameter ${field}: ${message}`, [{ location: 'query', field, rule, message }]);
+const bad = (field: 'q' | 'orderBy' | 'cursor', rule: string, message: string) => errorAnswer('bad_request', `query parameter ${field}: ${message}`, [{ location: 'query', field, rule, message }]);
 
 // Keyset pages (src/pagination/page.ts): in ascending id order, every pet exactly once to a
 // client following rel="next", even while pets are being added (src/catalogue/pets.ts); in
@@ -16,12 +19,18 @@ export const listPets: Handler<'listPets'> = async ({ query, context }, { pets, 
   const q = query.q;
   // Words are runs of letters and digits (the database's search_words): a q without one would
   // match nothing. The contract's pattern refuses ASCII punctuation alone; this, any other.
-  if (q !== undefined && !/[\p{L}\p{N}]/u.test(q)) return bad('q', 'pattern', 'must be text with at least one letter or digit (punctuation only separates words)');
+  if (q !== undefined && !/[\p{L}\p{N}]/u.test(q)) return bad('q', 'pattern', 'must be text with at least one letter or digit and no control characters (punctuation only separates words)');
+  if (q !== undefined && (q.match(/[\p{L}\p{N}]+/gu)?.length ?? 0) > MAX_WORDS) return bad('q', 'words', `has more than ${MAX_WORDS} words: search with fewer`);
   const order = query.orderBy ?? (q === undefined ? 'id' : 'relevance');
   if (order === 'relevance' && q === undefined) return bad('orderBy', 'q', 'relevance ranks the matches of q; give q, or another orderBy');
   const started = await paging.start(query, cursors);
   if (refused(started)) return started;
   const request = { limit: started.limit, status: query.status, categoryId: query.categoryId, tags: query.tag };
+  // A relevance cursor's key is its level (1 to 3) and term (the cursor is signed and bound to q and orderBy: this holds).
+  const key = started.key;
+  if (order === 'relevance' && key && !(key.values.length === 2 && [1, 2, 3].includes(Number(key.values[0])) && typeof key.values[1] === 'string')) {
+    return bad('cursor', 'cursor', 'is not a cursor of a search by relevance; start again without cursor');
+  }
   if (order === 'relevance' && q !== undefined) {
     const page = await pets.search({ ...request, q, key: started.key, ids: query.id }, context.readFrom);
     return paging.answer(query, started, page.pets, page.next, cursors);

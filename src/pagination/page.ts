@@ -60,13 +60,19 @@ export function listPaging<K extends OperationId>(operationId: K, { implied }: {
     const words = (names.length > 0 ? names : filters).map((name) => (name === 'orderBy' ? name : `${name} filter`));
     return names.length > 0 ? words.join(' and ').replace(/ and (?=.* and )/g, ', ') : words.join(' or ');
   };
-  /** The filters as the cursor holds them: `status=sold&id=<digest>`. */
+  /**
+   * The filters as the cursor holds them: `status=sold&id=<digest>`. A value of other
+   * characters than letters, digits, spaces, `.`, `_` and `-`, or longer than 32 (free text:
+   * `q`), is held by its digest, `#<digest>`: no value can read as two filters
+   * (`q=lab&orderBy=name` given as one `q`), and a cursor stays short.
+   */
   const canonical = (query: ListQuery): string => {
     let filter = '';
     for (const name of filters) {
       const value = query[name] as FilterValue | undefined;
       if (value === undefined || isDefault(query, name, value)) continue;
-      filter += `${filter ? '&' : ''}${name}=${Array.isArray(value) ? digest(value) : String(value)}`;
+      const held = Array.isArray(value) ? digest(value) : /^[A-Za-z0-9 ._-]{1,32}$/.test(String(value)) ? String(value) : `#${digest([String(value)])}`;
+      filter += `${filter ? '&' : ''}${name}=${held}`;
     }
     return filter;
   };

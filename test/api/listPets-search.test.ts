@@ -41,7 +41,7 @@ describe('search quality', () => {
     { what: 'accents, folded in q', q: 'ZOÉ', first: ['Zoé'], absent: [] },
     { what: 'accents, folded in names', q: 'zoe', first: ['Zoé'], absent: [] },
     { what: 'accents: ü', q: 'muller', first: ['Müller'], absent: [] },
-    { what: 'a partial word: the word itself, then the shortest it begins', q: 'lab', first: ['Lab mix', 'Rex the Labrador', 'Labradoodle Bo'], absent: ['Tom'] },
+    { what: 'a partial word: the word itself, then the words it begins by code point', q: 'lab', first: ['Lab mix', 'Labradoodle Bo', 'Rex the Labrador'], absent: ['Tom'] },
     { what: 'a partial word in two names', q: 'retr', first: ['Golden Retriever Max', 'Retriever'], absent: ['Rex the Labrador'] },
     { what: 'a letter left out', q: 'labrdor', first: ['Rex the Labrador'], absent: ['Labradoodle Bo', 'Lab mix'] },
     { what: 'a letter changed', q: 'poodla', first: ['Percy 100% Poodle'], absent: [] },
@@ -56,7 +56,7 @@ describe('search quality', () => {
     { what: '_ is text, not a wildcard', q: 'l_b', first: ['Labradoodle Bo'], absent: ['Lab mix', 'Rex the Labrador'] },
     { what: 'a word of digits matches only itself', q: '10', first: [], absent: ['Percy 100% Poodle'] },
     { what: 'two neighbouring letters swapped in a long word', q: 'labardor', first: ['Rex the Labrador'], absent: ['Lab mix'] },
-    { what: 'under 3 characters: a prefix, no typo', q: 'la', first: ['Lab mix', 'Rex the Labrador', 'Labradoodle Bo'], absent: ['Percy 100% Poodle'] },
+    { what: 'under 3 characters: a prefix, no typo', q: 'la', first: ['Lab mix', 'Labradoodle Bo', 'Rex the Labrador'], absent: ['Percy 100% Poodle'] },
     { what: 'no animal matches', q: 'zebra', first: [], absent: ['Zoé'] },
   ];
   it.each(TABLE)('$what: $q', async ({ q, first, absent }) => {
@@ -67,11 +67,18 @@ describe('search quality', () => {
   });
 
   it('a q with no letter or digit is a 400 that says what to give', async () => {
-    for (const q of ['%', '%_%', '   ', '--', '«…»', '🐕']) {
+    for (const q of ['%', '%_%', '   ', '--', '«…»', '🐕', 'lab\u0000', 'rex\nmax']) {
       const response = await get(search(q));
       expect(response.statusCode, q).toBe(400);
-      expect(response.json().message).toBe('query parameter q: must be text with at least one letter or digit (punctuation only separates words)');
+      expect(response.json().message).toBe('query parameter q: must be text with at least one letter or digit and no control characters (punctuation only separates words)');
     }
+  });
+
+  it('more than 8 words is a 400 that says so; 8 are searched', async () => {
+    const response = await get(search('a b c d e f g h i'));
+    expect(response.statusCode).toBe(400);
+    expect(response.json().message).toBe('query parameter q: has more than 8 words: search with fewer');
+    expect((await get(search('rex the labrador rex the labrador rex the'))).json().map((p: { name: string }) => p.name)).toEqual(['Rex the Labrador']);
   });
 });
 
@@ -121,6 +128,38 @@ describe('relevance and the other orders', () => {
     }
     const same = await get(`/v1/pets?limit=1&q=lab&orderBy=relevance&cursor=${cursor}`);
     expect(same.statusCode).toBe(200);
+    // A q that spells another request's parameters is still one q: a cursor of name order with q=lab is not its.
+    const named = await get('/v1/pets?limit=1&q=lab&orderBy=name');
+    const namedCursor = new URL(nextOf(named.headers.link) as string, 'http://x').searchParams.get('cursor') as string;
+    const spelled = await get(`/v1/pets?limit=1&q=${encodeURIComponent('lab&orderBy=name')}&cursor=${namedCursor}`);
+    expect(spelled.statusCode).toBe(400);
+    expect(spelled.json().message).toBe('query parameter cursor: belongs to another q filter and orderBy; start again without cursor');
+  });
+
+  it('a pet nobody changes keeps its place, and every word a prefix begins is found, while other pets add words that match', async () => {
+    const add = async (name: string) => {
+      const created = await t.api({ method: 'POST', url: '/v1/pets', headers: { ...t.auth, ...json }, payload: JSON.stringify({ name, categoryId: 2 }) });
+      expect(created.statusCode).toBe(201);
+    };
+    // 40 words that `lab` begins, of every length from 5 to 12 letters.
+    for (let i = 0; i < 40; i++) await add(`Lab${'x'.repeat(2 + (i % 8))}${String.fromCharCode(97 + Math.floor(i / 8))} ${i}`);
+    const expected = await names(search('lab'));
+    expect(expected).toHaveLength(43);
+    const seen: string[] = [];
+    let next: string | undefined = search('lab', '&limit=5');
+    let added = 0;
+    while (next) {
+      const page = await get(next);
+      seen.push(...(page.json() as { name: string }[]).map((p) => p.name));
+      next = nextOf(page.headers.link);
+      // New words before, among and after the walked ones, shorter and longer, and one typo away.
+      await add(`${['Laba', 'Labxxz', 'Labz', 'Lbrador', 'Labxxxxxxxxxxxxx'][added % 5]} new ${added++}`);
+    }
+    for (const name of expected) expect(seen.filter((n) => n === name), name).toHaveLength(1);
+    // The new pets go again, for the tests that follow.
+    for (const pet of (await walkPets(t, '/v1/pets?categoryId=2&limit=100')).pets) {
+      expect((await t.api({ method: 'DELETE', url: `/v1/pets/${pet.id}`, headers: t.auth })).statusCode).toBe(204);
+    }
   });
 });
 

@@ -27,10 +27,9 @@ export interface paths {
          *     swapped count as one: `labrdor` and `labardor` find `Labrador`). A word of digits
          *     only matches itself. Words are runs of letters and digits; anything else, `%` and `_` among them,
          *     separates words and matches nothing itself. A word shorter than 3 characters matches
-         *     only as itself or as the start of a word. A word matches at most 51 words of the
-         *     catalogue: itself, the 30 shortest of the first 200 it begins, and the 20 closest.
-         *     An animal is found by `q` as soon as the answer that added or changed it has been
-         *     sent, on every instance.
+         *     only as itself or as the start of a word. Whether and how an animal matches depends on
+         *     its own words and `q` alone. An animal is found by `q` as soon as the answer that
+         *     added or changed it has been sent, on every instance.
          *
          *     **Pagination:** when more animals follow, the answer carries
          *     `Link: <...>; rel="next"` (RFC 8288), the URL of the next page with the same
@@ -2394,8 +2393,8 @@ export interface components {
          *     `relevance` with `q` and `id` without it. `relevance` (only with `q`; without it, `400`)
          *     puts first the animals whose every word of `q` matched exactly, then those where
          *     each matched at least as the start of a word, then those with a typo; within each,
-         *     by the word matched of the longest word of `q` (itself, then the shortest it
-         *     begins, then the closest), then by `id`. `name` compares
+         *     by the animal's word that best matches the longest word of `q` (itself, then the
+         *     words it begins by code point, then the typos by fewest edits), then by `id`. `name` compares
          *     names lowercased character by character (each character's simple lowercase; only A
          *     to Z on a database whose character type is C), then by Unicode code point. Times
          *     compare to the millisecond, as the answers show them. Animals with equal values
@@ -2406,7 +2405,8 @@ export interface components {
         /**
          * @description Keep only animals matching every word given, by name or tag, ignoring case and
          *     accents, allowing a word's start and a typo (see listPets): `?q=golden%20retr`. 1 to
-         *     100 characters, with at least one letter or digit; a `q` without is `400`. By
+         *     100 characters and at most 8 words, with at least one letter or digit and no control
+         *     characters; any other `q` is `400`. By
          *     relevance, pages walk an index of words: a page costs the same at any depth. With
          *     another `orderBy`, pages walk that order and keep the matches: a page costs about the
          *     animals it passes over.
@@ -2632,7 +2632,8 @@ export interface operations {
                 /**
                  * @description Keep only animals matching every word given, by name or tag, ignoring case and
                  *     accents, allowing a word's start and a typo (see listPets): `?q=golden%20retr`. 1 to
-                 *     100 characters, with at least one letter or digit; a `q` without is `400`. By
+                 *     100 characters and at most 8 words, with at least one letter or digit and no control
+                 *     characters; any other `q` is `400`. By
                  *     relevance, pages walk an index of words: a page costs the same at any depth. With
                  *     another `orderBy`, pages walk that order and keep the matches: a page costs about the
                  *     animals it passes over.
@@ -2644,8 +2645,8 @@ export interface operations {
                  *     `relevance` with `q` and `id` without it. `relevance` (only with `q`; without it, `400`)
                  *     puts first the animals whose every word of `q` matched exactly, then those where
                  *     each matched at least as the start of a word, then those with a typo; within each,
-                 *     by the word matched of the longest word of `q` (itself, then the shortest it
-                 *     begins, then the closest), then by `id`. `name` compares
+                 *     by the animal's word that best matches the longest word of `q` (itself, then the
+                 *     words it begins by code point, then the typos by fewest edits), then by `id`. `name` compares
                  *     names lowercased character by character (each character's simple lowercase; only A
                  *     to Z on a database whose character type is C), then by Unicode code point. Times
                  *     compare to the millisecond, as the answers show them. Animals with equal values
