@@ -142,8 +142,8 @@ $$;
 -- exactly), 2 (each at least as the start of a word), 1 (some by a typo); within a level, by
 -- the term a pet holds that matches the longest search word (the first of the longest) best:
 -- the word itself, then the words it begins in code-point order, then the typos by edits
--- and code point; then by id. The terms are walked from the vocabulary in that order, each
--- term's pets from pet_terms' primary key; a pet comes under its first term, at its level,
+-- and code point; then by id. The terms are walked in that order, each term's pets from
+-- pet_terms' primary key (the typos' terms found in the vocabulary); a pet comes under its first term, at its level,
 -- both functions of its own terms and q. After the key (level, term, id), or from the first
 -- when level is null; at most `size` + 1 rows.
 CREATE FUNCTION pet_search_page(q text, after_level int, after_term text, after_id bigint, f_status text, f_category bigint, f_tags text[], f_ids bigint[], size int)
@@ -178,10 +178,27 @@ BEGIN
       CONTINUE WHEN (single AND c <> lvl) OR c < lvl;
       CONTINUE WHEN lvl = after_level AND c > a_class;
       resume := CASE WHEN lvl = after_level AND c = a_class THEN after_term END;
+      IF c = 2 THEN
+        -- The words dw begins, in code point order, are one range of pet_terms' primary key:
+        -- walked as one, (term, pet_id) after the cursor's.
+        CONTINUE WHEN dw ~ '^[0-9]+$';
+        RETURN QUERY SELECT p.id, pet_json(p), lvl, pt.term::text
+          FROM pet_terms pt CROSS JOIN LATERAL (SELECT * FROM pets WHERE pets.id = pt.pet_id OFFSET 0) AS p
+          WHERE pt.term > dw AND pt.term < dw || chr(1114111) AND (pt.term, pt.pet_id) > (coalesce(resume, dw), CASE WHEN resume IS NULL THEN 0 ELSE after_id END)
+            AND p.deleted_at IS NULL
+            AND (f_status IS NULL OR p.status = f_status) AND (f_category IS NULL OR p.category_id = f_category)
+            AND (f_tags IS NULL OR p.tags @> f_tags) AND (f_ids IS NULL OR p.id = ANY (f_ids))
+            AND search_first(p.terms, dw) = pt.term
+            AND (single OR search_level(p.terms, words) = lvl)
+          ORDER BY pt.term, pt.pet_id LIMIT needed;
+        GET DIAGNOSTICS got = ROW_COUNT;
+        needed := needed - got;
+        IF needed = 0 THEN RETURN; END IF;
+        CONTINUE;
+      END IF;
+      -- The word itself, or its typos from the vocabulary by edits, then code point.
       FOR t IN
         SELECT dw WHERE c = 3
-        UNION ALL (SELECT DISTINCT v.term FROM search_vocabulary v
-          WHERE c = 2 AND dw !~ '^[0-9]+$' AND v.term > dw AND v.term < dw || chr(1114111) AND (resume IS NULL OR v.term >= resume) ORDER BY v.term)
         UNION ALL (SELECT m.term FROM (SELECT DISTINCT v.term, search_distance(v.term, dw) AS d FROM search_vocabulary v
             WHERE c = 1 AND length(dw) >= 3 AND v.term % dw AND search_class(v.term, dw) = 1) AS m
           WHERE resume IS NULL OR (m.d, m.term) >= (a_sub, resume) ORDER BY m.d, m.term)
