@@ -165,8 +165,12 @@ describe("statements on some pets read those pets' rows only, with statistics fr
       const plan = explained.rows[0]?.['QUERY PLAN'][0].Plan;
       return (plan?.['Shared Hit Blocks'] ?? 0) + (plan?.['Shared Read Blocks'] ?? 0);
     };
-    await buffers([null, null, null]);
-    // 104 each when written: an index entry and a heap page per pet, and their index pages.
+    // Past PL/pgSQL's first five, planned, executions: the plans the pool's connections keep.
+    for (let i = 0; i < 6; i++) {
+      await buffers([null, null, null]);
+      await buffers([3, 'stock', 2500]);
+    }
+    // 126 and 86 when written: an index entry and a heap page per pet, and their index pages.
     expect(await buffers([null, null, null])).toBeLessThan(200);
     expect(await buffers([3, 'stock', 2500])).toBeLessThan(200);
   });
