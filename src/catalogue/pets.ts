@@ -393,16 +393,8 @@ export interface PetPage {
   q?: string | undefined;
 }
 
-/** A page by relevance: after `key` (values: level, term), matching `q`, of the filters given. */
-export interface SearchPage {
-  q: string;
-  limit: number;
-  key: Key | undefined;
-  status?: string | undefined;
-  categoryId?: number | undefined;
-  tags?: readonly string[] | undefined;
-  ids?: readonly number[] | undefined;
-}
+/** A page by relevance: an ordered page's filters and key (values: level, term), matching `q`. */
+export type SearchPage = Omit<OrderedPage, 'order' | 'q'> & { q: string };
 
 /** One updatePet or deletePet, as the coalesced writers take it. */
 interface PetUpdate {
