@@ -33,7 +33,7 @@ CREATE FUNCTION search_fold(t text) RETURNS text
 
 -- The words of a text, in order (a word may come twice): runs of letters and digits after
 -- folding; anything else (spaces, hyphens, `%`, `_`) separates them. One expression, so that
--- PostgreSQL inlines it: a query here cost a pet's insert 29 µs, the expression 6.
+-- PostgreSQL inlines it into every pet's write (docs/decisions/0011-pet-search.md).
 CREATE FUNCTION search_words(t text) RETURNS text[]
   LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT array_remove(regexp_split_to_array(search_fold(t), '[^[:alnum:]]+'), '') $$;
 
@@ -53,8 +53,8 @@ CREATE TABLE pet_terms (
 -- no committed row has it; two writes racing may both add it (searches read it DISTINCT).
 CREATE TABLE search_vocabulary (term text COLLATE "C" NOT NULL);
 CREATE INDEX search_vocabulary_terms ON search_vocabulary (term);
--- fastupdate off: a search read the whole list of pending entries (515 buffers, 10 ms with
--- 300,000 words), where the index itself is a few.
+-- fastupdate off: a search reads the index, never a list of pending entries that grows with
+-- the words added (docs/decisions/0011-pet-search.md).
 CREATE INDEX search_vocabulary_trigrams ON search_vocabulary USING gin (term gin_trgm_ops) WITH (fastupdate = off);
 
 INSERT INTO pet_terms (term, pet_id) SELECT DISTINCT t, id FROM pets CROSS JOIN unnest(terms) AS t WHERE deleted_at IS NULL;
@@ -70,17 +70,20 @@ BEGIN
 END;
 $$;
 
--- A change of name or tags rewrites the terms that differ; a removal drops them all.
+-- A change of name or tags rewrites the terms that differ; a removal drops them all, and a
+-- pet brought back (deleted_at set to null by hand) gets them all again.
 CREATE FUNCTION pet_terms_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  held text[] := CASE WHEN OLD.deleted_at IS NULL THEN OLD.terms ELSE '{}' END;
 BEGIN
   IF NEW.deleted_at IS NOT NULL THEN
-    DELETE FROM pet_terms WHERE pet_id = NEW.id AND term = ANY (OLD.terms);
+    DELETE FROM pet_terms WHERE pet_id = NEW.id AND term = ANY (held);
     RETURN NULL;
   END IF;
-  DELETE FROM pet_terms WHERE pet_id = NEW.id AND term = ANY (OLD.terms) AND NOT term = ANY (NEW.terms);
-  INSERT INTO pet_terms (term, pet_id) SELECT DISTINCT t, NEW.id FROM unnest(NEW.terms) AS t WHERE NOT t = ANY (OLD.terms) ON CONFLICT DO NOTHING;
+  DELETE FROM pet_terms WHERE pet_id = NEW.id AND term = ANY (held) AND NOT term = ANY (NEW.terms);
+  INSERT INTO pet_terms (term, pet_id) SELECT DISTINCT t, NEW.id FROM unnest(NEW.terms) AS t WHERE NOT t = ANY (held) ON CONFLICT DO NOTHING;
   INSERT INTO search_vocabulary (term) SELECT DISTINCT t FROM unnest(NEW.terms) AS t
-    WHERE NOT t = ANY (OLD.terms) AND t !~ '^[0-9]+$' AND NOT EXISTS (SELECT FROM search_vocabulary v WHERE v.term = t);
+    WHERE NOT t = ANY (held) AND t !~ '^[0-9]+$' AND NOT EXISTS (SELECT FROM search_vocabulary v WHERE v.term = t);
   RETURN NULL;
 END;
 $$;
@@ -155,14 +158,14 @@ $$;
 -- the term a pet holds that matches the longest search word (the first of the longest) best:
 -- the word itself, then the words it begins in code-point order, then the typos by edits
 -- and code point; then by id. The terms are walked in that order, each term's pets from
--- pet_terms' primary key (the typos' terms found in the vocabulary); a pet comes under its first term, at its level,
--- both functions of its own terms and q. After the key (level, term, id), or from the first
--- when level is null; at most `size` + 1 rows.
+-- pet_terms' primary key (the typos' terms found in the vocabulary); a pet comes under its
+-- first term, at its level, both functions of its own terms and q. After the key (level,
+-- term, id), or from the first when level is null; at most `size` + 1 rows.
 CREATE FUNCTION pet_search_page(q text, after_level int, after_term text, after_id bigint, f_status text, f_category bigint, f_tags text[], f_ids bigint[], size int)
   RETURNS TABLE (id bigint, body text, level int, term text)
   LANGUAGE plpgsql STABLE SET enable_bitmapscan = off AS $$
--- No bitmap scan: a generic plan that read every pet of the words and sorted them (26 ms for
--- 2,000) walks pet_terms' primary key in order instead, and stops at the page's end.
+-- No bitmap scan: a generic plan walks pet_terms' primary key in order and stops at the
+-- page's end, never reads every pet of the words to sort them (docs/decisions/0011-pet-search.md).
 #variable_conflict use_column
 DECLARE
   words text[] := search_query(q);
@@ -202,7 +205,7 @@ BEGIN
             AND p.deleted_at IS NULL
             AND (f_status IS NULL OR p.status = f_status) AND (f_category IS NULL OR p.category_id = f_category)
             AND (f_tags IS NULL OR p.tags @> f_tags) AND (f_ids IS NULL OR p.id = ANY (f_ids))
-            -- Its first term (search_first, written out: a call per row cost 25 µs): not dw
+            -- Its first term (search_first, written out: no function call per row): not dw
             -- itself, and no term dw begins before this one.
             AND NOT dw = ANY (p.terms) AND NOT EXISTS (SELECT FROM unnest(p.terms) AS x WHERE x < pt.term AND starts_with(x, dw))
             AND (single OR search_level(p.terms, words) = lvl)

@@ -2,10 +2,10 @@
 // order (migrations/1763700000024, docs/decisions/0010-pet-orders.md), each ending with the
 // id as the tie-breaker, going the same way. The continuation is one row comparison,
 // `(lower(name), id) > ($k, $id)`, which the order's index reads as a range, forward or
-// backward: a page costs the same at any depth (bench:scale). The promise is the keyset's, not the append order's: every pet that
-// is not added, changed or removed during the walk appears exactly once
-// (test/e2e/pagination-race-sorted.test.ts). Filters are conditions on the walk; with `id`,
-// the pets of those ids (at most 100) are read by key and sorted instead.
+// backward: a page costs the same at any depth (bench:scale). The promise is the keyset's,
+// not the append order's: every pet that is not added, changed or removed during the walk
+// appears exactly once (test/e2e/pagination-race-sorted.test.ts). Filters are conditions on
+// the walk; with `id`, the pets of those ids (at most 100) are read by key and sorted instead.
 import type { components } from '../../generated/v1.js';
 import { keyParameters, keysetOrder, type Key } from '../db/keyset.js';
 import { statement, type Statement } from '../db/query.js';

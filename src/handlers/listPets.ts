@@ -9,7 +9,7 @@ const paging = listPaging('listPets', { implied: (query) => ({ orderBy: query.q 
 const MAX_WORDS = 8;
 
 /** A 400 naming the parameter and what to give instead. */
-const bad = (field: 'q' | 'orderBy' | 'cursor', rule: string, message: string) => errorAnswer('bad_request', `query parameter ${field}: ${message}`, [{ location: 'query', field, rule, message }]);
+const bad = (field: 'q' | 'orderBy', rule: string, message: string) => errorAnswer('bad_request', `query parameter ${field}: ${message}`, [{ location: 'query', field, rule, message }]);
 
 // Keyset pages (src/pagination/page.ts): in ascending id order, every pet exactly once to a
 // client following rel="next", even while pets are being added (src/catalogue/pets.ts); in
@@ -26,11 +26,6 @@ export const listPets: Handler<'listPets'> = async ({ query, context }, { pets, 
   const started = await paging.start(query, cursors);
   if (refused(started)) return started;
   const request = { limit: started.limit, status: query.status, categoryId: query.categoryId, tags: query.tag };
-  // A relevance cursor's key is its level (1 to 3) and term (the cursor is signed and bound to q and orderBy: this holds).
-  const key = started.key;
-  if (order === 'relevance' && key && !(key.values.length === 2 && [1, 2, 3].includes(Number(key.values[0])) && typeof key.values[1] === 'string')) {
-    return bad('cursor', 'cursor', 'is not a cursor of a search by relevance; start again without cursor');
-  }
   if (order === 'relevance' && q !== undefined) {
     const page = await pets.search({ ...request, q, key: started.key, ids: query.id }, context.readFrom);
     return paging.answer(query, started, page.pets, page.next, cursors);

@@ -50,7 +50,11 @@ export function listPaging<K extends OperationId>(operationId: K, { implied }: {
    * The default is the schema's, or the one `implied` gives for the rest of the query (`orderBy`: `relevance` with `q`, `id` without).
    */
   const defaults = new Map(declared.filter((p) => p.default !== undefined).map((p) => [p.name, p.default]));
-  const isDefault = (query: ListQuery, name: string, value: unknown) => value === (implied?.(query)[name] ?? defaults.get(name));
+  /** Each filter's default for this query (`implied` asked once). */
+  const defaultsOf = (query: ListQuery) => {
+    const given = implied?.(query);
+    return (name: string): unknown => given?.[name] ?? defaults.get(name);
+  };
   const defaultLimit: number = parameterDefault(operationId, 'limit');
   /** What differs between a cursor's filters and the request's, in words: `tag filter and orderBy`. */
   const differing = (held: string, given: string): string => {
@@ -67,10 +71,11 @@ export function listPaging<K extends OperationId>(operationId: K, { implied }: {
    * (`q=lab&orderBy=name` given as one `q`), and a cursor stays short.
    */
   const canonical = (query: ListQuery): string => {
+    const defaultOf = defaultsOf(query);
     let filter = '';
     for (const name of filters) {
       const value = query[name] as FilterValue | undefined;
-      if (value === undefined || isDefault(query, name, value)) continue;
+      if (value === undefined || value === defaultOf(name)) continue;
       const held = Array.isArray(value) ? digest(value) : /^[A-Za-z0-9 ._-]{1,32}$/.test(String(value)) ? String(value) : `#${digest([String(value)])}`;
       filter += `${filter ? '&' : ''}${name}=${held}`;
     }
@@ -78,10 +83,11 @@ export function listPaging<K extends OperationId>(operationId: K, { implied }: {
   };
   /** The filters as the next link's query carries them: `&status=sold&id=1&id=2`. */
   const carried = (query: ListQuery): string => {
+    const defaultOf = defaultsOf(query);
     let parameters = '';
     for (const name of filters) {
       const value = query[name] as FilterValue | undefined;
-      if (value === undefined || isDefault(query, name, value)) continue;
+      if (value === undefined || value === defaultOf(name)) continue;
       for (const one of Array.isArray(value) ? value : [value]) parameters += `&${name}=${encodeURIComponent(String(one))}`;
     }
     return parameters;
