@@ -1,0 +1,98 @@
+// The word index behind listPets' `q` (docs/decisions/0011-pet-search.md): pet_terms holds
+// exactly the terms of live pets after every kind of statement that writes pets, several
+// pets to a statement as the coalesced writers send them (src/db/coalesce.ts), and pets.terms
+// is search_words of the name and tags, as `q` is folded. What a search then finds is
+// tested through the API (test/api/listPets-search.test.ts); this holds the index itself.
+import pg from 'pg';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createTestDatabase } from '../helper.js';
+
+let db: { url: string; drop: () => Promise<void> };
+let client: pg.Client;
+beforeAll(async () => {
+  db = await createTestDatabase();
+  client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  await client.query("INSERT INTO categories (id, name) VALUES (1, 'Dogs') ON CONFLICT DO NOTHING");
+});
+afterAll(async () => {
+  await client?.end();
+  await db?.drop();
+});
+
+/** pet_terms' rows, and the rows live pets' terms call for, each as sorted `term:id`. */
+async function indexAndExpected(): Promise<{ index: string[]; expected: string[]; missingWords: string[] }> {
+  const index = await client.query<{ row: string }>("SELECT term || ':' || pet_id AS row FROM pet_terms ORDER BY 1");
+  const expected = await client.query<{ row: string }>(
+    "SELECT DISTINCT t || ':' || id AS row FROM pets CROSS JOIN unnest(terms) AS t WHERE deleted_at IS NULL ORDER BY 1",
+  );
+  const missing = await client.query<{ term: string }>(
+    "SELECT DISTINCT term FROM pet_terms p WHERE term !~ '^[0-9]+$' AND NOT EXISTS (SELECT FROM search_vocabulary v WHERE v.term = p.term) ORDER BY 1",
+  );
+  return { index: index.rows.map((r) => r.row), expected: expected.rows.map((r) => r.row), missingWords: missing.rows.map((r) => r.term) };
+}
+
+async function expectIndexExact(): Promise<void> {
+  const { index, expected, missingWords } = await indexAndExpected();
+  expect(index).toEqual(expected);
+  expect(missingWords).toEqual([]);
+}
+
+/** Several pets in one statement, as createPet's coalesced batches are written. */
+const insert = (names: string[], tags: (string[] | null)[]) =>
+  client.query<{ id: string }>(
+    `INSERT INTO pets (name, category_id, status, tags, created_json)
+     SELECT n, 1, 'available', CASE WHEN j IS NULL THEN NULL ELSE ARRAY(SELECT json_array_elements_text(j::json)) END, json_instant(now())
+       FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS a(n, j, i) ORDER BY i RETURNING id`,
+    [names, tags.map((t) => (t ? JSON.stringify(t) : null))],
+  );
+
+it('pets.terms is search_words of the name and the tags, folded as q is', async () => {
+  const cases: [string, string[] | null][] = [
+    ['Zoé Müller', null],
+    ['Straße', ['good-with-kids']],
+    ['100% lab_mix', ['Hypo Allergenic', 'ÉTÉ']],
+    ['  --  ', null],
+    ['Rex 2', []],
+  ];
+  for (const [name, tags] of cases) {
+    const { rows } = await client.query<{ same: boolean; terms: string[] }>(
+      "SELECT pet_terms_of($1, $2::text[]) IS NOT DISTINCT FROM search_words($1 || ' ' || coalesce(array_to_string($2::text[], ' '), '')) AS same, pet_terms_of($1, $2::text[]) AS terms",
+      [name, tags],
+    );
+    expect(rows[0]?.same, `${name} ${JSON.stringify(tags)}: ${JSON.stringify(rows[0]?.terms)}`).toBe(true);
+  }
+  const { rows } = await client.query<{ terms: string[] }>("SELECT pet_terms_of('Zoé Straße', ARRAY['good-with-kids']) AS terms");
+  expect(rows[0]?.terms).toEqual(['zoe', 'strasse', 'good', 'with', 'kids']);
+});
+
+it('pet_terms holds exactly the live pets terms after each kind of statement, several pets to a statement', async () => {
+  const created = await insert(['Rex Labrador', 'Zoé Poodle', 'Bella Beagle', 'Max Husky'], [null, ['calm'], ['good-with-kids', 'calm'], null]);
+  const [rex, zoe, bella, max] = created.rows.map((r) => Number(r.id));
+  await expectIndexExact();
+
+  // One statement: a rename, a retag, a name and tags at once, and a status change alone.
+  await client.query(
+    `UPDATE pets SET name = u.name, tags = u.tags, status = u.status
+       FROM (VALUES ($1::bigint, 'Rex Labradoodle', NULL::text[], 'available'), ($2, 'Zoé Poodle', ARRAY['shy'], 'available'),
+                    ($3, 'Belle Collie', ARRAY['calm'], 'available'), ($4, 'Max Husky', NULL, 'sold')) AS u(id, name, tags, status)
+      WHERE pets.id = u.id`,
+    [rex, zoe, bella, max],
+  );
+  await expectIndexExact();
+  const { rows: words } = await client.query<{ term: string }>("SELECT term FROM search_vocabulary WHERE term IN ('labradoodle', 'shy', 'belle', 'collie')");
+  expect(new Set(words.map((r) => r.term))).toEqual(new Set(['labradoodle', 'shy', 'belle', 'collie']));
+
+  // Two removals in one statement, then one pet brought back by hand.
+  await client.query('UPDATE pets SET deleted_at = now() WHERE id = ANY ($1::bigint[])', [[rex, zoe]]);
+  await expectIndexExact();
+  const { rows: gone } = await client.query('SELECT 1 FROM pet_terms WHERE pet_id = ANY ($1::bigint[])', [[rex, zoe]]);
+  expect(gone).toEqual([]);
+  await client.query('UPDATE pets SET deleted_at = NULL, name = $2 WHERE id = $1', [zoe, 'Zoé Pug']);
+  await expectIndexExact();
+
+  // A statement that changes nothing a search reads writes nothing to the index.
+  const before = await indexAndExpected();
+  await client.query("UPDATE pets SET status = 'pending' WHERE id = ANY ($1::bigint[])", [[bella, max]]);
+  expect((await indexAndExpected()).index).toEqual(before.index);
+});
