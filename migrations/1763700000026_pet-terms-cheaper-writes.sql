@@ -3,7 +3,8 @@
 -- 1. pets.terms' function in PL/pgSQL, one expression: as SQL it was never inlined (unaccent
 --    and array_to_string are STABLE), so every statement that wrote a pet planned its body
 --    and search_fold's again; PL/pgSQL plans it once a connection. It returns what
---    search_words(name and tags) returns (migrations/1763700000025's invariant 1).
+--    search_words(name and tags) returns (migrations/1763700000025's invariant 1), under
+--    any search_path.
 -- 2. pet_terms written once per update statement, not once per pet: a coalesced batch of
 --    renames (src/db/coalesce.ts) is one statement, and its pets' terms are rewritten by one
 --    statement over the batch's transition tables.
@@ -16,13 +17,22 @@
 SET LOCAL lock_timeout = '1s';
 
 -- search_words(name || ' ' || tags joined by spaces), written out: search_fold's lower(unaccent(…)),
--- split on runs of anything but letters and digits, empty strings removed.
-CREATE OR REPLACE FUNCTION pet_terms_of(name text, tags text[]) RETURNS text[]
-  LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+-- split on runs of anything but letters and digits, empty strings removed. unaccent and its
+-- dictionary are named with the extension's schema: pg_restore computes pets.terms while it
+-- copies pets, with an empty search_path (unqualified, the copy failed and no pet was restored).
+DO $do$
+DECLARE
+  ext text := (SELECT quote_ident(n.nspname) FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'unaccent');
 BEGIN
-  RETURN array_remove(regexp_split_to_array(lower(unaccent('unaccent'::regdictionary, name || ' ' || coalesce(array_to_string(tags, ' '), ''))), '[^[:alnum:]]+'), '');
+  EXECUTE format($f$
+    CREATE OR REPLACE FUNCTION pet_terms_of(name text, tags text[]) RETURNS text[]
+      LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $b$
+    BEGIN
+      RETURN array_remove(regexp_split_to_array(lower(%s.unaccent(%L::regdictionary, name || ' ' || coalesce(array_to_string(tags, ' '), ''))), '[^[:alnum:]]+'), '');
+    END;
+    $b$$f$, ext, ext || '.unaccent');
 END;
-$$;
+$do$;
 
 CREATE FUNCTION pet_terms_updated() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN

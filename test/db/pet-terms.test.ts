@@ -1,8 +1,8 @@
 // The word index behind listPets' `q` (docs/decisions/0011-pet-search.md): pet_terms holds
 // exactly the terms of live pets after every kind of statement that writes pets, several
 // pets to a statement as the coalesced writers send them (src/db/coalesce.ts), and pets.terms
-// is search_words of the name and tags, as `q` is folded. What a search then finds is
-// tested through the API (test/api/listPets-search.test.ts); this holds the index itself.
+// is search_words of the name and tags, as `q` is folded, under any search_path. What a
+// search then finds is tested through the API (test/api/listPets-search.test.ts).
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestDatabase } from '../helper.js';
@@ -64,6 +64,20 @@ it('pets.terms is search_words of the name and the tags, folded as q is', async 
   }
   const { rows } = await client.query<{ terms: string[] }>("SELECT pet_terms_of('Zoé Straße', ARRAY['good-with-kids']) AS terms");
   expect(rows[0]?.terms).toEqual(['zoe', 'strasse', 'good', 'with', 'kids']);
+});
+
+it('pets.terms is computed under an empty search_path, as pg_restore copies pets', async () => {
+  // A connection of its own: plans made under the usual search_path are not reused.
+  const restore = new pg.Client({ connectionString: db.url });
+  await restore.connect();
+  try {
+    const { rows: where } = await restore.query<{ schema: string }>('SELECT current_schema() AS schema');
+    await restore.query("SELECT pg_catalog.set_config('search_path', '', false)");
+    const { rows } = await restore.query<{ terms: string[] }>(`SELECT ${pg.escapeIdentifier(where[0]?.schema ?? 'public')}.pet_terms_of('Zoé Labrador', ARRAY['calm']) AS terms`);
+    expect(rows[0]?.terms).toEqual(['zoe', 'labrador', 'calm']);
+  } finally {
+    await restore.end();
+  }
 });
 
 it('pet_terms holds exactly the live pets terms after each kind of statement, several pets to a statement', async () => {
