@@ -8,6 +8,7 @@
 -- 2. pet_terms written once per update statement, not once per pet: a coalesced batch of
 --    renames (src/db/coalesce.ts) is one statement, and its pets' terms are rewritten by one
 --    statement over the batch's transition tables.
+-- 3. A pet inserted removed (deleted_at set, as no service statement does) gets no terms.
 --
 -- Invariant (as migrations/1763700000025's 2): pet_terms holds (term, pet_id) exactly for the
 -- terms of live pets, written in the statement that writes the pet. A change of name or tags
@@ -34,18 +35,22 @@ BEGIN
 END;
 $do$;
 
+-- Each side of an update keyed by id, grouped (hashed or sorted): never a join of the two
+-- transition tables, which, holding no statistics, PostgreSQL plans as a nested loop (a
+-- release of 2,000 pets' orders compared 4,000,000 pairs: 0.9 s).
 CREATE FUNCTION pet_terms_updated() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   -- Most updates change no terms (a status, a category): they end here, before the
   -- statement below sets up its writes.
-  IF NOT EXISTS (SELECT FROM new_rows n JOIN old_rows o ON o.id = n.id WHERE o.terms IS DISTINCT FROM n.terms OR o.deleted_at IS DISTINCT FROM n.deleted_at) THEN
+  IF NOT EXISTS (SELECT id, terms, deleted_at FROM new_rows EXCEPT ALL SELECT id, terms, deleted_at FROM old_rows) THEN
     RETURN NULL;
   END IF;
   WITH changed AS MATERIALIZED (
-    SELECT n.id, CASE WHEN o.deleted_at IS NULL THEN o.terms ELSE '{}' END AS held,
-      CASE WHEN n.deleted_at IS NULL THEN n.terms ELSE '{}' END AS kept
-    FROM new_rows n JOIN old_rows o ON o.id = n.id
-    WHERE o.terms IS DISTINCT FROM n.terms OR o.deleted_at IS DISTINCT FROM n.deleted_at
+    SELECT id, max(held) AS held, max(kept) AS kept FROM (
+      SELECT id, CASE WHEN deleted_at IS NULL THEN terms ELSE '{}' END AS held, NULL::text[] AS kept FROM old_rows
+      UNION ALL
+      SELECT id, NULL, CASE WHEN deleted_at IS NULL THEN terms ELSE '{}' END FROM new_rows
+    ) AS sides GROUP BY id HAVING max(held) IS DISTINCT FROM max(kept)
   ), dropped AS (
     DELETE FROM pet_terms p USING changed c WHERE p.pet_id = c.id AND p.term = ANY (c.held) AND NOT p.term = ANY (c.kept)
   ), added AS (
@@ -54,6 +59,16 @@ BEGIN
   )
   INSERT INTO search_vocabulary (term) SELECT DISTINCT t FROM changed c CROSS JOIN unnest(c.kept) AS t
     WHERE NOT t = ANY (c.held) AND t !~ '^[0-9]+$' AND NOT EXISTS (SELECT FROM search_vocabulary v WHERE v.term = t);
+  RETURN NULL;
+END;
+$$;
+
+-- A pet inserted removed (deleted_at set) has no terms to hold.
+CREATE OR REPLACE FUNCTION pet_terms_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO pet_terms (term, pet_id) SELECT DISTINCT t, n.id FROM new_rows n CROSS JOIN unnest(n.terms) AS t WHERE n.deleted_at IS NULL;
+  INSERT INTO search_vocabulary (term) SELECT DISTINCT t FROM new_rows n CROSS JOIN unnest(n.terms) AS t
+    WHERE n.deleted_at IS NULL AND t !~ '^[0-9]+$' AND NOT EXISTS (SELECT FROM search_vocabulary v WHERE v.term = t);
   RETURN NULL;
 END;
 $$;
@@ -67,6 +82,14 @@ DROP FUNCTION pet_terms_changed();
 
 -- Down Migration
 SET LOCAL lock_timeout = '1s';
+CREATE OR REPLACE FUNCTION pet_terms_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO pet_terms (term, pet_id) SELECT DISTINCT t, n.id FROM new_rows n CROSS JOIN unnest(n.terms) AS t;
+  INSERT INTO search_vocabulary (term) SELECT DISTINCT t FROM new_rows n CROSS JOIN unnest(n.terms) AS t
+    WHERE t !~ '^[0-9]+$' AND NOT EXISTS (SELECT FROM search_vocabulary v WHERE v.term = t);
+  RETURN NULL;
+END;
+$$;
 CREATE OR REPLACE FUNCTION pet_terms_of(name text, tags text[]) RETURNS text[]
   LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT search_words(name || ' ' || coalesce(array_to_string(tags, ' '), '')) $$;
 CREATE FUNCTION pet_terms_changed() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -84,6 +84,11 @@ it('pet_terms holds exactly the live pets terms after each kind of statement, se
   const created = await insert(['Rex Labrador', 'Zoé Poodle', 'Bella Beagle', 'Max Husky'], [null, ['calm'], ['good-with-kids', 'calm'], null]);
   const [rex, zoe, bella, max] = created.rows.map((r) => Number(r.id));
   await expectIndexExact();
+  // A pet inserted removed holds no terms (no service statement does this; a hand-written one may).
+  await client.query(
+    "INSERT INTO pets (name, category_id, status, created_json, deleted_at) VALUES ('Ghost Whippet', 1, 'available', json_instant(now()), now()), ('Lucky Whippet', 1, 'available', json_instant(now()), NULL)",
+  );
+  await expectIndexExact();
 
   // One statement: a rename, a retag, a name and tags at once, and a status change alone.
   await client.query(
