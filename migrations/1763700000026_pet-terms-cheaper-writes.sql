@@ -35,9 +35,9 @@ BEGIN
 END;
 $do$;
 
--- Each side of an update keyed by id, grouped (hashed or sorted): never a join of the two
--- transition tables, which, holding no statistics, PostgreSQL plans as a nested loop (a
--- release of 2,000 pets' orders compared 4,000,000 pairs: 0.9 s).
+-- Each side of an update keyed by id and grouped, never a join of the two transition
+-- tables: they hold no statistics, and a join of them is planned as a nested loop over every
+-- pair, quadratic in the pets one statement updates (docs/decisions/0011-pet-search.md).
 CREATE FUNCTION pet_terms_updated() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   -- Most updates change no terms (a status, a category): they end here, before the
