@@ -8,6 +8,13 @@ const paging = listPaging('listPets', { implied: (query) => ({ orderBy: query.q 
 /** The most words a q may have (the contract's SearchQuery): each word is a condition on every pet walked. */
 const MAX_WORDS = 8;
 
+/**
+ * A word of q as the database counts it (search_words, after unaccent): letters and digits,
+ * with the combining marks of a decomposed accent inside it (`Re\u0301e` is one word, as
+ * `Renée` is), never a run of marks alone.
+ */
+const WORD = /\p{M}*[\p{L}\p{N}][\p{L}\p{N}\p{M}]*/gu;
+
 /** A 400 naming the parameter and what to give instead. */
 const bad = (field: 'q' | 'orderBy', rule: string, message: string) => errorAnswer('bad_request', `query parameter ${field}: ${message}`, [{ location: 'query', field, rule, message }]);
 
@@ -20,7 +27,7 @@ export const listPets: Handler<'listPets'> = async ({ query, context }, { pets, 
   // Words are runs of letters and digits (the database's search_words): a q without one would
   // match nothing. The contract's pattern refuses ASCII punctuation alone; this, any other.
   if (q !== undefined && !/[\p{L}\p{N}]/u.test(q)) return bad('q', 'pattern', 'must be text with at least one letter or digit and no control characters (punctuation only separates words)');
-  if (q !== undefined && (q.match(/[\p{L}\p{N}]+/gu)?.length ?? 0) > MAX_WORDS) return bad('q', 'words', `has more than ${MAX_WORDS} words: search with fewer`);
+  if (q !== undefined && (q.match(WORD)?.length ?? 0) > MAX_WORDS) return bad('q', 'words', `has more than ${MAX_WORDS} words: search with fewer`);
   const order = query.orderBy ?? (q === undefined ? 'id' : 'relevance');
   if (order === 'relevance' && q === undefined) return bad('orderBy', 'q', 'relevance ranks the matches of q; give q, or another orderBy');
   const started = await paging.start(query, cursors);

@@ -79,6 +79,8 @@ describe('search quality', () => {
     expect(response.statusCode).toBe(400);
     expect(response.json().message).toBe('query parameter q: has more than 8 words: search with fewer');
     expect((await get(search('rex the labrador rex the labrador rex the'))).json().map((p: { name: string }) => p.name)).toEqual(['Rex the Labrador']);
+    // A decomposed accent (e + U+0301) is inside its word, as its composed form is: 5 words.
+    expect((await get(search('re\u0301x '.repeat(5)))).json().map((p: { name: string }) => p.name)).toEqual(['Rex the Labrador']);
   });
 });
 

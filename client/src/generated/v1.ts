@@ -25,9 +25,10 @@ export interface paths {
          *     itself, a word it begins (`lab` finds `Labrador`), or, for a word of 3 characters or
          *     more, a word one letter away (two from 8 characters; two neighbouring letters
          *     swapped count as one: `labrdor` and `labardor` find `Labrador`). A word of digits
-         *     only matches itself. Words are runs of letters and digits; anything else, `%` and `_` among them,
-         *     separates words and matches nothing itself. A word shorter than 3 characters matches
-         *     only as itself or as the start of a word. Whether and how an animal matches depends on
+         *     only matches itself. Words are runs of letters and digits (an accent's combining mark
+         *     stays in its word); anything else, `%` and `_` among them, separates words and
+         *     matches nothing itself. A word shorter than 3 characters matches only as itself or as
+         *     the start of a word. Whether and how an animal matches depends on
          *     its own words and `q` alone. An animal is found by `q` as soon as the answer that
          *     added or changed it has been sent, on every instance.
          *
