@@ -7,6 +7,7 @@ import closeWithGrace from 'close-with-grace';
 import { newSecret } from './api-keys/verifier.js';
 import { ConfigError, loadConfig, readEnvFile, type Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
+import { asciiOnlyWords } from './db/locale.js';
 import { tracingRequested } from './tracing/context.js';
 import type { buildApp } from './app.js';
 import type { ApiKeysRepository } from './api-keys/repository.js';
@@ -110,6 +111,8 @@ async function main(config: Config): Promise<void> {
     void grace.close();
   });
 
+  // Search needs the letters of every script to be letters (src/db/locale.ts).
+  void asciiOnlyWords(pool).then((warning) => warning && served.log.warn(warning), () => undefined);
   if (db.embedded) note(`Using the embedded PostgreSQL in ${config.DATA_DIR} (port ${db.embedded.port}); set DATABASE_URL to use your own server.`);
   try {
     await showDevelopmentKey(createApiKeysRepository(pool), db, address);

@@ -236,7 +236,10 @@ export async function openEmbeddedPostgres(options: EmbeddedOptions & { shareRun
       authMethod: 'scram-sha-256',
       persistent: true,
       createPostgresUser: ids !== undefined,
-      initdbFlags: ['--encoding=UTF8'],
+      // The builtin provider's C.UTF-8 (PostgreSQL 17 and later): letters of every script
+      // are letters to search (src/db/locale.ts) whatever locale the machine has, sorting stays
+      // by code point as under C.
+      initdbFlags: ['--encoding=UTF8', '--locale-provider=builtin', '--builtin-locale=C.UTF-8'],
       onLog: () => {},
       onError: () => {},
     }).initialise();

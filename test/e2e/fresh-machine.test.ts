@@ -10,7 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyOfTheTree, newcomerEnv, npmStartIn } from '../support/npm-start.js';
 
 const folder = copyOfTheTree();
+// No locale set, as in many containers: initdb alone would make a C cluster, which knows
+// ASCII letters only; the embedded cluster is made with the builtin C.UTF-8 (src/db/embedded.ts).
 const env = newcomerEnv();
+for (const name of ['LANG', 'LANGUAGE', 'LC_ALL', 'LC_CTYPE', 'LC_COLLATE']) delete env[name];
 const { start, stopWhileInFlight, owner, parentOf } = npmStartIn(folder, env);
 
 beforeAll(() => {
@@ -34,6 +37,15 @@ describe('a fresh machine, with the README commands', { timeout: 180_000 }, () =
       body: JSON.stringify({ name: 'Survivor', categoryId: 7, status: 'available' }),
     });
     expect(created.status).toBe(201);
+    // A name in another script is found by q, lowercased.
+    const murka = await fetch(`${first.url}/v1/pets`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Мурка', categoryId: 7 }),
+    });
+    expect(murka.status).toBe(201);
+    const found = await fetch(`${first.url}/v1/pets?q=${encodeURIComponent('мурка')}`, { headers: { authorization: `Bearer ${key}` } });
+    expect(((await found.json()) as { name: string }[]).map((p) => p.name)).toEqual(['Мурка']);
 
     // docs/running.md: node is npm's own child (the start script execs it: no shell between), so
     // npm's SIGTERM and SIGINT reach it.
