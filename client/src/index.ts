@@ -278,11 +278,18 @@ export function createAnimalStoreClient(options: AnimalStoreClientOptions) {
 
   /**
    * Every item, page after page, following `Link: rel="next"`. Throws AnimalStoreError on an
-   * error answer. A page may be empty and still name a next one: listOrders stops before
-   * orders that a transaction still open could precede. Then the next page is asked after a
-   * pause (50 ms, doubling to 2 s), not at once in a loop.
+   * error answer. A page may be empty and still name a next one: a list in id order stops
+   * before items that a transaction still open could precede; then the next page is asked
+   * after a pause (50 ms, doubling to 2 s), not at once in a loop. listPets in another order
+   * is empty only when its walk read its most pets without a match: the next page is asked at once.
    */
-  async function* paginate<K extends PaginatedOperationId>(operation: K, query: Omit<QueryOf<K>, 'cursor'> | undefined, callOptions?: RequestOptions, path?: object): AsyncGenerator<ItemOf<K>> {
+  async function* paginate<K extends PaginatedOperationId>(
+    operation: K,
+    query: Omit<QueryOf<K>, 'cursor'> | undefined,
+    callOptions?: RequestOptions,
+    path?: object,
+    pauseWhenEmpty = true,
+  ): AsyncGenerator<ItemOf<K>> {
     let cursor: string | undefined;
     let pauseMs = 0;
     do {
@@ -291,7 +298,7 @@ export function createAnimalStoreClient(options: AnimalStoreClientOptions) {
       const items = data as ItemOf<K>[];
       yield* items;
       cursor = nextCursor(response.headers.get('link'));
-      pauseMs = items.length > 0 ? 0 : Math.min(2000, Math.max(50, pauseMs * 2));
+      pauseMs = items.length > 0 || !pauseWhenEmpty ? 0 : Math.min(2000, Math.max(50, pauseMs * 2));
     } while (cursor);
   }
 
@@ -331,7 +338,8 @@ export function createAnimalStoreClient(options: AnimalStoreClientOptions) {
     listPets: (query?: QueryOf<'listPets'>, callOptions?: CallOptions<'listPets'>) => call('listPets', { query }, callOptions),
 
     /** Every pet matching `query`, each exactly once even while others are added. */
-    listAllPets: (query?: Omit<QueryOf<'listPets'>, 'cursor'>, callOptions?: RequestOptions) => paginate('listPets', query, callOptions),
+    listAllPets: (query?: Omit<QueryOf<'listPets'>, 'cursor'>, callOptions?: RequestOptions) =>
+      paginate('listPets', query, callOptions, undefined, (query?.orderBy ?? (query?.q === undefined ? 'id' : 'relevance')) === 'id'),
 
     /** `createPet`: the stored Pet, its `etag`, `response.headers.get('location')`, the `idempotencyKey` sent and whether the answer was `replayed`. */
     createPet: (pet: BodyOf<'createPet'>, callOptions?: CallOptions<'createPet'>) => call('createPet', { body: pet }, callOptions),

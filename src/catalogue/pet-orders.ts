@@ -5,7 +5,8 @@
 // backward: a page costs the same at any depth (bench:scale). The promise is the keyset's,
 // not the append order's: every pet that is not added, changed or removed during the walk
 // appears exactly once (test/e2e/pagination-race-sorted.test.ts). Filters are conditions on
-// the walk; with `id`, the pets of those ids (at most 100) are read by key and sorted instead.
+// the walk, which reads at most FILTERED_WALK pets a page; with `id`, the pets of those ids
+// (at most 100) are read by key and sorted instead.
 import type { components } from '../../generated/v1.js';
 import { keyParameters, keysetOrder, type Key } from '../db/keyset.js';
 import { statement, type Statement } from '../db/query.js';
@@ -36,15 +37,27 @@ const ORDERS: Readonly<Record<PetOrder, true>> = { 'id desc': true, name: true, 
 /** Every order (test/db/generic-plans.test.ts plans each). */
 export const PET_ORDERS = Object.keys(ORDERS) as PetOrder[];
 
-/** A row of an ordered page: the pet's JSON, its id, and its sort key (null in id order). */
+/**
+ * A row of an ordered page: the pet's JSON, its id, and its sort key (null in id order); or,
+ * last, the pet a filtered walk ended on (`spent`), with no JSON when it does not match.
+ */
 interface OrderedRow {
   id: number;
-  json: string;
+  json: string | null;
   sort_key: string | null;
+  spent: boolean;
 }
 
 /** The most rows a page reads: the largest `limit` and the one more that says whether a next page follows. */
 const MOST = 101;
+
+/**
+ * The most pets a filtered page walks (status, categoryId, tag or q): a filter that few pets
+ * match costs a bounded page, not a walk of the whole order. Invariant: a page that walks
+ * this many without filling up is short, even empty, and the next starts after the last pet
+ * walked, matching or not (docs/decisions/0010-pet-orders.md, invariant 5; AIP-158).
+ */
+export const FILTERED_WALK = 10_000;
 
 const statements = new Map<string, Statement<OrderedRow>>();
 
@@ -64,18 +77,26 @@ function shaped(p: OrderedPage): { statement: Statement<OrderedRow>; values: unk
   const values: unknown[] = [];
   const parameter = (value: unknown, cast: string) => `$${values.push(value)}::${cast}`;
   const where = ['deleted_at IS NULL'];
+  const filters: string[] = [];
   const tags = p.tags && p.tags.length > 0 ? p.tags : undefined;
-  if (p.status !== undefined) where.push(`status = ${parameter(p.status, 'text')}`);
-  if (p.categoryId !== undefined) where.push(`category_id = ${parameter(p.categoryId, 'bigint')}`);
-  if (tags) where.push(`tags @> ${parameter(tags, 'text[]')}`);
+  if (p.status !== undefined) filters.push(`status = ${parameter(p.status, 'text')}`);
+  if (p.categoryId !== undefined) filters.push(`category_id = ${parameter(p.categoryId, 'bigint')}`);
+  if (tags) filters.push(`tags @> ${parameter(tags, 'text[]')}`);
   // q's words found once (an InitPlan), each pet kept if its terms match every one (migrations/1763700000025).
-  if (p.q !== undefined) where.push(`search_level(terms, (SELECT search_query(${parameter(p.q, 'text')}))) > 0`);
+  if (p.q !== undefined) filters.push(`search_level(terms, (SELECT search_query(${parameter(p.q, 'text')}))) > 0`);
   // Among the pets of these ids (at most 100), read by key (OFFSET 0 keeps the order's index
   // out of the plan: walked with `id = ANY`, it could pass every pet), then sorted.
   const from = p.ids === undefined ? 'pets' : `(SELECT * FROM pets WHERE id = ANY (${parameter(p.ids, 'bigint[]')}) OFFSET 0) AS pets`;
   if (p.key !== undefined) where.push(keyset.after(values.push(...keyParameters(p.key)) - keyset.parameters + 1));
-  const scan = `SELECT id, pet_json(pets) AS json, ${field ? field.key : 'NULL'} AS sort_key FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${keyset.order} LIMIT ${MOST}`;
-  const text = `SELECT * FROM (${scan}) AS page LIMIT ${parameter(p.limit, 'int')} + 1`;
+  const sortKey = field ? field.key : 'NULL';
+  const limit = parameter(p.limit, 'int');
+  // Filtered, not by ids: at most FILTERED_WALK pets walked, the last of them answered (spent) when the walk ends there.
+  const text =
+    filters.length > 0 && p.ids === undefined
+      ? `SELECT id, json, sort_key, spent FROM (SELECT id, CASE WHEN hit THEN pet_json(pets) END AS json, ${sortKey} AS sort_key, row_number() OVER () = ${FILTERED_WALK} AS spent
+        FROM (SELECT * FROM pets WHERE ${where.join(' AND ')} ORDER BY ${keyset.order} LIMIT ${FILTERED_WALK}) AS pets CROSS JOIN LATERAL (SELECT ${filters.join(' AND ')} AS hit) AS matched) AS walked
+        WHERE json IS NOT NULL OR spent LIMIT ${limit} + 1`
+      : `SELECT * FROM (SELECT id, pet_json(pets) AS json, ${sortKey} AS sort_key, false AS spent FROM ${from} WHERE ${[...where, ...filters].join(' AND ')} ORDER BY ${keyset.order} LIMIT ${MOST}) AS page LIMIT ${limit} + 1`;
   const shape = [p.status !== undefined ? 's' : '', p.categoryId !== undefined ? 'c' : '', tags ? 't' : '', p.ids !== undefined ? 'i' : '', p.q !== undefined ? 'q' : ''].join('');
   const statementName = `pets-order-${p.order.replace(' ', '-')}${shape ? `-${shape}` : ''}-${p.key === undefined ? 'first' : 'after'}`;
   let known = statements.get(statementName);
@@ -103,9 +124,11 @@ export function orderedPage(p: OrderedPage): { statement: Statement<OrderedRow>;
     statement,
     values,
     cut: (rows) => {
-      const kept = rows.slice(0, p.limit);
-      const last = kept.at(-1);
-      const next = rows.length > p.limit && last ? { values: last.sort_key === null ? [] : [last.sort_key], id: Number(last.id) } : undefined;
+      const matched = rows.filter((r): r is OrderedRow & { json: string } => r.json !== null);
+      const kept = matched.slice(0, p.limit);
+      // More matches than the page holds: after its last. Else a walk that was cut: after the last pet walked.
+      const last = matched.length > p.limit ? kept.at(-1) : rows.at(-1)?.spent ? rows.at(-1) : undefined;
+      const next = last ? { values: last.sort_key === null ? [] : [last.sort_key], id: Number(last.id) } : undefined;
       return { page: `[${kept.map((r) => r.json).join(',')}]`, next };
     },
   };

@@ -1,0 +1,38 @@
+// A page in another order than id, with filters, walks at most FILTERED_WALK pets
+// (src/catalogue/pet-orders.ts): past them it is short, even empty, and names the next
+// page, which starts after the last pet walked; the walk still returns every match once.
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { FILTERED_WALK } from '../../src/catalogue/pet-orders.js';
+import { buildTestApp, type TestApp, walkPets } from '../helper.js';
+
+let t: TestApp;
+const CATEGORY = 232;
+// FILTERED_WALK + 50 pets in name order, two of which carry the word searched: one among the
+// first walked, one past them.
+const COUNT = FILTERED_WALK + 50;
+const MATCHES = [5, FILTERED_WALK + 40].map((i) => `walk-${String(i).padStart(6, '0')} quokka`);
+
+beforeAll(async () => {
+  t = await buildTestApp();
+  await t.pool.query('INSERT INTO categories (id, name) VALUES ($1, $2) ON CONFLICT DO NOTHING', [CATEGORY, 'Walked']);
+  await t.pool.query(
+    `INSERT INTO pets (name, category_id, status, created_json)
+     SELECT CASE WHEN i = ANY ($2::int[]) THEN format('walk-%s quokka', lpad(i::text, 6, '0')) ELSE format('walk-%s', lpad(i::text, 6, '0')) END, $1, 'available', json_instant(now())
+     FROM generate_series(1, $3) AS i`,
+    [CATEGORY, [5, FILTERED_WALK + 40], COUNT],
+  );
+}, 60_000);
+afterAll(async () => t?.close());
+
+it('a search in name order that matches few pets comes in short pages, each naming the next, and finds every match once', async () => {
+  const first = await t.api({ method: 'GET', url: '/v1/pets?q=quokka&orderBy=name&limit=10', headers: t.auth });
+  expect(first.statusCode).toBe(200);
+  expect(first.json().map((p: { name: string }) => p.name)).toEqual([MATCHES[0]]);
+  expect(first.headers.link).toContain('rel="next"');
+  const { pets, links } = await walkPets(t, '/v1/pets?q=quokka&orderBy=name&limit=10');
+  expect(pets.map((p) => p.name)).toEqual(MATCHES);
+  expect(links.length).toBeGreaterThanOrEqual(1);
+  // The same in descending order, with a filter that every pet of the category meets.
+  const down = await walkPets(t, `/v1/pets?q=quokka&categoryId=${CATEGORY}&orderBy=${encodeURIComponent('name desc')}&limit=10`);
+  expect(down.pets.map((p) => p.name)).toEqual([...MATCHES].reverse());
+});
