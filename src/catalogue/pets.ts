@@ -25,7 +25,7 @@ import type { Statement } from '../db/query.js';
 import { execute, query, statement, type Queryable } from '../db/query.js';
 import { inTransaction } from '../db/transaction.js';
 import { exportPets, type ExportFormat, type ExportFilters } from './pet-export.js';
-import { orderedPage, type OrderedPage } from './pet-orders.js';
+import { FILTERED_WALK, orderedPage, type OrderedPage } from './pet-orders.js';
 import type { Key } from '../db/keyset.js';
 
 /** pets are paged whole (migration 1763700000008). */
@@ -107,9 +107,11 @@ const categoryScan = (category: string, status: string, after: string, lim: stri
 // scan's, orders it), whether more follow, its last id, and `held_from`, the rank of its first
 // pet that is not final yet (src/db/append-order.ts; null: none). An aggregate without GROUP
 // BY gives its row for an empty page too.
-const page = (scanned: string, lim: string) =>
+// With `spent`, the scan's rows carry it: true on the last pet of a walk that reached its
+// bound, answered with no JSON unless it matches, which makes the page go on after it.
+const page = (scanned: string, lim: string, spent = false) =>
   `SELECT '[' || coalesce(string_agg(json, ',' ORDER BY id) FILTER (WHERE n <= ${lim}), '') || ']' AS page,
-    count(*) > ${lim} AS more, max(id) FILTER (WHERE n <= ${lim}) AS last, ${PETS.heldFrom(lim)}
+    count(*) > ${lim}${spent ? ' OR bool_or(spent)' : ''} AS more, max(id) FILTER (WHERE n <= ${lim}) AS last, ${PETS.heldFrom(lim)}
   FROM (SELECT s.*, row_number() OVER (ORDER BY s.id) AS n FROM (${scanned}) AS s) AS q`;
 
 // A batch's parts, each row tagged with its slot: looked-up pets in slot 0 (their id as
@@ -269,13 +271,19 @@ export const PET_STATEMENTS = {
   ),
   // listPets with `q` in id order ($1 q, $2 after, $3 size, $4 status or null, $5 category or
   // null, $6 tags or null): the primary key walked, keeping the pets whose terms match every
-  // word of q (migrations/1763700000025).
+  // word of q (migrations/1763700000025), at most FILTERED_WALK pets a page, as in the other
+  // orders (docs/decisions/0010-pet-orders.md, invariant 5). The last pet walked is judged
+  // final or not like the pets answered: the page never goes on past a pet not final.
   listBySearch: statement<PageRow>(
     'pets-list-by-search',
     page(
-      `SELECT id, pet_json(pets) AS json, visible_after FROM pets WHERE id > $2 AND deleted_at IS NULL AND search_level(terms, (SELECT search_query($1::text))) > 0
-        AND ($4::text IS NULL OR status = $4) AND ($5::bigint IS NULL OR category_id = $5) AND ($6::text[] IS NULL OR tags @> $6) ORDER BY id LIMIT $3::int + 1`,
+      `SELECT * FROM (SELECT id, CASE WHEN hit THEN pet_json(pets) END AS json, visible_after, row_number() OVER (ORDER BY id) = ${FILTERED_WALK} AS spent
+        FROM (SELECT * FROM pets WHERE id > $2 AND deleted_at IS NULL ORDER BY id LIMIT ${FILTERED_WALK}) AS pets
+        CROSS JOIN LATERAL (SELECT search_level(terms, (SELECT search_query($1::text))) > 0
+          AND ($4::text IS NULL OR status = $4) AND ($5::bigint IS NULL OR category_id = $5) AND ($6::text[] IS NULL OR tags @> $6) AS hit) AS matched) AS walked
+      WHERE json IS NOT NULL OR spent ORDER BY id LIMIT $3::int + 1`,
       '$3::int',
+      true,
     ),
   ),
   // listPets by relevance (the function pet_search_page, migrations/1763700000025,

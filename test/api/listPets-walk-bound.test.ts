@@ -1,6 +1,7 @@
-// A page in another order than id, with filters, walks at most FILTERED_WALK pets
-// (src/catalogue/pet-orders.ts): past them it is short, even empty, and names the next
-// page, which starts after the last pet walked; the walk still returns every match once.
+// A page with filters, in another order than relevance, walks at most FILTERED_WALK pets
+// (src/catalogue/pet-orders.ts; in id order with q, src/catalogue/pets.ts): past them it is
+// short, even empty, and names the next page, which starts after the last pet walked; the
+// walk still returns every match once.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { FILTERED_WALK } from '../../src/catalogue/pet-orders.js';
 import { buildTestApp, type TestApp, walkPets } from '../helper.js';
@@ -35,4 +36,12 @@ it('a search in name order that matches few pets comes in short pages, each nami
   // The same in descending order, with a filter that every pet of the category meets.
   const down = await walkPets(t, `/v1/pets?q=quokka&categoryId=${CATEGORY}&orderBy=${encodeURIComponent('name desc')}&limit=10`);
   expect(down.pets.map((p) => p.name)).toEqual([...MATCHES].reverse());
+});
+
+it('so does a search in id order', async () => {
+  const first = await t.api({ method: 'GET', url: '/v1/pets?q=quokka&orderBy=id&limit=10', headers: t.auth });
+  expect(first.json().map((p: { name: string }) => p.name)).toEqual([MATCHES[0]]);
+  expect(first.headers.link).toContain('rel="next"');
+  const { pets } = await walkPets(t, '/v1/pets?q=quokka&orderBy=id&limit=10');
+  expect(pets.map((p) => p.name)).toEqual(MATCHES);
 });

@@ -46,10 +46,12 @@ export interface paths {
          *
          *     **In another order** (`orderBy`, `relevance` among them), every animal that is not added, changed or
          *     removed during the walk is returned exactly once; one that is may be returned at its
-         *     old place, its new place, both or neither. Except by `relevance`, a page with
-         *     `status`, `categoryId`, `tag` or `q` reads at most 10,000 animals of the order: when
-         *     they hold fewer matches than `limit`, the page is short, even empty, and its
-         *     `rel="next"` continues after the last animal read (follow it at once).
+         *     old place, its new place, both or neither.
+         *
+         *     **Pages that read at most 10,000 animals:** those with `q` in an order other than
+         *     `relevance`, and those with `status`, `categoryId` or `tag` in an order other than
+         *     `id`. When the animals read hold fewer matches than `limit`, the page is short, even
+         *     empty, and its `rel="next"` continues after the last animal read.
          *
          *     **A walk with `status`, `categoryId` or `tag`** returns each animal that matches
          *     throughout the walk exactly once. Statuses change when orders are placed, completed,
