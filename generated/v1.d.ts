@@ -48,9 +48,9 @@ export interface paths {
          *     removed during the walk is returned exactly once; one that is may be returned at its
          *     old place, its new place, both or neither.
          *
-         *     **Pages that read at most 10,000 animals:** those with `q` in an order other than
-         *     `relevance`, and those with `status`, `categoryId` or `tag` in an order other than
-         *     `id`. When the animals read hold fewer matches than `limit`, the page is short, even
+         *     **Pages that read at most 10,000 animals** (by `relevance`, 10,000 of their words):
+         *     those with `q`, and those with `status`, `categoryId` or `tag` in an order other than
+         *     `id`. When what they read holds fewer matches than `limit`, the page is short, even
          *     empty, and its `rel="next"` continues after the last animal read.
          *
          *     **A walk with `status`, `categoryId` or `tag`** returns each animal that matches

@@ -281,7 +281,8 @@ export function createAnimalStoreClient(options: AnimalStoreClientOptions) {
    * error answer. A page may be empty and still name a next one: a list in id order stops
    * before items that a transaction still open could precede; then the next page is asked
    * after a pause (50 ms, doubling to 2 s), not at once in a loop. listPets in another order
-   * is empty only when its walk read its most pets without a match: the next is asked at once.
+   * (relevance too) is empty only when it read its most pets without a match: the next is
+   * asked at once.
    */
   async function* paginate<K extends PaginatedOperationId>(
     operation: K,

@@ -286,12 +286,13 @@ export const PET_STATEMENTS = {
       true,
     ),
   ),
-  // listPets by relevance (the function pet_search_page, migrations/1763700000025,
+  // listPets by relevance (the function pet_search_page, migrations/1763700000025 and 27,
   // docs/decisions/0011-pet-search.md): $1 q, after ($2 level, $3 term, $4 id; null: from the
-  // first), $5 status, $6 category, $7 tags, $8 ids (each null: any), $9 size.
-  search: statement<{ id: number; json: string; level: number; term: string }>(
+  // first), $5 status, $6 category, $7 tags, $8 ids (each null: any), $9 size, $10 the most
+  // (term, pet) rows walked.
+  search: statement<{ id: number; json: string | null; level: number; term: string }>(
     'pets-search',
-    'SELECT id, body AS json, level, term FROM pet_search_page($1::text, $2::int, $3::text, $4::bigint, $5::text, $6::bigint, $7::text[], $8::bigint[], $9::int)',
+    'SELECT id, body AS json, level, term FROM pet_search_page($1::text, $2::int, $3::text, $4::bigint, $5::text, $6::bigint, $7::text[], $8::bigint[], $9::int, $10::int)',
   ),
   // listPets with `tag` ($1 tags, $2 status or null, $3 category or null, $4 after, $5
   // size): the pets of one tag (`walked`) in id order from pet_tags' primary key (migration
@@ -659,10 +660,14 @@ export function createPetsRepository(pools: Pools, { exportIdleMs = 60_000 }: Pe
         p.tags ?? null,
         p.ids ?? null,
         p.limit,
+        FILTERED_WALK,
       ]);
-      const kept = rows.slice(0, p.limit);
-      const last = kept.at(-1);
-      const next = rows.length > p.limit && last ? { values: [last.level, last.term], id: Number(last.id) } : undefined;
+      // A walk that reached its bound ends with the (term, pet) it stopped at, with no JSON.
+      const stop = rows.at(-1)?.json === null ? rows.at(-1) : undefined;
+      const found = (stop ? rows.slice(0, -1) : rows) as { id: number; json: string; level: number; term: string }[];
+      const kept = found.slice(0, p.limit);
+      const last = found.length > p.limit ? kept.at(-1) : stop;
+      const next = last ? { values: [last.level, last.term], id: Number(last.id) } : undefined;
       return { pets: new Serialized<Pet[]>(`[${kept.map((r) => r.json).join(',')}]`), next };
     },
 

@@ -1,5 +1,5 @@
-// A page with filters, in another order than relevance, walks at most FILTERED_WALK pets
-// (src/catalogue/pet-orders.ts; in id order with q, src/catalogue/pets.ts): past them it is
+// A page with filters or q walks at most FILTERED_WALK pets (src/catalogue/pet-orders.ts; in
+// id order, src/catalogue/pets.ts; by relevance, migration 1763700000027): past them it is
 // short, even empty, and names the next page, which starts after the last pet walked; the
 // walk still returns every match once.
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -8,17 +8,17 @@ import { buildTestApp, type TestApp, walkPets } from '../helper.js';
 
 let t: TestApp;
 const CATEGORY = 232;
-// FILTERED_WALK + 50 pets in name order, two of which carry the word searched: one among the
-// first walked, one past them.
+// FILTERED_WALK + 50 pets, in name and id order, two of which carry the words searched: one
+// among the first walked, one past them.
 const COUNT = FILTERED_WALK + 50;
-const MATCHES = [5, FILTERED_WALK + 40].map((i) => `walk-${String(i).padStart(6, '0')} quokka`);
+const MATCHES = [5, FILTERED_WALK + 40].map((i) => `walk-${String(i).padStart(6, '0')} quokka yak`);
 
 beforeAll(async () => {
   t = await buildTestApp();
   await t.pool.query('INSERT INTO categories (id, name) VALUES ($1, $2) ON CONFLICT DO NOTHING', [CATEGORY, 'Walked']);
   await t.pool.query(
     `INSERT INTO pets (name, category_id, status, created_json)
-     SELECT CASE WHEN i = ANY ($2::int[]) THEN format('walk-%s quokka', lpad(i::text, 6, '0')) ELSE format('walk-%s', lpad(i::text, 6, '0')) END, $1, 'available', json_instant(now())
+     SELECT CASE WHEN i = ANY ($2::int[]) THEN format('walk-%s quokka yak', lpad(i::text, 6, '0')) ELSE format('walk-%s', lpad(i::text, 6, '0')) END, $1, 'available', json_instant(now())
      FROM generate_series(1, $3) AS i`,
     [CATEGORY, [5, FILTERED_WALK + 40], COUNT],
   );
@@ -43,5 +43,14 @@ it('so does a search in id order', async () => {
   expect(first.json().map((p: { name: string }) => p.name)).toEqual([MATCHES[0]]);
   expect(first.headers.link).toContain('rel="next"');
   const { pets } = await walkPets(t, '/v1/pets?q=quokka&orderBy=id&limit=10');
+  expect(pets.map((p) => p.name)).toEqual(MATCHES);
+});
+
+it('so does a search by relevance for words that few pets hold together', async () => {
+  // `walk`, the longest word, is walked: every pet holds it, two hold `yak` too.
+  const first = await t.api({ method: 'GET', url: '/v1/pets?q=yak%20walk&limit=10', headers: t.auth });
+  expect(first.json().map((p: { name: string }) => p.name)).toEqual([MATCHES[0]]);
+  expect(first.headers.link).toContain('rel="next"');
+  const { pets } = await walkPets(t, '/v1/pets?q=yak%20walk&limit=10');
   expect(pets.map((p) => p.name)).toEqual(MATCHES);
 });

@@ -11,7 +11,7 @@ import { CATEGORY_STATEMENTS } from '../../src/catalogue/categories.js';
 import { EVENT_STATEMENTS } from '../../src/events/feed.js';
 import { ORDER_STATEMENTS } from '../../src/store/orders.js';
 import { PET_STATEMENTS } from '../../src/catalogue/pets.js';
-import { orderedPage, PET_ORDERS, type OrderedPage } from '../../src/catalogue/pet-orders.js';
+import { FILTERED_WALK, orderedPage, PET_ORDERS, type OrderedPage } from '../../src/catalogue/pet-orders.js';
 import type { Key } from '../../src/db/keyset.js';
 import { closePool, createPool, PLAN_CACHE_MODE } from '../../src/db/pool.js';
 import { createTestDatabase } from '../helper.js';
@@ -160,7 +160,7 @@ describe("statements on some pets read those pets' rows only, with statistics fr
     const buffers = async (after: [number, string, number] | [null, null, null]) => {
       const explained = await client.query<{ 'QUERY PLAN': [{ Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number } }] }>(
         `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${PET_STATEMENTS.search.text}`,
-        ['stock', ...after, null, null, null, null, 20],
+        ['stock', ...after, null, null, null, null, 20, FILTERED_WALK],
       );
       const plan = explained.rows[0]?.['QUERY PLAN'][0].Plan;
       return (plan?.['Shared Hit Blocks'] ?? 0) + (plan?.['Shared Read Blocks'] ?? 0);
