@@ -8,7 +8,7 @@ import type pg from 'pg';
 /** A warning to log when the database classifies letters as ASCII only, else undefined. */
 export async function asciiOnlyWords(pool: Pick<pg.Pool, 'query'>): Promise<string | undefined> {
   const { rows } = await pool.query<{ unicode: boolean; ctype: string }>(
-    "SELECT 'ж' ~ '^[[:alnum:]]$' AND lower('Ж') = 'ж' AS unicode, current_setting('lc_ctype') AS ctype",
+    "SELECT 'ж' ~ '^[[:alnum:]]$' AND lower('Ж') = 'ж' AS unicode, datctype AS ctype FROM pg_database WHERE datname = current_database()",
   );
   const row = rows[0];
   if (!row || row.unicode) return undefined;

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { asciiOnlyWords } from '../../src/db/locale.js';
-import { createTestDatabase, databaseUrl } from '../helper.js';
+import { closePool, createTestDatabase, databaseUrl } from '../helper.js';
 
 const adminUrl = inject('adminUrl');
 const cName = `animal_store_c_${randomBytes(4).toString('hex')}`;
@@ -28,6 +28,6 @@ it('warns on a database that knows ASCII letters only, naming its LC_CTYPE, and 
     expect(await asciiOnlyWords(ascii)).toMatch(/^the database's character classification \(LC_CTYPE C\) knows ASCII letters only: q does not find names written in other scripts\. /);
     expect(await asciiOnlyWords(other)).toBeUndefined();
   } finally {
-    await Promise.all([ascii.end(), other.end()]);
+    await Promise.all([closePool(ascii), closePool(other)]);
   }
 });
