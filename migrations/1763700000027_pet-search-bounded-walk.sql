@@ -30,7 +30,9 @@ DECLARE
   lo_term text COLLATE "C";
   lo_id bigint;
   hi text COLLATE "C";
-  r record;
+  got int;
+  last_term text;
+  last_id bigint;
 BEGIN
   IF cardinality(words) = 0 THEN RETURN; END IF;
   SELECT x.w INTO dw FROM unnest(words) WITH ORDINALITY AS x(w, i) ORDER BY length(x.w) DESC, x.i LIMIT 1;
@@ -66,45 +68,37 @@ BEGIN
           lo_id := CASE WHEN t = resume THEN after_id ELSE 0 END;
           hi := t || chr(1);
         END IF;
-        -- The (term, pet) rows walked, at most `walk` a page: those whose pet matches, with its
-        -- JSON, and the last one walked, with its rank `n` (a walk that reached the bound
-        -- answers it with no JSON unless it matches, and the next page resumes after it).
-        FOR r IN
-          SELECT * FROM (
-            SELECT pt.term, pt.pet_id, row_number() OVER w AS n, lead(pt.pet_id) OVER w IS NULL AS last,
-              CASE WHEN p.id IS NOT NULL AND p.deleted_at IS NULL
-                AND (f_status IS NULL OR p.status = f_status) AND (f_category IS NULL OR p.category_id = f_category)
-                AND (f_tags IS NULL OR p.tags @> f_tags) AND (f_ids IS NULL OR p.id = ANY (f_ids))
-                -- Its first term is this one: dw itself always is; of the words dw begins, not
-                -- dw and no term dw begins before this one (search_first, written out: no
-                -- function call per row).
-                AND (c = 3 OR (c = 2 AND NOT dw = ANY (p.terms) AND NOT EXISTS (SELECT FROM unnest(p.terms) AS x WHERE x < pt.term AND starts_with(x, dw)))
-                  OR (c = 1 AND search_first(p.terms, dw) = t))
-                AND (single OR search_level(p.terms, words) = lvl)
-              THEN pet_json(p) END AS body
-            FROM (SELECT pt.term, pt.pet_id FROM pet_terms pt WHERE (pt.term, pt.pet_id) > (lo_term, lo_id) AND pt.term < hi
-                ORDER BY pt.term, pt.pet_id LIMIT walk - walked) AS pt
-              -- Every row walked counts, its pet found or not.
-              LEFT JOIN LATERAL (SELECT * FROM pets WHERE pets.id = pt.pet_id OFFSET 0) AS p ON true
-            WINDOW w AS (ORDER BY pt.term, pt.pet_id)
-          ) AS walked_rows
-          WHERE body IS NOT NULL OR last LIMIT needed + 1
-        LOOP
-          IF r.body IS NOT NULL THEN
-            id := r.pet_id; body := r.body; level := lvl; term := r.term;
-            RETURN NEXT;
-            needed := needed - 1;
-            IF needed = 0 THEN RETURN; END IF;
-          END IF;
-          IF r.last THEN
-            walked := walked + r.n::int;
-            IF walked = walk THEN
-              id := r.pet_id; body := NULL; level := lvl; term := r.term;
-              RETURN NEXT;
-              RETURN;
-            END IF;
-          END IF;
-        END LOOP;
+        -- The pets of the range that match, from its first `walk` - `walked` (term, pet) rows.
+        RETURN QUERY SELECT p.id, pet_json(p), lvl, pt.term::text
+          FROM (SELECT pt.term, pt.pet_id FROM pet_terms pt WHERE (pt.term, pt.pet_id) > (lo_term, lo_id) AND pt.term < hi
+              ORDER BY pt.term, pt.pet_id LIMIT walk - walked) AS pt
+            CROSS JOIN LATERAL (SELECT * FROM pets WHERE pets.id = pt.pet_id OFFSET 0) AS p
+          WHERE p.deleted_at IS NULL
+            AND (f_status IS NULL OR p.status = f_status) AND (f_category IS NULL OR p.category_id = f_category)
+            AND (f_tags IS NULL OR p.tags @> f_tags) AND (f_ids IS NULL OR p.id = ANY (f_ids))
+            -- Its first term is this one: dw itself always is; of the words dw begins, not
+            -- dw and no term dw begins before this one (search_first, written out: no
+            -- function call per row).
+            AND (c = 3 OR (c = 2 AND NOT dw = ANY (p.terms) AND NOT EXISTS (SELECT FROM unnest(p.terms) AS x WHERE x < pt.term AND starts_with(x, dw)))
+              OR (c = 1 AND search_first(p.terms, dw) = t))
+            AND (single OR search_level(p.terms, words) = lvl)
+          ORDER BY pt.term, pt.pet_id LIMIT needed;
+        GET DIAGNOSTICS got = ROW_COUNT;
+        needed := needed - got;
+        IF needed = 0 THEN RETURN; END IF;
+        -- The page is not full: every row of the bounded range was read. How many, and the
+        -- last; a walk that reached its bound answers that row with no body, and the next
+        -- page resumes after it.
+        SELECT x.term, x.pet_id, x.n INTO last_term, last_id, got
+          FROM (SELECT pt.term, pt.pet_id, row_number() OVER (ORDER BY pt.term, pt.pet_id) AS n FROM pet_terms pt
+              WHERE (pt.term, pt.pet_id) > (lo_term, lo_id) AND pt.term < hi ORDER BY pt.term, pt.pet_id LIMIT walk - walked) AS x
+          ORDER BY x.n DESC LIMIT 1;
+        walked := walked + coalesce(got, 0);
+        IF walked >= walk THEN
+          id := last_id; body := NULL; level := lvl; term := last_term;
+          RETURN NEXT;
+          RETURN;
+        END IF;
       END LOOP;
     END LOOP;
   END LOOP;
