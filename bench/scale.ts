@@ -27,7 +27,7 @@ import { migrate } from '../src/db/migrate.js';
 import { createPool, PLAN_CACHE_MODE } from '../src/db/pool.js';
 import { INVENTORY_STATEMENTS } from '../src/catalogue/inventory.js';
 import { PET_STATEMENTS } from '../src/catalogue/pets.js';
-import { orderedPage } from '../src/catalogue/pet-orders.js';
+import { FILTERED_WALK, orderedPage } from '../src/catalogue/pet-orders.js';
 import { createCursorCodec } from '../src/pagination/cursor.js';
 import { machine } from './harness.js';
 import { recordLatest } from './latest.js';
@@ -150,7 +150,7 @@ async function main(): Promise<void> {
         const searchPage = (q: string, key?: { cursor: string; after: number; values: readonly (string | number)[] }) => ({
           url: () => `/v1/pets?limit=20&q=${encodeURIComponent(q)}${key ? `&cursor=${key.cursor}` : ''}`,
           sql: PET_STATEMENTS.search.text,
-          params: [q, key ? key.values[0] : null, key ? key.values[1] : null, key ? key.after : null, null, null, null, null, 20],
+          params: [q, key ? key.values[0] : null, key ? key.values[1] : null, key ? key.after : null, null, null, null, null, 20, FILTERED_WALK],
         });
         const queries: { query: string; url: () => string; sql: string; params: unknown[] }[] = [
           { query: 'listPets limit=20, page 1', url: () => '/v1/pets?limit=20', sql: PET_STATEMENTS.list.text, params: [0, 20] },
