@@ -175,6 +175,25 @@ describe("statements on some pets read those pets' rows only, with statistics fr
     expect(await buffers([3, 'stock', 2500])).toBeLessThan(200);
   });
 
+  // A typo's words come from the vocabulary's trigram index, which only a bitmap scan reads:
+  // search_typos must keep it although pet_search_page, which calls it, turns bitmap scans off.
+  it("a typo's words are read from the trigram index, inside the relevance walk too", async () => {
+    const plans: string[] = [];
+    const onNotice = (notice: { message?: string }) => plans.push(notice.message ?? '');
+    client.on('notice', onNotice);
+    try {
+      await client.query("LOAD 'auto_explain'");
+      await client.query("SET auto_explain.log_min_duration = 0; SET auto_explain.log_nested_statements = on; SET client_min_messages = log");
+      await client.query(PET_STATEMENTS.search.text, ['stcok', null, null, null, null, null, null, null, 20, FILTERED_WALK]);
+    } finally {
+      await client.query('RESET auto_explain.log_min_duration; RESET auto_explain.log_nested_statements; RESET client_min_messages');
+      client.off('notice', onNotice);
+    }
+    const typos = plans.filter((plan) => plan.includes('FROM search_vocabulary v'));
+    expect(typos.length, plans.join('\n')).toBeGreaterThan(0);
+    for (const plan of typos) expect(plan).toContain('Bitmap Index Scan on search_vocabulary_trigrams');
+  });
+
   it("the expiry job's batch reads its own orders' pets only", async () => {
     // Five of the placed orders are past their expiresAt; the job's batch expires them.
     const due = `UPDATE orders SET expires_at = placed_at + interval '1 microsecond' WHERE id = ANY('{${orderIds.slice(100, 105).join(',')}}'::bigint[])`;
