@@ -90,7 +90,9 @@ function shaped(p: OrderedPage): { statement: Statement<OrderedRow>; values: unk
   if (p.key !== undefined) where.push(keyset.after(values.push(...keyParameters(p.key)) - keyset.parameters + 1));
   const sortKey = field ? field.key : 'NULL';
   const limit = parameter(p.limit, 'int');
-  // Filtered, not by ids: at most FILTERED_WALK pets walked, the last of them answered (spent) when the walk ends there.
+  // Filtered, not by ids: at most FILTERED_WALK pets walked, the last of them answered (spent)
+  // when the walk ends there. The rows reach the LIMIT in the index's order: no ORDER BY above
+  // the window, which would sort the whole walk (its own ORDER BY would too: an expression).
   const text =
     filters.length > 0 && p.ids === undefined
       ? `SELECT id, json, sort_key, spent FROM (SELECT id, CASE WHEN hit THEN pet_json(pets) END AS json, ${sortKey} AS sort_key, row_number() OVER () = ${FILTERED_WALK} AS spent
