@@ -10,8 +10,10 @@ SET LOCAL lock_timeout = '1s';
 -- called from pet_search_page, which turns bitmap scans off, search_typos planned without
 -- it (a typo's page: 5.5 ms of it, against 0.8).
 ALTER FUNCTION search_typos(text) SET enable_bitmapscan = on;
-DROP FUNCTION pet_search_page(text, int, text, bigint, text, bigint, text[], bigint[], int);
-CREATE FUNCTION pet_search_page(q text, after_level int, after_term text, after_id bigint, f_status text, f_category bigint, f_tags text[], f_ids bigint[], size int, walk int DEFAULT 10000)
+-- The function of nine arguments stays as it is, unbounded, for the instances that still call
+-- it while a deployment rolls (a row with no body would be a pet to them); this one takes the
+-- bound as a tenth, with no default, so that no call of nine can reach it.
+CREATE FUNCTION pet_search_page(q text, after_level int, after_term text, after_id bigint, f_status text, f_category bigint, f_tags text[], f_ids bigint[], size int, walk int)
   RETURNS TABLE (id bigint, body text, level int, term text)
   LANGUAGE plpgsql STABLE SET enable_bitmapscan = off SET plan_cache_mode = force_generic_plan AS $$
 -- No bitmap scan: a generic plan walks pet_terms' primary key in order and stops at the
@@ -113,80 +115,3 @@ $$;
 SET LOCAL lock_timeout = '1s';
 ALTER FUNCTION search_typos(text) RESET enable_bitmapscan;
 DROP FUNCTION pet_search_page(text, int, text, bigint, text, bigint, text[], bigint[], int, int);
-CREATE FUNCTION pet_search_page(q text, after_level int, after_term text, after_id bigint, f_status text, f_category bigint, f_tags text[], f_ids bigint[], size int)
-  RETURNS TABLE (id bigint, body text, level int, term text)
-  LANGUAGE plpgsql STABLE SET enable_bitmapscan = off AS $$
--- No bitmap scan: a generic plan walks pet_terms' primary key in order and stops at the
--- page's end, never reads every pet of the words to sort them (docs/decisions/0011-pet-search.md).
-#variable_conflict use_column
-DECLARE
-  words text[] := search_query(q);
-  dw text;
-  single boolean;
-  a_class int;
-  a_sub int;
-  lvl int;
-  c int;
-  t text COLLATE "C";
-  from_id bigint;
-  resume text COLLATE "C";
-  needed int := size + 1;
-  got int;
-BEGIN
-  IF cardinality(words) = 0 THEN RETURN; END IF;
-  SELECT x.w INTO dw FROM unnest(words) WITH ORDINALITY AS x(w, i) ORDER BY length(x.w) DESC, x.i LIMIT 1;
-  single := cardinality(words) = 1;
-  IF after_level IS NOT NULL THEN
-    a_class := search_class(after_term, dw);
-    a_sub := CASE WHEN a_class = 1 THEN search_distance(after_term, dw) ELSE 0 END;
-  END IF;
-  FOR lvl IN REVERSE 3..1 LOOP
-    CONTINUE WHEN after_level IS NOT NULL AND lvl > after_level;
-    FOR c IN REVERSE 3..1 LOOP
-      -- One word: a pet's level is its first term's class. Several: the driving word's terms at least as good as the level.
-      CONTINUE WHEN (single AND c <> lvl) OR c < lvl;
-      CONTINUE WHEN lvl = after_level AND c > a_class;
-      resume := CASE WHEN lvl = after_level AND c = a_class THEN after_term END;
-      IF c = 2 THEN
-        -- The words dw begins, in code point order, are one range of pet_terms' primary key:
-        -- walked as one, (term, pet_id) after the cursor's.
-        CONTINUE WHEN dw ~ '^[0-9]+$';
-        RETURN QUERY SELECT p.id, pet_json(p), lvl, pt.term::text
-          FROM pet_terms pt CROSS JOIN LATERAL (SELECT * FROM pets WHERE pets.id = pt.pet_id OFFSET 0) AS p
-          WHERE pt.term > dw AND pt.term < dw || chr(1114111) AND (pt.term, pt.pet_id) > (coalesce(resume, dw), CASE WHEN resume IS NULL THEN 0 ELSE after_id END)
-            AND p.deleted_at IS NULL
-            AND (f_status IS NULL OR p.status = f_status) AND (f_category IS NULL OR p.category_id = f_category)
-            AND (f_tags IS NULL OR p.tags @> f_tags) AND (f_ids IS NULL OR p.id = ANY (f_ids))
-            -- Its first term (search_first, written out: no function call per row): not dw
-            -- itself, and no term dw begins before this one.
-            AND NOT dw = ANY (p.terms) AND NOT EXISTS (SELECT FROM unnest(p.terms) AS x WHERE x < pt.term AND starts_with(x, dw))
-            AND (single OR search_level(p.terms, words) = lvl)
-          ORDER BY pt.term, pt.pet_id LIMIT needed;
-        GET DIAGNOSTICS got = ROW_COUNT;
-        needed := needed - got;
-        IF needed = 0 THEN RETURN; END IF;
-        CONTINUE;
-      END IF;
-      -- The word itself, or its typos from the vocabulary by edits, then code point.
-      FOR t IN
-        SELECT dw WHERE c = 3
-        UNION ALL (SELECT y.term FROM search_typos(dw) AS y WHERE c = 1 AND (resume IS NULL OR (y.edits, y.term COLLATE "C") >= (a_sub, resume)))
-      LOOP
-        from_id := CASE WHEN t = resume THEN after_id ELSE 0 END;
-        RETURN QUERY SELECT p.id, pet_json(p), lvl, t::text
-          FROM pet_terms pt CROSS JOIN LATERAL (SELECT * FROM pets WHERE pets.id = pt.pet_id OFFSET 0) AS p
-          WHERE pt.term = t AND pt.pet_id > from_id AND p.deleted_at IS NULL
-            AND (f_status IS NULL OR p.status = f_status) AND (f_category IS NULL OR p.category_id = f_category)
-            AND (f_tags IS NULL OR p.tags @> f_tags) AND (f_ids IS NULL OR p.id = ANY (f_ids))
-            -- Its first term is this one (dw itself always is).
-            AND (c = 3 OR search_first(p.terms, dw) = t)
-            AND (single OR search_level(p.terms, words) = lvl)
-          ORDER BY pt.pet_id LIMIT needed;
-        GET DIAGNOSTICS got = ROW_COUNT;
-        needed := needed - got;
-        IF needed = 0 THEN RETURN; END IF;
-      END LOOP;
-    END LOOP;
-  END LOOP;
-END;
-$$;

@@ -278,18 +278,16 @@ export function createAnimalStoreClient(options: AnimalStoreClientOptions) {
 
   /**
    * Every item, page after page, following `Link: rel="next"`. Throws AnimalStoreError on an
-   * error answer. A page may be empty and still name a next one: a list in id order stops
-   * before items that a transaction still open could precede; then the next page is asked
-   * after a pause (50 ms, doubling to 2 s), not at once in a loop. listPets in another order
-   * (relevance too) is empty only when it read its most pets without a match: the next is
-   * asked at once.
+   * error answer. A page may be empty and still name a next one: a page that read its most
+   * rows without a match goes on at once; one whose next is the page just asked (a list in id
+   * order stops before items that a transaction still open could precede) is asked again
+   * after a pause (50 ms, doubling to 2 s), not at once in a loop.
    */
   async function* paginate<K extends PaginatedOperationId>(
     operation: K,
     query: Omit<QueryOf<K>, 'cursor'> | undefined,
     callOptions?: RequestOptions,
     path?: object,
-    pauseWhenEmpty = true,
   ): AsyncGenerator<ItemOf<K>> {
     let cursor: string | undefined;
     let pauseMs = 0;
@@ -298,8 +296,9 @@ export function createAnimalStoreClient(options: AnimalStoreClientOptions) {
       const { data, response } = await call(operation, { query: { ...query, ...(cursor ? { cursor } : {}) }, ...(path ? { path } : {}) }, callOptions);
       const items = data as ItemOf<K>[];
       yield* items;
+      const asked = cursor;
       cursor = nextCursor(response.headers.get('link'));
-      pauseMs = items.length > 0 || !pauseWhenEmpty ? 0 : Math.min(2000, Math.max(50, pauseMs * 2));
+      pauseMs = items.length > 0 || cursor !== asked ? 0 : Math.min(2000, Math.max(50, pauseMs * 2));
     } while (cursor);
   }
 
@@ -339,8 +338,7 @@ export function createAnimalStoreClient(options: AnimalStoreClientOptions) {
     listPets: (query?: QueryOf<'listPets'>, callOptions?: CallOptions<'listPets'>) => call('listPets', { query }, callOptions),
 
     /** Every pet matching `query`, each exactly once even while others are added. */
-    listAllPets: (query?: Omit<QueryOf<'listPets'>, 'cursor'>, callOptions?: RequestOptions) =>
-      paginate('listPets', query, callOptions, undefined, (query?.orderBy ?? (query?.q === undefined ? 'id' : 'relevance')) === 'id'),
+    listAllPets: (query?: Omit<QueryOf<'listPets'>, 'cursor'>, callOptions?: RequestOptions) => paginate('listPets', query, callOptions),
 
     /** `createPet`: the stored Pet, its `etag`, `response.headers.get('location')`, the `idempotencyKey` sent and whether the answer was `replayed`. */
     createPet: (pet: BodyOf<'createPet'>, callOptions?: CallOptions<'createPet'>) => call('createPet', { body: pet }, callOptions),

@@ -9,11 +9,13 @@ const paging = listPaging('listPets', { implied: (query) => ({ orderBy: query.q 
 const MAX_WORDS = 8;
 
 /**
- * A word of q as the database counts it (search_words, after unaccent): letters and digits,
- * with the combining marks of a decomposed accent inside it (`Re\u0301e` is one word, as
- * `Renée` is), never a run of marks alone.
+ * A word of q as the database counts it (search_words: unaccent, then runs of what its
+ * locale calls letters and digits): letters, decimal digits and Unicode's alphabetic marks
+ * (the vowel signs of Indic scripts), with the accents unaccent removes inside it (`Re\u0301e`
+ * is one word, as `Renée` is). Any other mark separates words, as the database splits there
+ * (U+1DC0; the combining Latin letters U+0363-U+036F, which unaccent keeps).
  */
-const WORD = /\p{M}*[\p{L}\p{N}][\p{L}\p{N}\p{M}]*/gu;
+const WORD = /[\u0300-\u0362\u20DD-\u20E0\u20E2-\u20E4]*(?![\u0363-\u036F])[\p{Alphabetic}\p{Nd}](?:(?![\u0363-\u036F])[\p{Alphabetic}\p{Nd}]|[\u0300-\u0362\u20DD-\u20E0\u20E2-\u20E4])*/gu;
 
 /** A 400 naming the parameter and what to give instead. */
 const bad = (field: 'q' | 'orderBy', rule: string, message: string) => errorAnswer('bad_request', `query parameter ${field}: ${message}`, [{ location: 'query', field, rule, message }]);

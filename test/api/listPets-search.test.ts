@@ -79,8 +79,11 @@ describe('search quality', () => {
     expect(response.statusCode).toBe(400);
     expect(response.json().message).toBe('query parameter q: has more than 8 words: search with fewer');
     expect((await get(search('rex the labrador rex the labrador rex the'))).json().map((p: { name: string }) => p.name)).toEqual(['Rex the Labrador']);
-    // A decomposed accent (e + U+0301) is inside its word, as its composed form is: 5 words.
+    // A decomposed accent (e + U+0301) is inside its word, as its composed form is: 5 words;
+    // a mark the database splits at (U+1DC0) separates words: 10.
     expect((await get(search('re\u0301x '.repeat(5)))).json().map((p: { name: string }) => p.name)).toEqual(['Rex the Labrador']);
+    const joined = await get(search(['alpha', 'bravo', 'charlie', 'delta', 'echo', 'fox', 'golf', 'hotel', 'india', 'juliet'].join('\u1dc0')));
+    expect(joined.json().message).toBe('query parameter q: has more than 8 words: search with fewer');
   });
 });
 

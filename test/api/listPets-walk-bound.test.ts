@@ -3,6 +3,7 @@
 // short, even empty, and names the next page, which starts after the last pet walked; the
 // walk still returns every match once.
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createAnimalStoreClient } from '../../client/src/index.js';
 import { FILTERED_WALK } from '../../src/catalogue/pet-orders.js';
 import { buildTestApp, type TestApp, walkPets } from '../helper.js';
 
@@ -40,4 +41,20 @@ it.each([
   expect(first.headers.link).toContain('rel="next"');
   const { pets } = await walkPets(t, url);
   expect(pets.map((p) => p.name)).toEqual(order);
+});
+
+it("the typed client's listAllPets follows the short and empty pages of a search to its end", async () => {
+  const store = createAnimalStoreClient({
+    baseUrl: 'http://127.0.0.1/v1',
+    apiKey: t.key,
+    fetch: async (input, init) => {
+      const request = new Request(input, init);
+      const url = new URL(request.url);
+      const answer = await t.app.inject({ method: 'GET', url: url.pathname + url.search, headers: Object.fromEntries(request.headers) });
+      return new Response(answer.body, { status: answer.statusCode, headers: answer.headers as Record<string, string> });
+    },
+  });
+  const names: string[] = [];
+  for await (const pet of store.listAllPets({ q: 'yak walk', limit: 10 })) names.push(pet.name);
+  expect(names).toEqual(MATCHES);
 });
