@@ -6,20 +6,19 @@
 -- after it, as after a pet it answered (docs/decisions/0011-pet-search.md, invariant 5). The
 -- order, the levels and what matches are 1763700000025's.
 SET LOCAL lock_timeout = '1s';
--- The typos are read from the trigram index by a bitmap scan, the only scan a GIN index has:
--- called from pet_search_page, which turns bitmap scans off, search_typos planned without
--- it (a typo's page: 5.5 ms of it, against 0.8).
+-- The typos are read from the trigram index by a bitmap scan, the only scan a GIN index has,
+-- also when pet_search_page, which turns bitmap scans off, calls search_typos
+-- (docs/decisions/0011-pet-search.md).
 ALTER FUNCTION search_typos(text) SET enable_bitmapscan = on;
 -- The function of nine arguments stays as it is, unbounded, for the instances that still call
 -- it while a deployment rolls (a row with no body would be a pet to them); this one takes the
 -- bound as a tenth, with no default, so that no call of nine can reach it.
 CREATE FUNCTION pet_search_page(q text, after_level int, after_term text, after_id bigint, f_status text, f_category bigint, f_tags text[], f_ids bigint[], size int, walk int)
   RETURNS TABLE (id bigint, body text, level int, term text)
-  LANGUAGE plpgsql STABLE SET enable_bitmapscan = off SET plan_cache_mode = force_generic_plan AS $$
--- No bitmap scan: a generic plan walks pet_terms' primary key in order and stops at the
--- page's end, never reads every pet of the words to sort them (docs/decisions/0011-pet-search.md).
--- Generic plans only, as the pool's sessions make them (src/db/pool.ts), whoever calls it: a
--- plan made for the values looks cheaper and would be made again at every call.
+  LANGUAGE plpgsql STABLE SET enable_bitmapscan = off AS $$
+-- No bitmap scan: a generic plan (the pool's sessions make only those, src/db/pool.ts) walks
+-- pet_terms' primary key in order and stops at the page's end, never reads every pet of the
+-- words to sort them (docs/decisions/0011-pet-search.md).
 #variable_conflict use_column
 DECLARE
   words text[] := search_query(q);

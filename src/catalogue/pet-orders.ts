@@ -59,6 +59,21 @@ const MOST = 101;
  */
 export const FILTERED_WALK = 10_000;
 
+/**
+ * A walk of at most FILTERED_WALK live pets: those of `where`, in `order`, answered with their
+ * JSON when they meet `filters`, and the last one walked, `spent` (with no JSON unless it
+ * matches), when the walk reaches the bound; `columns` are more of each row's columns. The
+ * caller takes its page from these rows in the walk's order. `windowOrder` repeats the order
+ * for the window when it is columns of pets (the planner then keeps the walk's order with no
+ * sort); none for an expression, whose order the window would sort the whole walk for: the
+ * rows still come as the index gives them.
+ */
+export function boundedWalk(walk: { where: string; order: string; filters: string; columns: string; windowOrder?: string }): string {
+  return `SELECT * FROM (SELECT id, CASE WHEN hit THEN pet_json(pets) END AS json, ${walk.columns}, row_number() OVER (${walk.windowOrder ?? ''}) = ${FILTERED_WALK} AS spent
+    FROM (SELECT * FROM pets WHERE ${walk.where} ORDER BY ${walk.order} LIMIT ${FILTERED_WALK}) AS pets CROSS JOIN LATERAL (SELECT ${walk.filters} AS hit) AS matched) AS walked
+    WHERE json IS NOT NULL OR spent`;
+}
+
 const statements = new Map<string, Statement<OrderedRow>>();
 
 /**
@@ -90,14 +105,10 @@ function shaped(p: OrderedPage): { statement: Statement<OrderedRow>; values: unk
   if (p.key !== undefined) where.push(keyset.after(values.push(...keyParameters(p.key)) - keyset.parameters + 1));
   const sortKey = field ? field.key : 'NULL';
   const limit = parameter(p.limit, 'int');
-  // Filtered, not by ids: at most FILTERED_WALK pets walked, the last of them answered (spent)
-  // when the walk ends there. The rows reach the LIMIT in the index's order: no ORDER BY above
-  // the window, which would sort the whole walk (its own ORDER BY would too: an expression).
+  // Filtered, not by ids: a bounded walk (its last pet answered, spent, when it ends there).
   const text =
     filters.length > 0 && p.ids === undefined
-      ? `SELECT id, json, sort_key, spent FROM (SELECT id, CASE WHEN hit THEN pet_json(pets) END AS json, ${sortKey} AS sort_key, row_number() OVER () = ${FILTERED_WALK} AS spent
-        FROM (SELECT * FROM pets WHERE ${where.join(' AND ')} ORDER BY ${keyset.order} LIMIT ${FILTERED_WALK}) AS pets CROSS JOIN LATERAL (SELECT ${filters.join(' AND ')} AS hit) AS matched) AS walked
-        WHERE json IS NOT NULL OR spent LIMIT ${limit} + 1`
+      ? `${boundedWalk({ where: where.join(' AND '), order: keyset.order, filters: filters.join(' AND '), columns: `${sortKey} AS sort_key` })} LIMIT ${limit} + 1`
       : `SELECT * FROM (SELECT id, pet_json(pets) AS json, ${sortKey} AS sort_key, false AS spent FROM ${from} WHERE ${[...where, ...filters].join(' AND ')} ORDER BY ${keyset.order} LIMIT ${MOST}) AS page LIMIT ${limit} + 1`;
   const shape = [p.status !== undefined ? 's' : '', p.categoryId !== undefined ? 'c' : '', tags ? 't' : '', p.ids !== undefined ? 'i' : '', p.q !== undefined ? 'q' : ''].join('');
   const statementName = `pets-order-${p.order.replace(' ', '-')}${shape ? `-${shape}` : ''}-${p.key === undefined ? 'first' : 'after'}`;

@@ -25,7 +25,7 @@ import type { Statement } from '../db/query.js';
 import { execute, query, statement, type Queryable } from '../db/query.js';
 import { inTransaction } from '../db/transaction.js';
 import { exportPets, type ExportFormat, type ExportFilters } from './pet-export.js';
-import { FILTERED_WALK, orderedPage, type OrderedPage } from './pet-orders.js';
+import { boundedWalk, FILTERED_WALK, orderedPage, type OrderedPage } from './pet-orders.js';
 import type { Key } from '../db/keyset.js';
 
 /** pets are paged whole (migration 1763700000008). */
@@ -277,11 +277,14 @@ export const PET_STATEMENTS = {
   listBySearch: statement<PageRow>(
     'pets-list-by-search',
     page(
-      `SELECT * FROM (SELECT id, CASE WHEN hit THEN pet_json(pets) END AS json, visible_after, row_number() OVER (ORDER BY id) = ${FILTERED_WALK} AS spent
-        FROM (SELECT * FROM pets WHERE id > $2 AND deleted_at IS NULL ORDER BY id LIMIT ${FILTERED_WALK}) AS pets
-        CROSS JOIN LATERAL (SELECT search_level(terms, (SELECT search_query($1::text))) > 0
-          AND ($4::text IS NULL OR status = $4) AND ($5::bigint IS NULL OR category_id = $5) AND ($6::text[] IS NULL OR tags @> $6) AS hit) AS matched) AS walked
-      WHERE json IS NOT NULL OR spent ORDER BY id LIMIT $3::int + 1`,
+      `${boundedWalk({
+        where: 'id > $2 AND deleted_at IS NULL',
+        order: 'id',
+        filters: `search_level(terms, (SELECT search_query($1::text))) > 0
+          AND ($4::text IS NULL OR status = $4) AND ($5::bigint IS NULL OR category_id = $5) AND ($6::text[] IS NULL OR tags @> $6)`,
+        columns: 'visible_after',
+        windowOrder: 'ORDER BY id',
+      })} ORDER BY id LIMIT $3::int + 1`,
       '$3::int',
       true,
     ),
