@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { asciiOnlyWords } from '../../src/db/locale.js';
-import { closePool, createTestDatabase, databaseUrl } from '../helper.js';
+import { closePool, createTestDatabase, databaseUrl, testPool } from '../helper.js';
 
 const adminUrl = inject('adminUrl');
 const cName = `animal_store_c_${randomBytes(4).toString('hex')}`;
@@ -22,8 +22,9 @@ afterAll(async () => {
 });
 
 it('warns on a database that knows ASCII letters only, naming its LC_CTYPE, and not on one that knows Unicode', async () => {
-  const ascii = new pg.Pool({ connectionString: databaseUrl(adminUrl, cName), max: 1 });
-  const other = new pg.Pool({ connectionString: unicode.url, max: 1 });
+  // testPool's, so that closePool waits for their connections to go before the drop.
+  const ascii = testPool(databaseUrl(adminUrl, cName), 1);
+  const other = testPool(unicode.url, 1);
   try {
     expect(await asciiOnlyWords(ascii)).toMatch(/^the database's character classification \(LC_CTYPE C\) knows ASCII letters only: q does not find names written in other scripts\. /);
     expect(await asciiOnlyWords(other)).toBeUndefined();
