@@ -115,3 +115,22 @@ it('pet_terms holds exactly the live pets terms after each kind of statement, se
   await client.query("UPDATE pets SET status = 'pending' WHERE id = ANY ($1::bigint[])", [[bella, max]]);
   expect((await indexAndExpected()).index).toEqual(before.index);
 });
+
+it('pet_terms follows pets deleted, renumbered and truncated by hand (no service statement does)', async () => {
+  const created = await insert(['Odin Malinois', 'Freya Samoyed', 'Loki Basenji'], [['calm'], null, ['shy']]);
+  const [odin, freya, loki] = created.rows.map((r) => Number(r.id));
+  await client.query('DELETE FROM pets WHERE id = ANY ($1::bigint[])', [[odin, freya]]);
+  await expectIndexExact();
+  const { rows: gone } = await client.query('SELECT 1 FROM pet_terms WHERE pet_id = ANY ($1::bigint[])', [[odin, freya]]);
+  expect(gone).toEqual([]);
+
+  // A new id: the terms move with the pet, in the statement that moves it.
+  const { rows: moved } = await client.query<{ id: string }>('UPDATE pets SET id = $2 WHERE id = $1 RETURNING id', [loki, loki + 1_000_000]);
+  expect(Number(moved[0]?.id)).toBe(loki + 1_000_000);
+  await expectIndexExact();
+  const { rows: terms } = await client.query<{ term: string }>('SELECT term FROM pet_terms WHERE pet_id = $1 ORDER BY term', [loki + 1_000_000]);
+  expect(terms.map((r) => r.term)).toEqual(['basenji', 'loki', 'shy']);
+
+  await client.query('TRUNCATE pets CASCADE');
+  expect((await client.query('SELECT 1 FROM pet_terms')).rows).toEqual([]);
+});
