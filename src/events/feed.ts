@@ -242,6 +242,13 @@ export function createEventsRepository(primary: pg.Pool) {
   // The relays whose row this instance has made sure of (relay's first step).
   const joined = new Set<string>();
 
+  /** Makes the relay's row unless this instance has (see `join` below). */
+  async function join(name: string, from: Exclude<RelayStart, 'made'>): Promise<void> {
+    if (joined.has(name)) return;
+    await query(primary, EVENT_STATEMENTS.relayJoin, [name, from === 'newest']);
+    joined.add(name);
+  }
+
   /** One step of a relay, reading its page with `page`: see `relay` below. */
   async function step<R extends { id: number; final: boolean }>(
     name: string,
@@ -250,10 +257,7 @@ export function createEventsRepository(primary: pg.Pool) {
     act: (rows: R[], tx: Queryable) => Promise<void>,
     from: RelayStart,
   ): Promise<number | undefined> {
-    if (from !== 'made' && !joined.has(name)) {
-      await query(primary, EVENT_STATEMENTS.relayJoin, [name, from === 'newest']);
-      joined.add(name);
-    }
+    if (from !== 'made') await join(name, from);
     return inTransaction(primary, async (tx: Queryable) => {
       const [held] = await query(tx, EVENT_STATEMENTS.relayLock, [name]);
       if (held?.position === null || held?.position === undefined) {
@@ -337,6 +341,12 @@ export function createEventsRepository(primary: pg.Pool) {
      * the row notes when it ran (to the minute): retention waits for a relay that ran within
      * EVENT_RETENTION_DAYS, and no longer for one that did not.
      */
+    /**
+     * Makes the relay's row, starting at `from`, unless it exists: what `relay`'s first step
+     * does, for a relay that must fix where it starts before it can publish (NATS away).
+     */
+    join,
+
     async relay(name: string, limit: number, publish: (events: RelayedEvent[], tx: Queryable) => Promise<void>, from: RelayStart = 'oldest'): Promise<number | undefined> {
       return step(name, limit, EVENT_STATEMENTS.relayPage, (rows, tx) => publish(rows.map(({ id, type, json, trace_parent }) => ({ id, type, json, traceParent: trace_parent })), tx), from);
     },

@@ -12,8 +12,10 @@
 // duplicate window, which the relay sets to an hour when it makes the stream (JetStream's
 // default is two minutes; a stream that exists is left as it is).
 //
-// The relay's row is made when it first runs: it starts after the newest event then, so that
-// turning it on does not publish the events kept from before (EVENT_RETENTION_DAYS of them).
+// The relay's row is made when it first runs, as the service starts, before NATS is reached:
+// it starts after the newest event then, so that turning it on does not publish the events
+// kept from before (EVENT_RETENTION_DAYS of them), and publishes every later one, also those
+// written while NATS is away at start.
 // While it runs, retention keeps the events it has not published; once it has not run for
 // EVENT_RETENTION_DAYS (turned off, or NATS away that long), retention no longer waits for it
 // (src/events/feed.ts).
@@ -93,6 +95,8 @@ export function createNatsRelay({ url, stream, subjectPrefix }: NatsRelaySetting
   return {
     async run() {
       if (closed) return 0;
+      // The row first, NATS reached or not: the events written while it is away wait for it.
+      await events.join(RELAY, 'newest');
       const { js } = await publisher();
       if (!up) throw new Error('NATS is unreachable; the client is reconnecting');
       const encoder = new TextEncoder();

@@ -118,7 +118,7 @@ it('pet_terms holds exactly the live pets terms after each kind of statement, se
 
 it('pet_terms follows pets deleted, renumbered and truncated by hand (no service statement does)', async () => {
   const created = await insert(['Odin Malinois', 'Freya Samoyed', 'Loki Basenji'], [['calm'], null, ['shy']]);
-  const [odin, freya, loki] = created.rows.map((r) => Number(r.id));
+  const [odin, freya, loki] = created.rows.map((r) => Number(r.id)) as [number, number, number];
   await client.query('DELETE FROM pets WHERE id = ANY ($1::bigint[])', [[odin, freya]]);
   await expectIndexExact();
   const { rows: gone } = await client.query('SELECT 1 FROM pet_terms WHERE pet_id = ANY ($1::bigint[])', [[odin, freya]]);

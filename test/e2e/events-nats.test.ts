@@ -4,6 +4,7 @@
 // and nothing else. Against the machine's NATS (TEST_NATS_URL, default 127.0.0.1:4222), with
 // a stream and subjects of this run's own (EVENTS_NATS_STREAM, EVENTS_NATS_SUBJECT_PREFIX).
 import { randomBytes } from 'node:crypto';
+import net from 'node:net';
 import { connect, nanos, type JetStreamManager, type NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createApiKey, keysSettled, type TestApp } from '../helper.js';
@@ -18,6 +19,9 @@ const PREFIX = `animal-store-test-${run}.events`;
 // The stream of the relay turned on for a database that already has events.
 const LATE_STREAM = `ANIMAL_STORE_EVENTS_TEST_${run}_LATE`;
 const LATE_PREFIX = `animal-store-test-${run}-late.events`;
+// The stream of the relay started while NATS is away.
+const AWAY_STREAM = `ANIMAL_STORE_EVENTS_TEST_${run}_AWAY`;
+const AWAY_PREFIX = `animal-store-test-${run}-away.events`;
 const json = { 'content-type': 'application/json' };
 
 describe.skipIf(!haveNats)('the NATS JetStream relay', () => {
@@ -42,6 +46,7 @@ describe.skipIf(!haveNats)('the NATS JetStream relay', () => {
     await first?.close();
     await jsm?.streams.delete(STREAM).catch(() => {});
     await jsm?.streams.delete(LATE_STREAM).catch(() => {});
+    await jsm?.streams.delete(AWAY_STREAM).catch(() => {});
     await nc?.close();
   });
 
@@ -106,6 +111,39 @@ describe.skipIf(!haveNats)('the NATS JetStream relay', () => {
       expect(away.logs.join('')).not.toMatch(/password|postgres:\/\//);
     } finally {
       await away.app.close();
+    }
+  });
+
+  it('started while NATS is away, publishes the events written before NATS answers', async () => {
+    // NATS behind a loopback relay of the test's that closes every connection until it opens.
+    const target = new URL(NATS_URL.includes('://') ? NATS_URL : `nats://${NATS_URL}`);
+    let open = false;
+    const sockets = new Set<net.Socket>();
+    const gate = net.createServer((socket) => {
+      sockets.add(socket);
+      if (!open) return socket.destroy();
+      const upstream = net.connect(Number(target.port || 4222), target.hostname);
+      sockets.add(upstream);
+      for (const side of [socket, upstream]) side.on('error', () => {}).on('close', () => [socket, upstream].forEach((s) => s.destroy()));
+      socket.pipe(upstream).pipe(socket);
+    });
+    await new Promise<void>((resolve) => gate.listen(0, '127.0.0.1', resolve));
+    const port = (gate.address() as net.AddressInfo).port;
+    const late = await buildTestApp({ env: { EVENTS_NATS_URL: `nats://127.0.0.1:${port}`, EVENTS_NATS_STREAM: AWAY_STREAM, EVENTS_NATS_SUBJECT_PREFIX: AWAY_PREFIX } });
+    try {
+      // The relay's row is made though NATS has not answered.
+      await within(WAIT_MS, async () => (await late.pool.query("SELECT 1 FROM event_relays WHERE name = 'nats'")).rowCount === 1, 50);
+      const created = await late.api({ method: 'POST', url: '/v1/pets', headers: { ...late.auth, ...json }, payload: '{"name":"Before NATS","categoryId":1}' });
+      expect(created.statusCode).toBe(201);
+      await within(WAIT_MS, async () => late.logs.some((line) => line.includes('events to NATS failed')), 50);
+      open = true;
+      const subject = `${AWAY_PREFIX}.pet.created`;
+      const published = async () => (await jsm.streams.getMessage(AWAY_STREAM, { last_by_subj: subject }).catch(() => undefined))?.string();
+      await within(WAIT_MS, async () => (await published())?.includes('"name":"Before NATS"') === true, 100);
+    } finally {
+      await late.close();
+      sockets.forEach((s) => s.destroy());
+      await new Promise((resolve) => gate.close(resolve));
     }
   });
 
