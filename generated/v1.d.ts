@@ -23,8 +23,9 @@ export interface paths {
          *     **Search (`q`):** an animal matches when each word of `q` matches a word of its name
          *     or tags, ignoring case and accents (`zoe` finds `Zoé`), in any order: the word
          *     itself, a word it begins (`lab` finds `Labrador`), or, for a word of 3 characters or
-         *     more, a word one letter away (two from 8 characters; two neighbouring letters
-         *     swapped count as one: `labrdor` and `labardor` find `Labrador`). A word of digits
+         *     more, a word one letter away (two from 8 characters, when a quarter of their
+         *     three-letter sequences are shared; two neighbouring letters swapped count as one:
+         *     `labrdor` and `labardor` find `Labrador`, `tim` and `tmo` find `Tom`). A word of digits
          *     only matches itself. Words are runs of letters and digits (an accent's combining mark
          *     stays in its word); anything else, `%` and `_` among them, separates words and
          *     matches nothing itself. A word shorter than 3 characters matches only as itself or as

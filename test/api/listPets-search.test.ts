@@ -56,6 +56,9 @@ describe('search quality', () => {
     { what: '_ is text, not a wildcard', q: 'l_b', first: ['Labradoodle Bo'], absent: ['Lab mix', 'Rex the Labrador'] },
     { what: 'a word of digits matches only itself', q: '10', first: [], absent: ['Percy 100% Poodle'] },
     { what: 'two neighbouring letters swapped in a long word', q: 'labardor', first: ['Rex the Labrador'], absent: ['Lab mix'] },
+    { what: 'a letter changed in a word of 3', q: 'tim', first: ['Tom'], absent: ['Lab mix'] },
+    { what: 'two neighbouring letters swapped in a short word', q: 'tmo', first: ['Tom'], absent: [] },
+    { what: 'a letter more than a word of 2', q: 'bxo', first: ['Labradoodle Bo'], absent: ['Lab mix'] },
     { what: 'under 3 characters: a prefix, no typo', q: 'la', first: ['Lab mix', 'Labradoodle Bo', 'Rex the Labrador'], absent: ['Percy 100% Poodle'] },
     { what: 'no animal matches', q: 'zebra', first: [], absent: ['Zoé'] },
   ];
