@@ -41,6 +41,8 @@ const SORTS: Record<string, string> = {
 };
 // `q` (one word) as a user writes it on the same vocabulary and word index: the words it
 // matches, ranked as ours ranks them (itself, the words it begins, those one letter away), each pet at its best word, every match sorted, pages by OFFSET.
+// Typos are read from the trigram index alone: a short word's that share under a quarter of
+// its triples (`tim`: `Tom`), which ours finds, are not, and the bench's words have none.
 const SEARCH = `WITH w AS (SELECT search_fold($1) AS w),
   c AS (SELECT v.term, CASE WHEN v.term = w THEN 3 WHEN starts_with(v.term, w) THEN 2 ELSE 1 END AS class,
       CASE WHEN v.term = w OR starts_with(v.term, w) THEN 0 ELSE levenshtein(v.term, w) END AS sub

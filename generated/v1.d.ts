@@ -24,8 +24,9 @@ export interface paths {
          *     or tags, ignoring case and accents (`zoe` finds `Zoé`), in any order: the word
          *     itself, a word it begins (`lab` finds `Labrador`), or, for a word of 3 characters or
          *     more, a word one letter away (two from 8 characters, when a quarter of their
-         *     three-letter sequences are shared; two neighbouring letters swapped count as one:
-         *     `labrdor` and `labardor` find `Labrador`, `tim` and `tmo` find `Tom`). A word of digits
+         *     three-letter sequences are shared; two neighbouring letters swapped, with no other
+         *     change, count as one: `labrdor` and `labardor` find `Labrador`, `tim` and `tmo` find
+         *     `Tom`). A word of digits
          *     only matches itself. Words are runs of letters and digits (an accent's combining mark
          *     stays in its word); anything else, `%` and `_` among them, separates words and
          *     matches nothing itself. A word shorter than 3 characters matches only as itself or as

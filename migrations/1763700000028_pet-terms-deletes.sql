@@ -63,6 +63,8 @@ DROP TRIGGER pets_terms_deleted ON pets;
 DROP FUNCTION pet_terms_deleted();
 CREATE OR REPLACE FUNCTION pet_terms_updated() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+  -- Most updates change no terms (a status, a category): they end here, before the
+  -- statement below sets up its writes.
   IF NOT EXISTS (SELECT id, terms, deleted_at FROM new_rows EXCEPT ALL SELECT id, terms, deleted_at FROM old_rows) THEN
     RETURN NULL;
   END IF;

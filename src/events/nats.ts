@@ -12,8 +12,8 @@
 // duplicate window, which the relay sets to an hour when it makes the stream (JetStream's
 // default is two minutes; a stream that exists is left as it is).
 //
-// The relay's row is made when it first runs, as the service starts, before NATS is reached:
-// it starts after the newest event then, so that turning it on does not publish the events
+// The relay's row is made as the service starts, before it serves a request and before NATS
+// is reached (src/events/plugin.ts; else by its first run): it starts after the newest event, so that turning it on does not publish the events
 // kept from before (EVENT_RETENTION_DAYS of them), and publishes every later one, also those
 // written while NATS is away at start.
 // While it runs, retention keeps the events it has not published; once it has not run for
@@ -36,7 +36,7 @@ function traceHeaders(carried: Record<string, string>): { headers?: MsgHdrs } {
 import type { EventsRepository, RelayedEvent } from './feed.js';
 
 /** The relay's row in event_relays. */
-const RELAY = 'nats';
+export const RELAY_NATS = 'nats';
 /** Events per transaction. */
 const BATCH = 100;
 /** The most batches one run publishes before it lets the timer call again. */
@@ -96,7 +96,7 @@ export function createNatsRelay({ url, stream, subjectPrefix }: NatsRelaySetting
     async run() {
       if (closed) return 0;
       // The row first, NATS reached or not: the events written while it is away wait for it.
-      await events.join(RELAY, 'newest');
+      await events.join(RELAY_NATS, 'newest');
       const { js } = await publisher();
       if (!up) throw new Error('NATS is unreachable; the client is reconnecting');
       const encoder = new TextEncoder();
@@ -112,7 +112,7 @@ export function createNatsRelay({ url, stream, subjectPrefix }: NatsRelaySetting
       };
       let total = 0;
       for (let n = 0; n < BATCHES_PER_RUN && !closed; n++) {
-        const published = await events.relay(RELAY, BATCH, publish, 'newest');
+        const published = await events.relay(RELAY_NATS, BATCH, publish, 'newest');
         total += published ?? 0;
         if (published === undefined || published < BATCH) break;
       }

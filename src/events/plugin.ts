@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { counted } from '../jobs/plugin.js';
 import { createEventsRepository, type EventsRepository } from './feed.js';
-import { createNatsRelay } from './nats.js';
+import { createNatsRelay, RELAY_NATS } from './nats.js';
 import { createWebhookDeliveriesRepository, type WebhookDeliveriesRepository } from './webhooks/deliveries.js';
 import { createWebhookDispatchRepository } from './webhooks/dispatch.js';
 import { createWebhookEndpointsRepository, type WebhookEndpointsRepository } from './webhooks/endpoints.js';
@@ -53,6 +53,12 @@ export default fp(
     if (config.EVENTS_NATS_URL) {
       const nats = createNatsRelay({ url: config.EVENTS_NATS_URL, stream: config.EVENTS_NATS_STREAM, subjectPrefix: config.EVENTS_NATS_SUBJECT_PREFIX }, feed);
       fastify.addHook('onClose', async () => nats.close());
+      // The relay's start (after the newest event) is fixed before the first request is
+      // served: every event a request writes is published. With the database away at
+      // start, the relay's first run fixes it instead (src/events/nats.ts).
+      fastify.addHook('onReady', async () => {
+        await feed.join(RELAY_NATS, 'newest').catch(() => {});
+      });
       fastify.jobs.add({ name: 'events to NATS', everyMs: 250, run: async () => counted('events published to NATS')(await nats.run()) });
     }
 

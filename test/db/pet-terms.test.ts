@@ -134,3 +134,32 @@ it('pet_terms follows pets deleted, renumbered and truncated by hand (no service
   await client.query('TRUNCATE pets CASCADE');
   expect((await client.query('SELECT 1 FROM pet_terms')).rows).toEqual([]);
 });
+
+it("search_typos finds every word one edit away that search_class counts a typo, repeated letters and other scripts included", async () => {
+  const words = ['tim', 'aab', 'кот', 'aaaa', 'abba', 'luna', 'lunar', 'aabaa', 'abcabc', 'poodle', 'aaaaaaaa', 'mississippi'];
+  const alphabet = ['a', 'b', 'o', 'x', 'ж', '7'];
+  /** Every word one edit from w: a letter left out, added or changed, two neighbours swapped. */
+  const oneEdit = (w: string): string[] => {
+    const c = [...w];
+    const out = new Set<string>();
+    for (let i = 0; i <= c.length; i++) for (const x of alphabet) out.add([...c.slice(0, i), x, ...c.slice(i)].join(''));
+    for (let i = 0; i < c.length; i++) {
+      out.add([...c.slice(0, i), ...c.slice(i + 1)].join(''));
+      for (const x of alphabet) out.add([...c.slice(0, i), x, ...c.slice(i + 1)].join(''));
+      if (i + 1 < c.length) out.add([...c.slice(0, i), c[i + 1], c[i], ...c.slice(i + 2)].join(''));
+    }
+    out.delete(w);
+    return [...out];
+  };
+  const vocabulary = [...new Set(words.flatMap(oneEdit))];
+  await client.query('INSERT INTO search_vocabulary (term) SELECT unnest($1::text[])', [vocabulary]);
+  for (const w of words) {
+    // The contract: every word one letter away matches (a word w begins matches better).
+    const { rows: classes } = await client.query<{ term: string; class: number }>('SELECT t AS term, search_class(t, $1) AS class FROM unnest($2::text[]) AS t', [w, oneEdit(w)]);
+    expect(classes.filter((r) => r.class < 1).map((r) => r.term), w).toEqual([]);
+    const typos = await client.query<{ term: string }>('SELECT term FROM search_typos($1)', [w]);
+    const classed = await client.query<{ term: string }>('SELECT DISTINCT term FROM search_vocabulary WHERE search_class(term, $1) = 1', [w]);
+    expect(typos.rows.map((r) => r.term).sort(), w).toEqual(classed.rows.map((r) => r.term).sort());
+    expect(typos.rows.length, w).toBeGreaterThan(5);
+  }
+});
