@@ -6,7 +6,7 @@
 -- (two swapped) did not find `Tom`, `lnua` did not find `Luna`, `bxo` did not find `Bo`.
 --
 -- Invariants:
--- 1. search_class(term, w) = 1 for a word of 3 characters or more and a term one edit away
+-- 1. search_class(term, w) = 1 for a word of 3 to 255 characters and a term one edit away
 --    (a letter left out, added or changed, two neighbours swapped), or two edits from 8
 --    characters when the two share a quarter of their letter triples. A function of the two
 --    alone (migrations/1763700000025's invariant 4).
@@ -40,13 +40,15 @@ CREATE FUNCTION search_edits(w text) RETURNS text[]
 $$;
 
 -- search_distance once (it holds a sub-select: each copy inlined is a subplan of every
--- statement that classes terms; written twice, a typo's page cost 8% more).
+-- statement that classes terms; written twice, a typo's page cost 8% more). No typo of a
+-- word over 255 characters, folded (`ﬃ` is three): levenshtein reads 255 at most, and
+-- words alike in their first 255 would count as one edit apart.
 CREATE OR REPLACE FUNCTION search_class(term text, w text) RETURNS int
   LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   SELECT CASE WHEN term = w THEN 3
     WHEN w ~ '^[0-9]+$' OR term ~ '^[0-9]+$' THEN 0
     WHEN starts_with(term, w) THEN 2
-    WHEN length(w) >= 3 AND abs(length(term) - length(w)) <= 2
+    WHEN length(w) BETWEEN 3 AND 255 AND length(term) <= 255 AND abs(length(term) - length(w)) <= 2
       AND search_distance(term, w) <= CASE WHEN length(w) >= 8 AND similarity(term, w) >= 0.25 THEN 2 ELSE 1 END THEN 1
     ELSE 0 END
 $$;

@@ -7,6 +7,8 @@ const paging = listPaging('listPets', { implied: (query) => ({ orderBy: query.q 
 
 /** The most words a q may have (the contract's SearchQuery): each word is a condition on every pet walked. */
 const MAX_WORDS = 8;
+/** The most bytes a q may have in UTF-8 (the contract's SearchQuery): the next page's Link carries it. */
+const MAX_BYTES = 300;
 
 /**
  * A word of q as the database counts it (search_words: unaccent, then runs of what its
@@ -29,6 +31,7 @@ export const listPets: Handler<'listPets'> = async ({ query, context }, { pets, 
   // Words are runs of letters and digits (the database's search_words): a q without one would
   // match nothing. The contract's pattern refuses ASCII punctuation alone; this, any other.
   if (q !== undefined && !/[\p{L}\p{N}]/u.test(q)) return bad('q', 'pattern', 'must be text with at least one letter or digit and no control characters (punctuation only separates words)');
+  if (q !== undefined && Buffer.byteLength(q) > MAX_BYTES) return bad('q', 'bytes', `is over ${MAX_BYTES} bytes in UTF-8 (characters beyond U+FFFF, as emoji, take 4): search with fewer characters`);
   if (q !== undefined && (q.match(WORD)?.length ?? 0) > MAX_WORDS) return bad('q', 'words', `has more than ${MAX_WORDS} words: search with fewer`);
   const order = query.orderBy ?? (q === undefined ? 'id' : 'relevance');
   if (order === 'relevance' && q === undefined) return bad('orderBy', 'q', 'relevance ranks the matches of q; give q, or another orderBy');

@@ -90,6 +90,34 @@ describe('search quality', () => {
   });
 });
 
+describe('a q of 300 bytes', () => {
+  it('over 300 bytes in UTF-8 is a 400 that says so; 100 characters of 3 bytes are searched', async () => {
+    const over = await get(search(`a${'😀'.repeat(75)}`));
+    expect(over.statusCode).toBe(400);
+    expect(over.json().message).toBe('query parameter q: is over 300 bytes in UTF-8 (characters beyond U+FFFF, as emoji, take 4): search with fewer characters');
+    expect((await get(search('犬'.repeat(100)))).statusCode).toBe(200);
+  });
+
+  it('keeps the next page\'s Link within the contract\'s 4,096 characters with every filter at its longest', async () => {
+    const tags = ['a', 'b', 'c', 'd', 'e'].map((c) => c.repeat(32));
+    const made: number[] = [];
+    for (let i = 0; i < 2; i++) {
+      const created = await t.api({ method: 'POST', url: '/v1/pets', headers: { ...t.auth, ...json }, payload: JSON.stringify({ name: `a${'𝒜'.repeat(99 - i)}`, categoryId: 1, status: 'available', tags }) });
+      expect(created.statusCode, created.body).toBe(201);
+      made.push(created.json().id);
+    }
+    const ids = [...made, ...Array.from({ length: 98 }, (_, i) => 9_007_199_254_740_991 - i)].map((id) => `&id=${id}`).join('');
+    const filters = `&limit=1&categoryId=1&status=available${tags.map((tag) => `&tag=${tag}`).join('')}${ids}`;
+    for (const orderBy of ['name%20desc', 'name', 'relevance']) {
+      const response = await get(search(`a${'😀'.repeat(74)}`, `${filters}&orderBy=${orderBy}`));
+      expect(response.statusCode, response.body).toBe(200);
+      const link = String(response.headers.link);
+      expect(link).toMatch(/^<\/v1\/pets\?[^>]*>; rel="next"$/);
+      expect(link.length, orderBy).toBeLessThanOrEqual(4096);
+    }
+  });
+});
+
 describe('relevance and the other orders', () => {
   it('relevance is the default with q, and is a 400 without it', async () => {
     expect(await names(search('lab', '&orderBy=relevance'))).toEqual(await names(search('lab')));

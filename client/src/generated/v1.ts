@@ -27,10 +27,11 @@ export interface paths {
          *     three-letter sequences are shared; two neighbouring letters swapped, with no other
          *     change, count as one: `labrdor` and `labardor` find `Labrador`, `tim` and `tmo` find
          *     `Tom`). A word of digits
-         *     only matches itself. Words are runs of letters and digits (an accent's combining mark
-         *     stays in its word); anything else, `%` and `_` among them, separates words and
-         *     matches nothing itself. A word shorter than 3 characters matches only as itself or as
-         *     the start of a word. Whether and how an animal matches depends on
+         *     only matches itself. Words are runs of letters and digits (an accent's combining mark,
+         *     U+0300 to U+0362, stays in its word); anything else, other marks, `%` and `_` among
+         *     them, separates words and matches nothing itself. A word shorter than 3 characters matches only as itself or as
+         *     the start of a word, and so does one over 255 characters once accents are removed
+         *     (`ﬃ` counts as three). Whether and how an animal matches depends on
          *     its own words and `q` alone. An animal is found by `q` as soon as the answer that
          *     added or changed it has been sent, on every instance.
          *
@@ -2413,8 +2414,9 @@ export interface components {
         /**
          * @description Keep only animals matching every word given, by name or tag, ignoring case and
          *     accents, allowing a word's start and a typo (see listPets): `?q=golden%20retr`. 1 to
-         *     100 characters and at most 8 words, with at least one letter or digit and no control
-         *     characters; any other `q` is `400`. By
+         *     100 characters, at most 300 bytes in UTF-8 (characters beyond U+FFFF, as emoji, take
+         *     4), at most 8 words, with at least one letter or digit and no control characters; any
+         *     other `q` is `400`. By
          *     relevance, pages walk an index of words: a page costs the same at any depth. With
          *     another `orderBy`, pages walk that order and keep the matches: a page costs about the
          *     animals it passes over.
@@ -2640,8 +2642,9 @@ export interface operations {
                 /**
                  * @description Keep only animals matching every word given, by name or tag, ignoring case and
                  *     accents, allowing a word's start and a typo (see listPets): `?q=golden%20retr`. 1 to
-                 *     100 characters and at most 8 words, with at least one letter or digit and no control
-                 *     characters; any other `q` is `400`. By
+                 *     100 characters, at most 300 bytes in UTF-8 (characters beyond U+FFFF, as emoji, take
+                 *     4), at most 8 words, with at least one letter or digit and no control characters; any
+                 *     other `q` is `400`. By
                  *     relevance, pages walk an index of words: a page costs the same at any depth. With
                  *     another `orderBy`, pages walk that order and keep the matches: a page costs about the
                  *     animals it passes over.
