@@ -108,7 +108,7 @@ export function listPaging<K extends OperationId>(operationId: K, { implied }: {
         return { limit, after: position.after, key: { values: position.values, id: position.after }, filter };
       } catch (error) {
         if (!(error instanceof InvalidCursorError)) throw error;
-        return refuse(error.message);
+        return refuse(`${error.message}; start again without cursor`);
       }
     },
 
