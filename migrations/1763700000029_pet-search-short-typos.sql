@@ -12,15 +12,14 @@
 --    alone (migrations/1763700000025's invariant 4).
 -- 2. search_typos(w) returns every vocabulary word of class 1: those the trigram index finds,
 --    for a word of at most 5 the words it is with one letter left out or two neighbours
---    swapped (looked up by the vocabulary's b-tree), and, for a word of 3, the words of 3 with its last letter one
---    letter away (a partial index of them). One letter changed or added otherwise keeps a
---    quarter of the triples: of a word of n letters' n + 1 triples, a change keeps n - 2 of
---    at most n + 4 in all (n from 4), an addition n - 1 of at most n + 4 (n from 3), a
---    letter left out n - 2 of at most n + 3 (n from 4), a swap n - 3 of at most n + 5 (n
---    from 6).
---    Similarity counts a repeated triple once; a change still keeps the first two triples
---    or the last two, which differ (test/db/pet-terms.test.ts checks every one-edit variant
---    of words with repeated letters).
+--    swapped (looked up by the vocabulary's b-tree), and, for a word of 3, the words of 3
+--    with its last letter one letter away (a partial index of them). Any other one edit
+--    keeps a quarter of the triples: of a word of n letters' n + 1 triples, a change keeps
+--    n - 2 of at most n + 4 in all (n from 4), an addition n - 1 of at most n + 4 (n from
+--    3), a letter left out n - 2 of at most n + 3 (n from 4), a swap n - 3 of at most n + 5
+--    (n from 6). Similarity counts a repeated triple once; a change still keeps the first
+--    two triples or the last two, which differ (test/db/pet-terms.test.ts checks every
+--    one-edit variant of words with repeated letters).
 --
 -- A walk by relevance in flight while this runs may skip pets that the newly matched words
 -- place before its cursor; it returns none twice.
@@ -39,8 +38,8 @@ CREATE FUNCTION search_edits(w text) RETURNS text[]
     UNION ALL SELECT overlay(w PLACING substr(w, i + 1, 1) || substr(w, i, 1) FROM i FOR 2) FROM generate_series(1, length(w) - 1) AS i)
 $$;
 
--- search_distance once (it holds a sub-select: each copy inlined is a subplan of every
--- statement that classes terms; written twice, a typo's page cost 8% more). No typo of a
+-- search_distance written once: it holds a sub-select, and each copy inlined is a subplan of
+-- every statement that classes terms (docs/decisions/0011-pet-search.md). No typo of a
 -- word over 255 characters, folded (`ﬃ` is three): levenshtein reads 255 at most, and
 -- words alike in their first 255 would count as one edit apart.
 CREATE OR REPLACE FUNCTION search_class(term text, w text) RETURNS int

@@ -328,6 +328,12 @@ export function createEventsRepository(primary: pg.Pool) {
     },
 
     /**
+     * Makes the relay's row, starting at `from`, unless it exists: what `relay`'s first step
+     * does, for a relay that must fix where it starts before it can publish (NATS away).
+     */
+    join,
+
+    /**
      * One step of the relay `name`, if no other instance is running it: the next final
      * events after its position (at most `limit`) are given to `publish`, and the position
      * moves past them when it resolves, in the transaction that holds the relay's row (which
@@ -341,12 +347,6 @@ export function createEventsRepository(primary: pg.Pool) {
      * the row notes when it ran (to the minute): retention waits for a relay that ran within
      * EVENT_RETENTION_DAYS, and no longer for one that did not.
      */
-    /**
-     * Makes the relay's row, starting at `from`, unless it exists: what `relay`'s first step
-     * does, for a relay that must fix where it starts before it can publish (NATS away).
-     */
-    join,
-
     async relay(name: string, limit: number, publish: (events: RelayedEvent[], tx: Queryable) => Promise<void>, from: RelayStart = 'oldest'): Promise<number | undefined> {
       return step(name, limit, EVENT_STATEMENTS.relayPage, (rows, tx) => publish(rows.map(({ id, type, json, trace_parent }) => ({ id, type, json, traceParent: trace_parent })), tx), from);
     },

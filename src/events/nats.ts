@@ -13,9 +13,9 @@
 // default is two minutes; a stream that exists is left as it is).
 //
 // The relay's row is made as the service starts, before it serves a request and before NATS
-// is reached (src/events/plugin.ts; else by its first run): it starts after the newest event, so that turning it on does not publish the events
-// kept from before (EVENT_RETENTION_DAYS of them), and publishes every later one, also those
-// written while NATS is away at start.
+// is reached (src/events/plugin.ts; else by its first run): it starts after the newest event,
+// so that turning it on does not publish the events kept from before (EVENT_RETENTION_DAYS of
+// them), and publishes every later one, also those written while NATS is away at start.
 // While it runs, retention keeps the events it has not published; once it has not run for
 // EVENT_RETENTION_DAYS (turned off, or NATS away that long), retention no longer waits for it
 // (src/events/feed.ts).
