@@ -2,10 +2,49 @@
 // is 400, naming it and the ones it takes (a typo such as `?stauts=sold` would otherwise be
 // ignored, and the client would get unfiltered data and no error), and so is a parameter
 // given several times where one value is expected (`?limit=1&limit=2`: which one counts?).
+// A name or value not percent-encoded as UTF-8 (`?q=Zo%E9`, a `%` alone) is 400 too: the
+// parser would keep its text undecoded, and the operation would search or compare that text.
 // Before validation, so that the answer says this rather than a schema rule.
 import type { preValidationHookHandler } from 'fastify';
 import type { OperationMiddleware } from '../routes/middleware.js';
 import { ApiError, shown } from '../errors/catalogue.js';
+
+/** The run of `%` escapes (or the `%`) in `text` that is not UTF-8. */
+function badEscape(text: string): string {
+  for (const [run] of text.matchAll(/(?:%[0-9A-Fa-f]{2})+|%.{0,2}/gs)) {
+    try {
+      decodeURIComponent(run);
+    } catch {
+      return run;
+    }
+  }
+  return '%';
+}
+
+/**
+ * The first parameter of a request target's query whose name or value is not percent-encoded
+ * UTF-8, with the escapes that are not; undefined when every one is.
+ */
+function misencoded(target: string): { name: string; escapes: string } | undefined {
+  const start = target.indexOf('?');
+  if (start === -1 || !target.includes('%', start)) return undefined;
+  for (const pair of target.slice(start + 1).split('&')) {
+    if (!pair.includes('%')) continue;
+    try {
+      decodeURIComponent(pair);
+    } catch {
+      const raw = pair.split('=', 1)[0] as string;
+      let name = raw;
+      try {
+        name = decodeURIComponent(raw.replaceAll('+', ' '));
+      } catch {
+        // The name itself is misencoded: shown as sent.
+      }
+      return { name, escapes: badEscape(pair) };
+    }
+  }
+  return undefined;
+}
 
 export function queryParameters(): OperationMiddleware {
   return {
@@ -18,6 +57,8 @@ export function queryParameters(): OperationMiddleware {
       const refuse = (name: string, rule: string, message: string): ApiError =>
         new ApiError('bad_request', `query parameter ${shown(name)}: ${message}`, { details: [{ location: 'query', field: shown(name), rule, message }] });
       const check: preValidationHookHandler = (request, _reply, done) => {
+        const wrong = misencoded(request.url);
+        if (wrong) return done(refuse(wrong.name, 'encoding', `is not percent-encoded UTF-8 (${shown(wrong.escapes)}): percent-encode the text's UTF-8 bytes, as encodeURIComponent does (a % itself is %25)`));
         const query = request.query as Record<string, unknown>;
         for (const name in query) {
           if (!names.has(name)) return done(refuse(name, 'unknown', `is not a parameter of ${operation.operationId} (${takes})`));
