@@ -21,6 +21,7 @@ const CATALOGUE: { name: string; tags?: string[]; status?: string }[] = [
   { name: 'Percy 100% Poodle' },
   { name: 'Tom', tags: ['trained', 'calm'] },
   { name: 'Müller' },
+  { name: '𝒜lice' },
 ];
 const ids = new Map<string, number>();
 
@@ -60,6 +61,7 @@ describe('search quality', () => {
     { what: 'two neighbouring letters swapped in a short word', q: 'tmo', first: ['Tom'], absent: [] },
     { what: 'a letter more than a word of 2', q: 'bxo', first: ['Labradoodle Bo'], absent: ['Lab mix'] },
     { what: 'under 3 characters: a prefix, no typo', q: 'la', first: ['Lab mix', 'Labradoodle Bo', 'Rex the Labrador'], absent: ['Percy 100% Poodle'] },
+    { what: 'a letter beyond U+FFFF', q: '𝒜', first: ['𝒜lice'], absent: ['Lab mix'] },
     { what: 'no animal matches', q: 'zebra', first: [], absent: ['Zoé'] },
   ];
   it.each(TABLE)('$what: $q', async ({ q, first, absent }) => {
