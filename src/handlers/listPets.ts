@@ -28,11 +28,13 @@ const bad = (field: 'q' | 'orderBy', rule: string, message: string) => errorAnsw
 // and by relevance the function pet_search_page, docs/decisions/0011-pet-search.md).
 export const listPets: Handler<'listPets'> = async ({ query, context }, { pets, cursors }) => {
   const q = query.q;
+  const words = q === undefined ? 0 : (q.match(WORD)?.length ?? 0);
   // Words are runs of letters and digits (the database's search_words): a q without one would
-  // match nothing. The contract's pattern refuses ASCII punctuation alone; this, any other.
-  if (q !== undefined && !/[\p{L}\p{N}]/u.test(q)) return bad('q', 'pattern', 'must be text with at least one letter or digit and no control characters (punctuation only separates words)');
+  // match nothing. The contract's pattern refuses ASCII punctuation alone; this, any other
+  // (emoji, `½`, `①`: numbers that are not digits).
+  if (q !== undefined && words === 0) return bad('q', 'pattern', 'must be text with at least one letter or digit and no control characters (punctuation only separates words)');
   if (q !== undefined && Buffer.byteLength(q) > MAX_BYTES) return bad('q', 'bytes', `is over ${MAX_BYTES} bytes in UTF-8 (characters beyond U+FFFF, as emoji, take 4): search with fewer characters`);
-  if (q !== undefined && (q.match(WORD)?.length ?? 0) > MAX_WORDS) return bad('q', 'words', `has more than ${MAX_WORDS} words: search with fewer`);
+  if (words > MAX_WORDS) return bad('q', 'words', `has more than ${MAX_WORDS} words: search with fewer`);
   const order = query.orderBy ?? (q === undefined ? 'id' : 'relevance');
   if (order === 'relevance' && q === undefined) return bad('orderBy', 'q', 'relevance ranks the matches of q; give q, or another orderBy');
   const started = await paging.start(query, cursors);

@@ -9,13 +9,30 @@ import type { preValidationHookHandler } from 'fastify';
 import type { OperationMiddleware } from '../routes/middleware.js';
 import { ApiError, shown } from '../errors/catalogue.js';
 
-/** The run of `%` escapes (or the `%`) in `text` that is not UTF-8. */
+/** The length of the UTF-8 sequence a byte starts, or 0 where no well-formed sequence starts. */
+function sequenceLength(lead: number): number {
+  if (lead < 0x80) return 1;
+  if (lead >= 0xc2 && lead <= 0xdf) return 2;
+  if (lead >= 0xe0 && lead <= 0xef) return 3;
+  if (lead >= 0xf0 && lead <= 0xf4) return 4;
+  return 0;
+}
+
+/** The first escape, or sequence of escapes, in `text` that is not UTF-8: a `%` alone, `%E9`, `%C0%AF`. */
 function badEscape(text: string): string {
-  for (const [run] of text.matchAll(/(?:%[0-9A-Fa-f]{2})+|%.{0,2}/gs)) {
-    try {
-      decodeURIComponent(run);
-    } catch {
-      return run;
+  for (const [run] of text.matchAll(/(?:%[0-9A-Fa-f]{2})+|%/g)) {
+    if (run === '%') return run;
+    const escapes = run.match(/%../g) as string[];
+    for (let i = 0; i < escapes.length; ) {
+      const length = sequenceLength(Number.parseInt((escapes[i] as string).slice(1), 16));
+      const sequence = escapes.slice(i, i + Math.max(length, 1)).join('');
+      if (length === 0) return sequence;
+      try {
+        decodeURIComponent(sequence);
+      } catch {
+        return sequence;
+      }
+      i += length;
     }
   }
   return '%';
