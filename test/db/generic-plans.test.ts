@@ -274,6 +274,35 @@ describe("events: a page or a lookup reads its own events only, with the statist
   });
 });
 
+describe("orders: a page of one key's orders reads that key's orders only, with statistics from when another key held 1,000", () => {
+  // The setup's key placed 1,000 orders (pets 1-1000); statistics from then. Another key then
+  // places 20 (pets 2001-2020), after them in id order.
+  let other: number;
+  beforeAll(async () => {
+    await client.query('ALTER TABLE orders SET (autovacuum_enabled = false)');
+    await client.query('ANALYZE orders');
+    other = Number((await client.query<{ id: string }>("INSERT INTO api_keys (name, key_hash) VALUES ('plans 2', sha256('plans 2')) RETURNING id")).rows[0]?.id);
+    await client.query(
+      "WITH held AS (UPDATE pets SET status = 'pending' WHERE id BETWEEN 2001 AND 2020 RETURNING id) INSERT INTO orders (api_key_id, pet_id, status, expires_at) SELECT $1, id, 'placed', now() + interval '1 hour' FROM held ORDER BY id",
+      [other],
+    );
+  });
+
+  // `want`: the most order rows any one scan of the plan may read (a page and one more).
+  it.each([
+    ["the first page of the other key's orders", { given: () => [ORDER_STATEMENTS.list.text, [other, 0, 20]] as const, want: 21 }],
+    ["a page of the first key's orders, deep in them", { given: () => [ORDER_STATEMENTS.list.text, [keyId, orderIds[500] as number, 20]] as const, want: 21 }],
+    ["the other key's placed orders", { given: () => [ORDER_STATEMENTS.listByStatus.text, [other, 0, 20, 'placed']] as const, want: 21 }],
+    ["the other key's orders of one pet", { given: () => [ORDER_STATEMENTS.listByPet.text, [other, 0, 20, 2010]] as const, want: 21 }],
+    ["the other key's placed orders of one pet", { given: () => [ORDER_STATEMENTS.listByStatusAndPet.text, [other, 0, 20, 'placed', 2010]] as const, want: 21 }],
+  ])('%s', async (_title, { given, want }) => {
+    const [sql, values] = given();
+    const scans = scansOf(await generic(sql, [...values]), 'orders');
+    expect(scans.length).toBeGreaterThan(0);
+    for (const scan of scans) expect(scan, JSON.stringify(scans)).toMatchObject({ read: expect.toSatisfy((n: number) => n <= want) });
+  });
+});
+
 describe("the service's pool compiles no plan (jit off)", () => {
   it("runs a statement whose estimate passes jit_above_cost without compiling it, where PostgreSQL's default would", async () => {
     // A plan estimated far above jit_above_cost (100,000 by default), explained, not run.
