@@ -19,10 +19,12 @@ export function callerScopesOf(context: RequestContext): ReadonlySet<Scope> {
   return context.apiKeyScopes;
 }
 
-/** The key's expiry (ms since the epoch, Infinity: never) and whether the secret sent is its previous one, on the same terms as `callerOf`. */
-export function callerSecretOf(context: RequestContext): { expiresAt: number; previousSecret: boolean } {
-  if (context.apiKeyExpiresAt === undefined || context.apiKeyPreviousSecret === undefined) throw new Error('this operation needs an authenticated API key');
-  return { expiresAt: context.apiKeyExpiresAt, previousSecret: context.apiKeyPreviousSecret };
+/** The key's expiry (ms since the epoch, Infinity: never), whether the secret sent is its previous one, and that secret's hash, on the same terms as `callerOf`. */
+export function callerSecretOf(context: RequestContext): { expiresAt: number; previousSecret: boolean; hash: Buffer } {
+  if (context.apiKeyExpiresAt === undefined || context.apiKeyPreviousSecret === undefined || context.apiKeySecretHash === undefined) {
+    throw new Error('this operation needs an authenticated API key');
+  }
+  return { expiresAt: context.apiKeyExpiresAt, previousSecret: context.apiKeyPreviousSecret, hash: context.apiKeySecretHash };
 }
 
 /** A 403 for a scope the caller lacks to do what it asked, with the challenge naming that scope. */

@@ -68,7 +68,7 @@ type ListRow = KeyRow & { final: boolean };
 
 /** The advisory lock under which keys are created through the API (the cap's count): a fixed key of this table's own. */
 const CREATION_LOCK = "hashtext('api_keys creation')";
-type StateRow = KeyRow & { expired: boolean };
+type StateRow = KeyRow & { expired: boolean; current: boolean };
 
 export const API_KEY_STATEMENTS = {
   // The verifier's cache: every key that still has a secret in force. Expiry is judged
@@ -95,7 +95,8 @@ export const API_KEY_STATEMENTS = {
   ),
   get: statement<KeyRow>('api-keys-get', `SELECT ${K} FROM api_keys WHERE id = $1`),
   // Why a rotation changed nothing, by the database's clock (the one the rotation judged by).
-  state: statement<StateRow>('api-keys-state', `SELECT ${K}, coalesce(expires_at <= now(), false) AS expired FROM api_keys WHERE id = $1`),
+  // $1 id, $2 a secret's hash: whether it is the key's current one.
+  state: statement<StateRow>('api-keys-state', `SELECT ${K}, coalesce(expires_at <= now(), false) AS expired, key_hash = $2 AS current FROM api_keys WHERE id = $1`),
   // A page ($1 after, $2 size) and one more key, each with whether it is final.
   list: statement<ListRow>('api-keys-list', `SELECT ${K}, ${API_KEYS.isFinal()} AS final FROM api_keys WHERE id > $1 ORDER BY id LIMIT $2::int + 1`),
   all: statement<KeyRow>('api-keys-all', `SELECT ${K} FROM api_keys ORDER BY id`),
@@ -104,16 +105,19 @@ export const API_KEY_STATEMENTS = {
     'api-keys-revoke',
     `UPDATE api_keys SET revoked_at = now(), previous_key_hash = NULL, previous_expires_at = NULL WHERE id = $1 AND revoked_at IS NULL RETURNING ${K}`,
   ),
-  // $1 id, $2 the new hash, $3 its prefix, $4 grace seconds. The replaced hash is accepted
-  // for the grace (never past the key's own expiry); a grace of 0 keeps no previous secret,
-  // and a rotation replaces any earlier one. The SET list reads the row as it was before
-  // this update. Who may rotate is the handler's rule (src/handlers/rotateApiKey.ts).
+  // $1 id, $2 the new hash, $3 its prefix, $4 grace seconds, $5 the hash of the secret that
+  // asks. The replaced hash is accepted for the grace (never past the key's own expiry); a
+  // grace of 0 keeps no previous secret, and a rotation replaces any earlier one. The SET
+  // list reads the row as it was before this update. Only the current secret rotates, checked
+  // here against the row as the update finds it: of two rotations at once with one secret,
+  // the second finds that secret replaced (it waited for the first's row lock) and changes
+  // nothing. Who else may rotate is the handler's rule (src/handlers/rotateApiKey.ts).
   rotate: statement<KeyRow>(
     'api-keys-rotate',
     `UPDATE api_keys SET key_hash = $2, prefix = $3,
        previous_key_hash = CASE WHEN $4::int > 0 THEN key_hash END,
        previous_expires_at = CASE WHEN $4::int > 0 THEN least(now() + $4::int * interval '1 second', expires_at) END
-     WHERE id = $1 AND ${keyInForce()}
+     WHERE id = $1 AND key_hash = $5 AND ${keyInForce()}
      RETURNING ${K}`,
   ),
   // Last uses seen by one instance ($1 ids, $2 when), locked in id order (instances flushing
@@ -144,7 +148,7 @@ export interface NewKey {
 
 export type Revocation = { outcome: 'revoked' | 'already-revoked'; key: ApiKey } | { outcome: 'not-found' };
 
-export type Rotation = { outcome: 'rotated'; key: ApiKey } | { outcome: 'not-found' } | { outcome: 'inactive'; why: 'revoked' | 'expired' };
+export type Rotation = { outcome: 'rotated'; key: ApiKey } | { outcome: 'not-found' } | { outcome: 'inactive'; why: 'revoked' | 'expired' } | { outcome: 'not-current' };
 
 /** How many times a rotation is tried when the key changed between its update and the reading of why. */
 const ROTATE_ATTEMPTS = 3;
@@ -214,15 +218,16 @@ export function createApiKeysRepository(primary: pg.Pool) {
       return row ? { outcome: 'already-revoked', key: toApiKey(row) } : { outcome: 'not-found' };
     },
 
-    /** Gives the key a new secret (its hash and prefix), keeping the replaced one for `graceSeconds`, if the key is in force. */
-    async rotate(id: number, secret: { hash: Buffer; prefix: string }, graceSeconds: number): Promise<Rotation> {
+    /** Gives the key a new secret (its hash and prefix), keeping the replaced one for `graceSeconds`, if the key is in force and `current` (the hash of the secret that asks) is its current one. */
+    async rotate(id: number, secret: { hash: Buffer; prefix: string }, graceSeconds: number, current: Buffer): Promise<Rotation> {
       for (let attempt = 0; attempt < ROTATE_ATTEMPTS; attempt++) {
-        const [rotated] = await query(primary, API_KEY_STATEMENTS.rotate, [id, secret.hash, secret.prefix, graceSeconds]);
+        const [rotated] = await query(primary, API_KEY_STATEMENTS.rotate, [id, secret.hash, secret.prefix, graceSeconds, current]);
         if (rotated) return { outcome: 'rotated', key: toApiKey(rotated) };
-        const [state] = await query(primary, API_KEY_STATEMENTS.state, [id]);
+        const [state] = await query(primary, API_KEY_STATEMENTS.state, [id, current]);
         if (!state) return { outcome: 'not-found' };
         if (state.revoked_at !== null) return { outcome: 'inactive', why: 'revoked' };
         if (state.expired) return { outcome: 'inactive', why: 'expired' };
+        if (!state.current) return { outcome: 'not-current' };
       }
       throw new Error(`api key ${id}: rotation refused ${ROTATE_ATTEMPTS} times with no reason found`);
     },

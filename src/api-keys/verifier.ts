@@ -39,6 +39,8 @@ export interface ApiKeyIdentity {
   readonly expiresAt: number;
   /** Whether the secret is the one a rotation replaced, in its grace. */
   readonly previousSecret: boolean;
+  /** The secret's SHA-256 hash, as stored: a rotation replaces it only while it is current. */
+  readonly secretHash: Buffer;
 }
 
 export function generateApiKey(): string {
@@ -67,10 +69,10 @@ const endOf = (date: Date | null): number => (date === null ? Infinity : date.ge
 function acceptedSecrets(row: KeySecrets): [string, Accepted][] {
   const expiresAt = endOf(row.expires_at);
   const keyScopes: ReadonlySet<Scope> = new Set(row.scopes);
-  const identity: ApiKeyIdentity = { id: row.id, name: row.name, scopes: keyScopes, keyScopes, expiresAt, previousSecret: false };
+  const identity: ApiKeyIdentity = { id: row.id, name: row.name, scopes: keyScopes, keyScopes, expiresAt, previousSecret: false, secretHash: row.key_hash };
   const secrets: [string, Accepted][] = [[row.key_hash.toString('hex'), { identity, until: expiresAt }]];
   if (row.previous_key_hash !== null) {
-    const previous: ApiKeyIdentity = { ...identity, scopes: new Set(row.scopes.filter((scope) => !NOT_HELD_BY_PREVIOUS_SECRETS.has(scope))), previousSecret: true };
+    const previous: ApiKeyIdentity = { ...identity, scopes: new Set(row.scopes.filter((scope) => !NOT_HELD_BY_PREVIOUS_SECRETS.has(scope))), previousSecret: true, secretHash: row.previous_key_hash };
     secrets.push([row.previous_key_hash.toString('hex'), { identity: previous, until: Math.min(expiresAt, endOf(row.previous_expires_at)) }]);
   }
   return secrets;

@@ -83,6 +83,8 @@ export interface RequestContext {
   apiKeyExpiresAt?: number;
   /** Whether the secret sent is the key's previous one, in its rotation's grace; set with `apiKeyId`. */
   apiKeyPreviousSecret?: boolean;
+  /** The SHA-256 hash of the secret sent; set with `apiKeyId`. */
+  apiKeySecretHash?: Buffer;
   /** The request's logger (its lines carry the request id). */
   log: FastifyBaseLogger;
   /** The request's `Accept` header, for an operation that answers in more than one media type (exportPets). */

@@ -17,11 +17,12 @@ export const rotateApiKey: Handler<'rotateApiKey'> = async ({ params, body, cont
   if (keyId !== caller) {
     return errorAnswer('forbidden', `API key ${keyId} is not the calling key (${caller}): a key rotates only its own secret; to replace API key ${keyId}, create a new key and revoke it`);
   }
-  if (callerSecretOf(context).previousSecret) {
+  const sent = callerSecretOf(context);
+  if (sent.previousSecret) {
     return errorAnswer('forbidden', `This is the previous secret of API key ${caller}, in its rotation's grace: it cannot rotate the key; use the current secret`);
   }
   const { secret, hash, prefix } = newSecret();
-  const rotated = await apiKeys.rotate(keyId, { hash, prefix }, body?.graceSeconds ?? DEFAULT_GRACE);
+  const rotated = await apiKeys.rotate(keyId, { hash, prefix }, body?.graceSeconds ?? DEFAULT_GRACE, sent.hash);
   switch (rotated.outcome) {
     case 'rotated':
       return { status: 200, body: { ...rotated.key, prefix, secret } };
@@ -29,5 +30,8 @@ export const rotateApiKey: Handler<'rotateApiKey'> = async ({ params, body, cont
       return errorAnswer('not_found', `API key ${keyId} does not exist`);
     case 'inactive':
       return errorAnswer('api_key_inactive', `API key ${keyId} is ${rotated.why}: create a new key instead`);
+    case 'not-current':
+      // Another rotation replaced the secret sent while this one was asked for.
+      return errorAnswer('forbidden', `The secret sent is no longer the current secret of API key ${keyId} (another rotation replaced it): it cannot rotate the key; use the current secret`);
   }
 };

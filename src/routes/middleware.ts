@@ -114,6 +114,7 @@ function adapt(handler: OperationHandler, headerNames: readonly string[]) {
       context.apiKeyScopes = request.apiKey.scopes;
       context.apiKeyExpiresAt = request.apiKey.expiresAt;
       context.apiKeyPreviousSecret = request.apiKey.previousSecret;
+      context.apiKeySecretHash = request.apiKey.secretHash;
     }
     const input: OperationInput = { params: request.params as Record<string, unknown>, query: request.query as Record<string, unknown>, headers, body: request.body, context };
     const answer = await handler(input);

@@ -107,3 +107,25 @@ describe('two instances: a key stops working on both', () => {
     console.log(`rotation without grace: refused ${delays.map((d) => `${d} ms`).join(' and ')} after the answer`);
   });
 });
+
+describe('two instances: rotations at once with one secret', () => {
+  // Each rotation is judged against the row as it stands: only the current secret rotates,
+  // so of rotations sent together with one secret, through both instances, one is 200 and
+  // the others find that secret replaced (403). Before, each could answer 200 with a secret
+  // of its own, the caller's own secret was refused at once, and most secrets answered never
+  // worked.
+  it.each([2, 6])('%i rotations: one 200, the others 403 forbidden; its new secret works, and the one sent keeps its grace', async (count) => {
+    const key = (await call(instances.servers[0] as ServerProcess, 'POST', '/v1/api-keys', instances.key, { name: `raced ${count}`, scopes: ['pets:read'] })).json();
+    await acceptedByBoth(key.secret);
+    const answers = await Promise.all(
+      Array.from({ length: count }, (_, i) => call(instances.servers[i % 2] as ServerProcess, 'POST', `/v1/api-keys/${key.id}/rotate`, key.secret, { graceSeconds: 3600 })),
+    );
+    const won = answers.filter((a) => a.status === 200);
+    expect(answers.map((a) => a.status).sort()).toEqual([200, ...Array.from({ length: count - 1 }, () => 403)]);
+    for (const lost of answers.filter((a) => a.status === 403)) {
+      expect(lost.json()).toMatchObject({ code: 'forbidden', message: expect.stringMatching(/is no longer the current secret|previous secret/) });
+    }
+    await acceptedByBoth(won[0]?.json().secret);
+    for (const server of instances.servers) expect(await status(server, key.secret), 'the secret sent, in its grace').toBe(200);
+  });
+});
