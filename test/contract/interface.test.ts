@@ -258,6 +258,20 @@ describe('sections 5 and 7: authentication and errors', () => {
     for (const requirement of security) expect(spec.components.schemas.Scope.enum).toContain(requirement.bearerAuth[0]);
   });
 
+  // Read by people choosing a key's scopes: it must list what each scope opens, all of it.
+  it("the Scope schema's description names each scope's operations, as their security requirements say", () => {
+    const named = Object.fromEntries(
+      [...(spec.components.schemas.Scope.description as string).matchAll(/`([a-z]+:[a-z]+)`\s+\(([^)]+)\)/g)].map(([, scope, ids]) => [scope, (ids as string).split(/,\s*/).sort()]),
+    );
+    const needs: Record<string, string[]> = {};
+    for (const { op } of operations) {
+      const security: { bearerAuth: string[] }[] = op.security ?? spec.security;
+      if (security.length === 1 && security[0]?.bearerAuth.length === 1) (needs[security[0].bearerAuth[0] as string] ??= []).push(op.operationId);
+    }
+    for (const ids of Object.values(needs)) ids.sort();
+    expect(named, 'list each operation under its scope in the Scope schema\'s description (openapi/v1.yaml)').toEqual(needs);
+  });
+
   it.each(operations.map((o) => [o.op.operationId as string, o] as const))('%s answers every error with the Error body', (_id, { op }) => {
     for (const [status, ref] of Object.entries(op.responses as Json)) {
       if (Number(status) < 400) continue;

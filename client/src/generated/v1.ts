@@ -504,7 +504,8 @@ export interface paths {
          *     `403 forbidden`, and the way to replace another key is to create a new key and
          *     revoke the old one. A previous secret in its grace cannot rotate (`403
          *     forbidden`): a leaked previous secret can neither lock the owner out nor take a
-         *     new secret.
+         *     new secret. Of rotations sent at once with one secret, one is `200` and the others
+         *     `403 forbidden`: by then that secret is the previous one.
          */
         post: operations["rotateApiKey"];
         delete?: never;
@@ -1049,13 +1050,16 @@ export interface components {
     schemas: {
         /**
          * @description A permission an API key holds. Each operation names the one it needs in its
-         *     `security` requirement: `pets:read` (listPets, exportPets, getPet, listCategories, getCategory,
-         *     getInventory), `pets:write` (createPet, batchCreatePets, updatePet, deletePet, putCategory,
-         *     deleteCategory), `orders:read` (listOrders, getOrder), `orders:write` (placeOrder,
-         *     cancelOrder, completeOrder), `keys:manage` (the `/api-keys` operations but
-         *     rotateApiKey, which any key calls on itself),
-         *     `webhooks:manage` (the `/webhook-endpoints` operations). `listEvents` and `getEvent`
-         *     take `pets:read` or `orders:read`: each shows the events its scopes cover.
+         *     `security` requirement: `pets:read` (listPets, exportPets, getPet, listCategories,
+         *     getCategory, getInventory), `pets:write` (createPet, batchCreatePets, updatePet,
+         *     deletePet, createPetImport, listPetImports, getPetImport, cancelPetImport,
+         *     putCategory, deleteCategory), `orders:read` (listOrders, getOrder), `orders:write`
+         *     (placeOrder, cancelOrder, completeOrder), `keys:manage` (createApiKey, listApiKeys,
+         *     getApiKey, revokeApiKey), `webhooks:manage` (createWebhookEndpoint,
+         *     listWebhookEndpoints, getWebhookEndpoint, updateWebhookEndpoint,
+         *     deleteWebhookEndpoint, rotateWebhookEndpointSecret, listWebhookDeliveries).
+         *     `listEvents` and `getEvent` take `pets:read` or `orders:read`: each shows the events
+         *     its scopes cover. rotateApiKey takes none: any key calls it on itself.
          * @example pets:read
          * @enum {string}
          */
