@@ -14,6 +14,7 @@ import type { components } from '../../generated/v1.js';
 import { spec } from '../contract/spec.js';
 import { ApiError, shown } from '../errors/catalogue.js';
 import { ruleMessage } from '../errors/validation-messages.js';
+import { MAX_DEPTH, nestsDeeperThan, roundedNumber } from '../http/json-text.js';
 
 export type NewPet = components['schemas']['NewPet'];
 export type ImportFormat = 'text/csv' | 'application/x-ndjson';
@@ -316,6 +317,9 @@ async function* ndjsonRows(source: AsyncIterable<Buffer>, start: { offset: numbe
     if (tooLong) return refused(next, '', `is longer than ${MAX_ROW_BYTES} bytes: a NewPet takes a few hundred`);
     const text = bytes.toString('utf8').replace(/\r$/, '');
     if (text.trim() === '') return undefined;
+    // Before anything recurses into it: a line nested thousands deep overflowed the row checks'
+    // stack, and the import, failing there at every try, held every import behind it.
+    if (text.length > MAX_DEPTH && nestsDeeperThan(text, MAX_DEPTH)) return refused(next, '', `nests arrays or objects more than ${MAX_DEPTH} levels deep: a NewPet needs 2`);
     let value: unknown;
     try {
       value = JSON.parse(text);
@@ -325,6 +329,9 @@ async function* ndjsonRows(source: AsyncIterable<Buffer>, start: { offset: numbe
     if (value === null || typeof value !== 'object' || Array.isArray(value)) return refused(next, '', 'is not a JSON object: write one NewPet as a JSON object on each line');
     const bad = illFormed(value);
     if (bad !== undefined) return refused(next, shown(bad.replace(/^\//, '')), 'must be well-formed Unicode without U+0000 (a \\u escape leaves a lone surrogate, or writes U+0000)');
+    // As createPet's body (src/routes/json-body.ts): a number JSON.parse rounded is refused, never stored rounded.
+    const rounded = roundedNumber(text);
+    if (rounded !== undefined) return refused(next, shown(rounded.pointer.replace(/^\//, '')), `must be a number held exactly: ${rounded.digits.slice(0, 40)} would be rounded`);
     const error = check(value, next.line - 1);
     return error ? { line: next.line - 1, next, error } : { line: next.line - 1, next, pet: value as NewPet };
   };

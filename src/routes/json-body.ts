@@ -21,11 +21,12 @@
 // field, at most 20, names repeated in at most 60 characters.
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest, onSendHookHandler } from 'fastify';
-import { isLosslessNumber, isSafeNumber, parse } from 'lossless-json';
+import { isLosslessNumber, parse } from 'lossless-json';
 import { ApiError, shown, type ErrorDetail } from '../errors/catalogue.js';
 import { declaredMediaTypes, encodedBody, repeatedContentType, unsupportedMediaType } from '../errors/media-type.js';
 import { problemsBody } from '../errors/validation-messages.js';
 import { operationIdOf, optionalBodies } from '../contract/spec.js';
+import { CONTRACT_DEPTH, INEXACT_NUMBER, MAX_DEPTH, nestsDeeperThan, roundedIntoRange } from '../http/json-text.js';
 
 declare global {
   interface String {
@@ -37,37 +38,8 @@ declare global {
 }
 
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
-// A digit followed by a fraction or an exponent: only then can JSON.parse have rounded a
-// number into range (integer digits past 2^53 - 1 round to 2^53 or more).
-const INEXACT_NUMBER = /\d[.eE]/;
-const INTEGER_DIGITS = /^-?\d+$/;
 
 type Detail = (field: string, message: string, rule?: string) => void;
-
-/**
- * How deeply a body may nest arrays and objects. The contract's bodies nest at most
- * CONTRACT_DEPTH levels; far deeper input is refused before any parser recurses into it
- * (a parser's own limit is the engine's stack, and its words would be the engine's).
- */
-const MAX_DEPTH = 64;
-const CONTRACT_DEPTH = 3;
-
-/** Whether `text` opens more than `limit` arrays or objects inside each other (outside strings). */
-function nestsDeeperThan(text: string, limit: number): boolean {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x5b || c === 0x7b) {
-      if (++depth > limit) return true;
-    } else if (c === 0x5d || c === 0x7d) depth--;
-  }
-  return false;
-}
 
 /** Finds what the contract refuses in a parsed body, naming each field (JSON pointer). */
 function inspect(value: unknown, pointer: string, replaced: boolean, add: Detail): unknown {
@@ -77,9 +49,7 @@ function inspect(value: unknown, pointer: string, replaced: boolean, add: Detail
     return value;
   }
   if (isLosslessNumber(value)) {
-    // Integer digits past 2^53 - 1 round to 2^53 or more, never into range: the schema's
-    // `maximum` refuses them by name. A fraction or exponent can round into range.
-    if (isSafeNumber(value.value) || INTEGER_DIGITS.test(value.value)) return Number(value.value);
+    if (!roundedIntoRange(value.value)) return Number(value.value);
     add(pointer, `must be a number held exactly: ${value.value.slice(0, 40)} would be rounded`, 'exact');
     return value;
   }

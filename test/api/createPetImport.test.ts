@@ -183,6 +183,25 @@ describe('rows that cannot be read as written', () => {
     expect(await namesIn(112)).toEqual(['Before', 'After']);
   });
 
+  it('an NDJSON line nested 10,000 deep, or with a number JSON.parse rounds, is refused by its line as createPet refuses it; the import ends, and the next one runs', async () => {
+    const body = [
+      '{"name":"First","categoryId":115}',
+      `{"name":"Deep","categoryId":115,"z":${'['.repeat(10_000)}${']'.repeat(10_000)}}`,
+      '{"name":"Rounded","categoryId":9007199254740990.9999}',
+      '{"name":"Four","categoryId":4.00000000000000001}',
+      '{"name":"Last","categoryId":115}',
+    ].join('\n');
+    const done = await imported(body, { type: 'application/x-ndjson', query: '?errorPolicy=skip' });
+    expect(done.errors).toEqual([
+      { line: 2, field: '', message: 'nests arrays or objects more than 64 levels deep: a NewPet needs 2' },
+      { line: 3, field: 'categoryId', message: 'must be a number held exactly: 9007199254740990.9999 would be rounded' },
+      { line: 4, field: 'categoryId', message: 'must be a number held exactly: 4.00000000000000001 would be rounded' },
+    ]);
+    expect(done).toMatchObject({ status: 'succeeded', rowsRead: 5, rowsImported: 2, rowsRefused: 3 });
+    expect(await namesIn(115)).toEqual(['First', 'Last']);
+    expect(await imported('{"name":"Next","categoryId":116}', { type: 'application/x-ndjson' })).toMatchObject({ status: 'succeeded', rowsImported: 1 });
+  });
+
   it.each([
     ['a quote inside a field that is not quoted', 'x"y"z,113', 'a field that is not quoted holds a quote: quote the whole field, and write a quote inside it twice'],
     ['a quoted field that goes on after its closing quote', '"Tom, "the cat"",113', 'a quoted field goes on after its closing quote: quote the whole field, and write a quote inside it twice'],
