@@ -10,6 +10,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type pg from 'pg';
 import { transactionOn, withConnection, type HeldConnection } from '../db/transaction.js';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { failureLog } from '../jobs/failures.js';
 import { readRows, UnreadableRows, type NewPet, type RowError } from './pet-import-rows.js';
 import { importWork, type ImportRow, type ImportStatus } from './pet-imports.js';
@@ -27,6 +28,16 @@ export interface ImportWorkerOptions {
 
 /** Whether the database refused a statement for its data (SQLSTATE class 22, a data exception, or 23, a constraint), not for a lost connection or a timeout. */
 const refusedByDatabase = (error: unknown): boolean => /^2[23]/.test(String((error as { code?: unknown }).code ?? ''));
+
+/** Whether a statement ran past the pool's statement timeout (SQLSTATE 57014). */
+const timedOut = (error: unknown): boolean => (error as { code?: unknown }).code === '57014';
+
+/**
+ * How many times in a row an import may fail at one place, on an error that is not the
+ * database being away, before it is ended failed: an error that recurs there at every try
+ * would otherwise hold the import running, and every import behind it queued, for ever.
+ */
+const TRIES = 3;
 
 /** An import's parts were deleted under the worker: it was cancelled. */
 class PartsGone extends Error {}
@@ -54,6 +65,11 @@ export function createImportWorker(pool: pg.Pool, pets: PetsRepository, options:
   let running: Promise<void> | undefined;
   let closing = false;
   const failures = failureLog(options.log);
+  // Rows per batch of an import whose batch ran past the statement timeout: a quarter of the
+  // last size, down to one row, tried again from its last committed batch.
+  const batchRowsOf = new Map<number, number>();
+  // Per import, where it last failed (its next byte) and how many times in a row there.
+  const failedAt = new Map<number, { offset: number; times: number }>();
 
   /** The body of `row` from byte `offset`, part by part. */
   async function* body(row: ImportRow, offset: number): AsyncGenerator<Buffer> {
@@ -72,11 +88,12 @@ export function createImportWorker(pool: pg.Pool, pets: PetsRepository, options:
     // A `stop` import counts its rows in its validation; its import pass only adds them.
     const counts = validating || row.error_policy === 'skip';
     const stopAtBad = validating && row.error_policy === 'stop';
+    const size = batchRowsOf.get(row.id) ?? options.batchRows;
     const rows = readRows(row.format, body(row, row.next_offset), { columns: row.columns, offset: row.next_offset, line: row.next_line })[Symbol.asyncIterator]();
     const collect = async (): Promise<Batch> => {
       const batch: Batch = { firstLine: undefined, lastLine: undefined, pets: [], errors: [], read: 0, refused: 0, next: undefined, ended: false };
       try {
-        while (batch.read < options.batchRows) {
+        while (batch.read < size) {
           const read = await rows.next();
           if (read.done) {
             batch.ended = true;
@@ -133,15 +150,19 @@ export function createImportWorker(pool: pg.Pool, pets: PetsRepository, options:
         try {
           committed = await commit(batch);
         } catch (error) {
-          // A row the schema took and the database refuses (a check of its own) would fail
-          // this batch at every attempt: the import fails instead, saying where.
-          if (!refusedByDatabase(error)) throw error;
+          // A batch past the statement timeout is tried again, smaller, from where it started.
+          if (timedOut(error) && size > 1) {
+            batchRowsOf.set(row.id, Math.max(1, Math.floor(size / 4)));
+            return 'stopped';
+          }
           const lines = `lines ${batch.firstLine ?? row.next_line} to ${batch.lastLine ?? row.next_line}`;
-          const message = `The database refused a row among ${lines} (SQLSTATE ${(error as { code: string }).code}); the rows before them were added. Fix that row, and import the rows from line ${batch.firstLine ?? row.next_line} on`;
-          await transactionOn(held, async (tx) => {
-            if ((await importWork.lockForBatch(tx, row.id)) === 'running') await importWork.finish(tx, row.id, 'failed', message);
-          });
-          options.onFinished?.('failed');
+          // A row the schema took and the database refuses (a check of its own) would fail
+          // this batch at every attempt, as would a row that alone runs past the timeout: the
+          // import fails instead, saying where.
+          if (timedOut(error)) await fail(held, row.id, `Line ${batch.firstLine ?? row.next_line} took longer to add than the database allows a statement (DB_STATEMENT_TIMEOUT_MS); the rows before it were added. Import the rows from that line on again, or fewer tags and shorter names there`);
+          else if (refusedByDatabase(error)) {
+            await fail(held, row.id, `The database refused a row among ${lines} (SQLSTATE ${(error as { code: string }).code}); the rows before them were added. Fix that row, and import the rows from line ${batch.firstLine ?? row.next_line} on`);
+          } else throw error;
           return 'stopped';
         }
         if (!committed || batch.gone) return 'stopped';
@@ -157,6 +178,18 @@ export function createImportWorker(pool: pg.Pool, pets: PetsRepository, options:
       await pending?.catch(() => undefined);
       await rows.return?.(undefined).catch(() => undefined);
     }
+  }
+
+  /** Ends the import `id` failed with `message`, unless it has ended meanwhile (a cancel). */
+  async function fail(held: HeldConnection, id: number, message: string): Promise<void> {
+    const ended = await transactionOn(held, async (tx) => {
+      if ((await importWork.lockForBatch(tx, id)) !== 'running') return false;
+      await importWork.finish(tx, id, 'failed', message.slice(0, 500));
+      return true;
+    });
+    batchRowsOf.delete(id);
+    failedAt.delete(id);
+    if (ended) options.onFinished?.('failed');
   }
 
   /** Runs the import `id` (this session holds its lock) until it ends or the worker closes. */
@@ -194,6 +227,18 @@ export function createImportWorker(pool: pg.Pool, pets: PetsRepository, options:
         if (!(await importWork.tryLock(held.client, id))) continue;
         try {
           await run(held, id);
+          failedAt.delete(id);
+        } catch (error) {
+          // The database away: every import waits for it, and none is to blame.
+          if (isDatabaseUnavailable(error)) throw error;
+          const row = await importWork.load(held.client, id);
+          const at = row?.next_offset ?? -1;
+          const last = failedAt.get(id);
+          const times = last?.offset === at ? last.times + 1 : 1;
+          failedAt.set(id, { offset: at, times });
+          if (times < TRIES || !row) throw error;
+          options.log.error({ err: { message: error instanceof Error ? error.message : String(error) }, import: id }, `pet import ${id}: failed ${times} times at line ${row.next_line}; ended failed`);
+          await fail(held, id, `The import could not go on at line ${row.next_line}: the same error ${times} times in a row (the service's log names it); the rows before it were added. Import the rows from that line on again`);
         } finally {
           await importWork.unlock(held.client, id).catch(held.broken);
         }

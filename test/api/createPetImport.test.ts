@@ -5,7 +5,8 @@
 // test/e2e/import-crash.test.ts; the limit passed mid-body, over a socket, is at the end.
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../helper.js';
+import { closePool, createPool } from '../../src/db/pool.js';
+import { buildTestApp, createApiKey, createTestDatabase, type TestApp } from '../helper.js';
 import { within, WAIT_MS } from '../process.js';
 import { listen, type ListeningApp } from '../support/wire.js';
 
@@ -211,6 +212,64 @@ describe('rows that cannot be read as written', () => {
     expect(done.status).toBe('failed');
     expect(done.message).toBe(`Line 3: ${words}. The animals of the rows before it were added.`);
     expect((await namesIn(113)).filter((n) => n !== 'First')).toEqual([]);
+  });
+});
+
+describe('a batch the database cannot add: never an import running for ever, nor one holding those behind it', () => {
+  // A service of its own: a 1 s statement timeout, batches of 40, and a trigger that makes
+  // some rows slow (Slow…: 50 ms each; Slower: 3 s) or refused for no data reason (Boom).
+  let slow: TestApp;
+  let auth: Record<string, string>;
+  const cleanup: (() => Promise<unknown>)[] = [];
+  beforeAll(async () => {
+    const database = await createTestDatabase();
+    cleanup.push(database.drop);
+    const pool = createPool({ DATABASE_URL: database.url, DB_POOL_MAX: 5, DB_CONNECT_TIMEOUT_MS: 10_000, DB_STATEMENT_TIMEOUT_MS: 1000 });
+    cleanup.push(() => closePool(pool));
+    auth = { authorization: `Bearer ${(await createApiKey(pool)).key}` };
+    slow = await buildTestApp({ url: database.url, pool, env: { RATE_LIMIT_MAX: '100000', IMPORT_BATCH_ROWS: '40', IMPORT_POLL_MS: '100' } });
+    cleanup.push(() => slow.close());
+    await slow.pool.query(`CREATE FUNCTION test_hard_rows() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.name LIKE 'Slow %' THEN PERFORM pg_sleep(0.05); END IF;
+        IF NEW.name = 'Slower' THEN PERFORM pg_sleep(3); END IF;
+        IF NEW.name = 'Boom' THEN RAISE EXCEPTION 'boom'; END IF;
+        RETURN NEW;
+      END $$`);
+    await slow.pool.query('CREATE TRIGGER test_hard_rows BEFORE INSERT ON pets FOR EACH ROW EXECUTE FUNCTION test_hard_rows()');
+  });
+  afterAll(async () => {
+    for (const step of cleanup.reverse()) await step();
+  });
+  const run = async (rows: string[]) => {
+    const response = await slow.api({ method: 'POST', url: '/v1/pet-imports', headers: { ...auth, 'content-type': 'text/csv' }, payload: `name,categoryId\n${rows.join('\n')}\n` });
+    expect(response.statusCode, response.body).toBe(202);
+    const id = response.json<PetImport>().id;
+    let last: PetImport | undefined;
+    await within(WAIT_MS, async () => {
+      last = (await slow.api({ method: 'GET', url: `/v1/pet-imports/${id}`, headers: auth })).json<PetImport>();
+      return ['succeeded', 'failed', 'cancelled'].includes(last.status);
+    });
+    return last as PetImport;
+  };
+
+  it('a batch past the statement timeout is added in smaller batches: every row once', async () => {
+    const names = Array.from({ length: 60 }, (_, i) => `Slow ${i}`);
+    expect(await run(names.map((n) => `${n},117`))).toMatchObject({ status: 'succeeded', rowsRead: 60, rowsImported: 60 });
+    const stored = await slow.pool.query<{ name: string }>('SELECT name FROM pets WHERE category_id = 117 ORDER BY id');
+    expect(stored.rows.map((r) => r.name)).toEqual(names);
+  });
+
+  it('a row that alone passes the timeout, or that fails the same way at every try, ends its import failed at its line; the next import runs', async () => {
+    expect(await run(['Quick,118', 'Slower,118', 'Never,118'])).toMatchObject({
+      status: 'failed',
+      message: 'Line 3 took longer to add than the database allows a statement (DB_STATEMENT_TIMEOUT_MS); the rows before it were added. Import the rows from that line on again, or fewer tags and shorter names there',
+    });
+    expect(await run(['Boom,119', 'Never,119'])).toMatchObject({
+      status: 'failed',
+      message: "The import could not go on at line 2: the same error 3 times in a row (the service's log names it); the rows before it were added. Import the rows from that line on again",
+    });
+    expect(await run(['Next,120'])).toMatchObject({ status: 'succeeded', rowsImported: 1 });
   });
 });
 
