@@ -35,7 +35,8 @@ const timedOut = (error: unknown): boolean => (error as { code?: unknown }).code
 /**
  * How many times in a row an import may fail at one place, on an error that is not the
  * database being away, before it is ended failed: an error that recurs there at every try
- * would otherwise hold the import running, and every import behind it queued, for ever.
+ * would otherwise hold the import running, and every import behind it queued, for ever
+ * (invariant 6 of docs/decisions/0009-pet-imports.md).
  */
 const TRIES = 3;
 

@@ -8,7 +8,7 @@ const paging = listPaging('listOrders');
 // the first order that a transaction still running could precede (src/db/append-order.ts):
 // then it may be short, even empty, and still carries rel="next", from where it stopped.
 export const listOrders: Handler<'listOrders'> = async ({ query, context }, { orders, cursors }) => {
-  const started = await paging.start(query, cursors);
+  const started = await paging.start(query, cursors, { 'API key': callerOf(context) });
   if (refused(started)) return started;
   const page = await orders.list({ apiKeyId: callerOf(context), after: started.after, limit: started.limit, status: query.status, petId: query.petId });
   return paging.answer(query, started, page.orders, page.next, cursors);

@@ -10,7 +10,7 @@ const paging = listPaging('listWebhookDeliveries');
 export const listWebhookDeliveries: Handler<'listWebhookDeliveries'> = async ({ params, query, context }, { webhookEndpoints, webhookDeliveries, cursors }) => {
   const id = params.endpointId;
   if (!(await webhookEndpoints.get(callerOf(context), id))) return endpointNotFound(id);
-  const started = await paging.start(query, cursors);
+  const started = await paging.start(query, cursors, { 'webhook endpoint': id });
   if (refused(started)) return started;
   const page = await webhookDeliveries.list(id, started.after, started.limit);
   return paging.answer(query, started, page.deliveries, page.next, cursors, { endpointId: id });

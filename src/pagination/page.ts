@@ -96,15 +96,25 @@ export function listPaging<K extends OperationId>(operationId: K, { implied }: {
     errorAnswer('bad_request', `query parameter cursor: ${message}`, [{ location: 'query', field: 'cursor', rule: 'cursor', message }]);
 
   return {
-    /** Where the page starts and its size; a 400 answer when the cursor is not for this request. */
-    async start(query: QueryParams<K> & ListQuery, cursors: LazyCursorCodec): Promise<Paging | ReturnType<typeof refuse>> {
+    /**
+     * Where the page starts and its size; a 400 answer when the cursor is not for this
+     * request. `owner`: whose list it is, when it is not everyone's (`{ 'API key': 7 }`,
+     * `{ 'webhook endpoint': 3 }`): a cursor of another owner's list is refused, as it would
+     * page this one from where that one stopped. The cursor holds it after the filters, past a
+     * line end no filter holds; a cursor made before owners were held has none, and pages on.
+     */
+    async start(query: QueryParams<K> & ListQuery, cursors: LazyCursorCodec, owner: Readonly<Record<string, string | number>> = {}): Promise<Paging | ReturnType<typeof refuse>> {
       const limit = query.limit ?? defaultLimit;
-      const filter = canonical(query);
+      const filters = canonical(query);
+      const whose = Object.entries(owner).map(([name, value]) => `${name}=${value}`).join('&');
+      const filter = whose ? `${filters}\n${whose}` : filters;
       if (query.cursor === undefined) return { limit, after: 0, key: undefined, filter };
       try {
         const position = await cursors.decode(query.cursor);
         if (position.operation !== operationId) return refuse(`belongs to ${position.operation}, not ${operationId}; start again without cursor`);
-        if (position.filter !== filter) return refuse(`belongs to another ${differing(position.filter, filter)}; start again without cursor`);
+        const [heldFilters = '', heldOwner] = position.filter.split('\n', 2);
+        if (heldFilters !== filters) return refuse(`belongs to another ${differing(heldFilters, filters)}; start again without cursor`);
+        if (heldOwner !== undefined && heldOwner !== whose) return refuse(`belongs to the list of another ${Object.keys(owner).join(' and ')}; start again without cursor`);
         return { limit, after: position.after, key: { values: position.values, id: position.after }, filter };
       } catch (error) {
         if (!(error instanceof InvalidCursorError)) throw error;

@@ -345,9 +345,14 @@ describe('listOrders', () => {
     expect(await walk(pet ? `${query}&petId=${first.petId}` : query, key)).toEqual(expected);
   });
 
-  it("another key never sees this key's orders", async () => {
+  it("another key never sees this key's orders, and this key's cursor is refused to it", async () => {
     const theirs = await walk('limit=100', other);
     expect(theirs.filter((id) => mine.some((o) => o.id === id))).toEqual([]);
+    const cursor = /cursor=([^&>]+)/.exec(String((await t.api({ method: 'GET', url: '/v1/store/orders?limit=1', headers: key })).headers.link))?.[1];
+    expect(cursor).toBeDefined();
+    const refused = await t.api({ method: 'GET', url: `/v1/store/orders?limit=1&cursor=${cursor}`, headers: other });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().message).toBe('query parameter cursor: belongs to the list of another API key; start again without cursor');
   });
 
   it.each([

@@ -106,6 +106,10 @@ describe('deliveries', () => {
     await within(WAIT_MS, async () => (await deliveries(dead.id)).length >= 1);
     expect((await deliveries(dead.id))[0]).toMatchObject({ attempt: 1, error: 'connection_failed' });
     expect((await deliveries(dead.id))[0]?.statusCode).toBeUndefined();
+    // The first endpoint's cursor is not another endpoint's.
+    const elsewhere = await t.api({ method: 'GET', url: next.replace(`/webhook-endpoints/${id}/`, `/webhook-endpoints/${dead.id}/`), headers: t.auth });
+    expect(elsewhere.statusCode).toBe(400);
+    expect(elsewhere.json().message).toBe('query parameter cursor: belongs to the list of another webhook endpoint; start again without cursor');
   });
 
   it('waits as long as Retry-After asks when that is longer than the schedule', async () => {

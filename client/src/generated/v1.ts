@@ -2367,7 +2367,8 @@ export interface components {
          * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
          *     Do not build or change it; a cursor that was altered, or that belongs to other
          *     filters (another `status`, `id` list, `categoryId`, `tag` or `petId`), another
-         *     `orderBy` or another list, is refused with `400`. A cursor in `name` order carries
+         *     `orderBy` or another list (another key's orders or webhook endpoints, another
+         *     endpoint's deliveries), is refused with `400`. A cursor in `name` order carries
          *     the name it resumes after: up to about 800 characters.
          */
         Cursor: string;
@@ -2674,7 +2675,8 @@ export interface operations {
                  * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
                  *     Do not build or change it; a cursor that was altered, or that belongs to other
                  *     filters (another `status`, `id` list, `categoryId`, `tag` or `petId`), another
-                 *     `orderBy` or another list, is refused with `400`. A cursor in `name` order carries
+                 *     `orderBy` or another list (another key's orders or webhook endpoints, another
+                 *     endpoint's deliveries), is refused with `400`. A cursor in `name` order carries
                  *     the name it resumes after: up to about 800 characters.
                  */
                 cursor?: components["parameters"]["Cursor"];
@@ -3211,7 +3213,8 @@ export interface operations {
                  * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
                  *     Do not build or change it; a cursor that was altered, or that belongs to other
                  *     filters (another `status`, `id` list, `categoryId`, `tag` or `petId`), another
-                 *     `orderBy` or another list, is refused with `400`. A cursor in `name` order carries
+                 *     `orderBy` or another list (another key's orders or webhook endpoints, another
+                 *     endpoint's deliveries), is refused with `400`. A cursor in `name` order carries
                  *     the name it resumes after: up to about 800 characters.
                  */
                 cursor?: components["parameters"]["Cursor"];
@@ -3463,7 +3466,8 @@ export interface operations {
                  * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
                  *     Do not build or change it; a cursor that was altered, or that belongs to other
                  *     filters (another `status`, `id` list, `categoryId`, `tag` or `petId`), another
-                 *     `orderBy` or another list, is refused with `400`. A cursor in `name` order carries
+                 *     `orderBy` or another list (another key's orders or webhook endpoints, another
+                 *     endpoint's deliveries), is refused with `400`. A cursor in `name` order carries
                  *     the name it resumes after: up to about 800 characters.
                  */
                 cursor?: components["parameters"]["Cursor"];
@@ -3654,7 +3658,8 @@ export interface operations {
                  * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
                  *     Do not build or change it; a cursor that was altered, or that belongs to other
                  *     filters (another `status`, `id` list, `categoryId`, `tag` or `petId`), another
-                 *     `orderBy` or another list, is refused with `400`. A cursor in `name` order carries
+                 *     `orderBy` or another list (another key's orders or webhook endpoints, another
+                 *     endpoint's deliveries), is refused with `400`. A cursor in `name` order carries
                  *     the name it resumes after: up to about 800 characters.
                  */
                 cursor?: components["parameters"]["Cursor"];
@@ -3925,7 +3930,8 @@ export interface operations {
                  * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
                  *     Do not build or change it; a cursor that was altered, or that belongs to other
                  *     filters (another `status`, `id` list, `categoryId`, `tag` or `petId`), another
-                 *     `orderBy` or another list, is refused with `400`. A cursor in `name` order carries
+                 *     `orderBy` or another list (another key's orders or webhook endpoints, another
+                 *     endpoint's deliveries), is refused with `400`. A cursor in `name` order carries
                  *     the name it resumes after: up to about 800 characters.
                  */
                 cursor?: components["parameters"]["Cursor"];
@@ -4015,7 +4021,8 @@ export interface operations {
                  * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
                  *     Do not build or change it; a cursor that was altered, or that belongs to other
                  *     filters (another `status`, `id` list, `categoryId`, `tag` or `petId`), another
-                 *     `orderBy` or another list, is refused with `400`. A cursor in `name` order carries
+                 *     `orderBy` or another list (another key's orders or webhook endpoints, another
+                 *     endpoint's deliveries), is refused with `400`. A cursor in `name` order carries
                  *     the name it resumes after: up to about 800 characters.
                  */
                 cursor?: components["parameters"]["Cursor"];
@@ -4323,7 +4330,8 @@ export interface operations {
                  * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
                  *     Do not build or change it; a cursor that was altered, or that belongs to other
                  *     filters (another `status`, `id` list, `categoryId`, `tag` or `petId`), another
-                 *     `orderBy` or another list, is refused with `400`. A cursor in `name` order carries
+                 *     `orderBy` or another list (another key's orders or webhook endpoints, another
+                 *     endpoint's deliveries), is refused with `400`. A cursor in `name` order carries
                  *     the name it resumes after: up to about 800 characters.
                  */
                 cursor?: components["parameters"]["Cursor"];
@@ -4385,7 +4393,8 @@ export interface operations {
                  * @description Where the page starts: the opaque value from the previous page's `Link: rel="next"`.
                  *     Do not build or change it; a cursor that was altered, or that belongs to other
                  *     filters (another `status`, `id` list, `categoryId`, `tag` or `petId`), another
-                 *     `orderBy` or another list, is refused with `400`. A cursor in `name` order carries
+                 *     `orderBy` or another list (another key's orders or webhook endpoints, another
+                 *     endpoint's deliveries), is refused with `400`. A cursor in `name` order carries
                  *     the name it resumes after: up to about 800 characters.
                  */
                 cursor?: components["parameters"]["Cursor"];
