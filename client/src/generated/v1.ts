@@ -273,13 +273,16 @@ export interface paths {
          *     - `skip`: bad rows are counted and named (the first 20 in `errors`), the others
          *       are added.
          *
-         *     A row's error names its line, its field and what to fix; a row longer than 64 KiB is
-         *     refused. Quoting that breaks RFC 4180 (a quote left open, a quote inside a field
+         *     A row's error names its line, its field and what to fix; an NDJSON line longer than
+         *     64 KiB is refused, and a CSV row that long fails the import at its line (a quote left
+         *     open reads the same). Quoting that breaks RFC 4180 (a quote left open, a quote inside a field
          *     that is not quoted, text after a closing quote), which makes the rest of the file
          *     unreadable, fails the import at that line in either policy (with `skip`, the rows
          *     before it stay added). Lines that end with CR alone are `400`. A row that passes these checks
          *     and that the database still refuses fails the import, `message` naming the lines of
-         *     its batch (`IMPORT_BATCH_ROWS` rows); the batches before it stay added.
+         *     its batch (`IMPORT_BATCH_ROWS` rows); the batches before it stay added. So does a row
+         *     that alone takes longer to add than the database allows a statement, or an error that
+         *     recurs at one line: every import ends, and none holds those queued behind it.
          *
          *     **`dryRun=true`** reads and checks every row and adds none: the import ends
          *     `succeeded` with the counts a real one would have (`rowsImported` stays 0), or
