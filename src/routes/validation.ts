@@ -48,14 +48,16 @@ interface ParameterSchema {
 }
 
 /** Every value given for an integer parameter (or an item of an array of them) that is not plain decimal digits. */
-function notPlainDecimal(data: Record<string, unknown>, integers: readonly string[], arrays: readonly string[]): ErrorObject[] {
+function notPlainDecimal(data: Record<string, unknown>, integers: readonly string[], arrays: readonly string[], inPath: boolean): ErrorObject[] {
   const refused = (instancePath: string, message: string): ErrorObject => ({ keyword: 'type', instancePath, schemaPath: '', params: { type: 'integer' }, message });
   const errors: ErrorObject[] = [];
   for (const name of integers) {
     const given = data[name];
     if (typeof given !== 'string' || DECIMAL.test(given)) continue;
-    // `/v1/pets/`: the route of one pet, reached with nothing where its id goes.
-    errors.push(refused(`/${name}`, given === '' ? 'is empty (the URL ends with a slash where it goes): give it, or remove the slash to reach the collection' : 'must be an integer in plain decimal digits'));
+    // `/v1/pets/`: the route of one pet, reached with nothing where its id goes; `?petId=`: a
+    // query parameter given without its value.
+    const empty = inPath ? 'is empty (the URL ends with a slash where it goes): give it, or remove the slash to reach the collection' : 'is empty: give an integer, or leave the parameter out';
+    errors.push(refused(`/${name}`, given === '' ? empty : 'must be an integer in plain decimal digits'));
   }
   for (const name of arrays) {
     const given = data[name];
@@ -71,7 +73,7 @@ function notPlainDecimal(data: Record<string, unknown>, integers: readonly strin
   return errors;
 }
 
-function withPlainIntegers(validate: ValidateFunction, schema: ParameterSchema): ValidateFunction | ((data: Record<string, unknown>) => boolean) {
+function withPlainIntegers(validate: ValidateFunction, schema: ParameterSchema, inPath: boolean): ValidateFunction | ((data: Record<string, unknown>) => boolean) {
   const properties = Object.entries(schema.properties ?? {});
   const integers = properties.filter(([, property]) => property.type === 'integer').map(([name]) => name);
   const arrays = properties.filter(([, property]) => property.type === 'array' && property.items?.type === 'integer').map(([name]) => name);
@@ -84,7 +86,7 @@ function withPlainIntegers(validate: ValidateFunction, schema: ParameterSchema):
       check.errors = validate.errors;
       return valid;
     }
-    const refused = notPlainDecimal(data, integers, arrays);
+    const refused = notPlainDecimal(data, integers, arrays, inPath);
     const valid = validate(data);
     if (refused.length === 0) {
       check.errors = validate.errors;
@@ -112,5 +114,5 @@ function lowerCaseHeaders(schema: ParameterSchema): ParameterSchema {
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
   if (httpPart === 'body') return forBodies.compile(schema);
   const parameters = httpPart === 'headers' ? lowerCaseHeaders(schema as ParameterSchema) : (schema as ParameterSchema);
-  return withPlainIntegers(forParameters.compile(parameters), parameters);
+  return withPlainIntegers(forParameters.compile(parameters), parameters, httpPart === 'params');
 };
