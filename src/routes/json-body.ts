@@ -77,7 +77,10 @@ function syntaxError(error: Error, text: string): Error {
   let reason: string;
   try {
     parse(text);
-    return error;
+    // Valid JSON: the default parser refused a `__proto__` or `constructor` key (prototype
+    // poisoning), which no schema of the contract has.
+    const what = 'has a property named __proto__, or constructor holding prototype, which this API refuses: no body of the contract has one';
+    return new ApiError('bad_request', `Body ${what}`, { details: [{ location: 'body', field: '', rule: 'json', message: what }] });
   } catch (refused) {
     reason = refused instanceof Error ? refused.message : String(refused);
   }

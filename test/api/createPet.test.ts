@@ -93,7 +93,8 @@ describe('createPet refuses a bad body with 400 and stores nothing', () => {
     ['malformed JSON', { given: '{"name": "Rex",', want: 'Body is not valid JSON: quoted object key expected but reached end of input at line 1, column 16' }],
     ['malformed JSON over lines', { given: '{\n  "name": "Rex"\n  "categoryId": 1\n}', want: "Body is not valid JSON: comma ',' expected after value but got '\"' at line 3, column 3" }],
     ['an empty body', { given: '', want: 'Body is empty; send a JSON object' }],
-    ['a __proto__ key', { given: '{"name":"Rex","categoryId":1,"__proto__":{"x":1}}', want: undefined }],
+    ['a __proto__ key', { given: '{"name":"Rex","categoryId":1,"__proto__":{"x":1}}', want: 'Body has a property named __proto__, or constructor holding prototype, which this API refuses: no body of the contract has one' }],
+    ['a constructor key holding prototype', { given: '{"name":"Rex","categoryId":1,"constructor":{"prototype":{"x":1}}}', want: 'Body has a property named __proto__, or constructor holding prototype, which this API refuses: no body of the contract has one' }],
   ])('%s', async (_title, { given, want }) => {
     const response = await create(given);
     expect(response.statusCode).toBe(400);
