@@ -12,12 +12,14 @@
 // A request that fails (an error thrown, not an answer) gives its key back, so that a
 // retry is processed afresh. Keys are kept 24 hours; the jobs plugin purges older ones.
 import { createHash } from 'node:crypto';
+import type { preValidationHookHandler } from 'fastify';
 import type pg from 'pg';
 import type { OperationInput, OperationMiddleware } from '../routes/middleware.js';
 import { isIdempotent } from '../contract/spec.js';
 import type { IdempotencyKeysRepository } from './idempotency-keys.js';
 import { inTransaction } from '../db/transaction.js';
 import { ApiError } from '../errors/catalogue.js';
+import { repeatsHeader } from '../http/message.js';
 
 /** How long a claim holds before a retry may take over from a request that died. */
 const LEASE_MS = 30_000;
@@ -57,8 +59,16 @@ export interface IdempotencyOptions {
 }
 
 export function idempotency({ keys, pool, onReplay }: IdempotencyOptions): OperationMiddleware {
+  // Two Idempotency-Key lines: Node joins them into one value (`a, b`), which the pattern
+  // would refuse as characters, not as what it is. Before validation.
+  const once: preValidationHookHandler = (request, _reply, done) => {
+    if (!repeatsHeader(request.raw.rawHeaders, 'idempotency-key')) return done();
+    const message = 'is sent twice: send it once';
+    done(new ApiError('bad_request', `header Idempotency-Key: ${message}`, { details: [{ location: 'header', field: 'Idempotency-Key', rule: 'once', message }] }));
+  };
   return {
     name: 'idempotency',
+    hooks: (operation) => (isIdempotent(operation) ? { preValidation: [once] } : undefined),
     wrap(next, operation) {
       if (!isIdempotent(operation)) return next;
       const { operationId } = operation;

@@ -83,6 +83,7 @@ const rows: Array<[string, Row]> = [
   // 4. Idempotency-Key: exactly the schema's rule.
   ['an Idempotency-Key of 256 characters is 400', { given: () => createPet('{"name":"Rex","categoryId":1}', { 'Idempotency-Key': 'k'.repeat(256) }), want: { status: 400 } }],
   ['an Idempotency-Key of two quotes is 400', { given: () => createPet('{"name":"Rex","categoryId":1}', { 'Idempotency-Key': '""' }), want: { status: 400 } }],
+  ['two Idempotency-Key headers are 400 saying so', { given: () => createPet('{"name":"Rex","categoryId":1}', { 'Idempotency-Key': 'one\r\nIdempotency-Key: two' }), want: { status: 400, field: 'Idempotency-Key', message: 'header Idempotency-Key: is sent twice: send it once' } }],
   // 6. Two Authorization headers.
   ['Bearer valid then Bearer bogus is 401', { given: () => `GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\nAuthorization: Bearer bogus\r\nConnection: close\r\n\r\n`, want: { status: 401 } }],
   ['Bearer valid then Basic is 401', { given: () => `GET /v1/pets/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\nauthorization: Basic dTpw\r\nConnection: close\r\n\r\n`, want: { status: 401 } }],
