@@ -1101,6 +1101,7 @@ export const operationTable = {
             type: "string",
             schema: { type: "string", maxLength: 64, pattern: "^attachment; filename=\"pets\\.(csv|ndjson)\"$" },
           },
+          { name: "Vary", required: true, type: "string", schema: { type: "string", maxLength: 64 } },
           {
             name: "RateLimit-Limit",
             required: true,

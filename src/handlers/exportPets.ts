@@ -22,5 +22,5 @@ export const exportPets: Handler<'exportPets'> = async ({ query, context }, { pe
   }
   const filters = { status: query.status, categoryId: query.categoryId, ids: query.id };
   const body = await pets.export(filters, format);
-  return { status: 200, body, headers: { 'Content-Type': type, 'Content-Disposition': `attachment; filename="pets.${EXTENSION[format]}"` } };
+  return { status: 200, body, headers: { 'Content-Type': type, 'Content-Disposition': `attachment; filename="pets.${EXTENSION[format]}"`, Vary: 'Accept' } };
 };

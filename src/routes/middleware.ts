@@ -120,7 +120,13 @@ function adapt(handler: OperationHandler, headerNames: readonly string[]) {
     const answer = await handler(input);
     if (answer.status >= 400) return sendError(reply, errorBodyOf(answer.body), answer.headers);
     reply.code(answer.status);
-    if (answer.headers) reply.headers(answer.headers);
+    if (answer.headers) {
+      // A handler's Vary (exportPets: Accept) joins the one a hook set (CORS: Origin).
+      const vary = reply.getHeader('vary');
+      reply.headers(answer.headers);
+      const added = reply.getHeader('vary');
+      if (vary !== undefined && added !== vary) reply.header('vary', `${String(vary)}, ${String(added)}`);
+    }
     // A stream (exportPets) is sent as it is read, with the Content-Type the handler gave. To
     // HEAD it is not read at all (Fastify would drain it to send nothing).
     if (answer.body instanceof Readable) {

@@ -37,6 +37,7 @@ describe('exportPets as CSV', () => {
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toBe('text/csv; charset=utf-8; header=present');
     expect(response.headers['content-disposition']).toBe('attachment; filename="pets.csv"');
+    expect(response.headers.vary).toBe('Accept');
     expect(response.body.startsWith('id,name,categoryId,status,tags\r\n')).toBe(true);
     expect(parse(response.body)).toEqual([HEADER, ...stored.map(csvRow)]);
     // The quoting itself.

@@ -139,6 +139,9 @@ describe('CORS', () => {
     expect(String(simple.headers['access-control-expose-headers'])).toContain('Location');
     const other = await list(t, { ...t.auth, origin: 'https://evil.example' });
     expect(other.headers['access-control-allow-origin']).toBeUndefined();
+    // An answer that varies by Accept as well keeps both.
+    const exported = await t.api({ method: 'GET', url: '/v1/pets:export', headers: { ...t.auth, origin: 'https://admin.example' } });
+    expect(exported.headers.vary).toBe('Origin, Accept');
   });
 });
 

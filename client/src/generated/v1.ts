@@ -2892,6 +2892,11 @@ export interface operations {
                      * @example attachment; filename="pets.csv"
                      */
                     "Content-Disposition": string;
+                    /**
+                     * @description `Accept`: the format depends on it (a cache keeps one answer per `Accept`).
+                     * @example Accept
+                     */
+                    Vary: string;
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
