@@ -1101,7 +1101,12 @@ export const operationTable = {
             type: "string",
             schema: { type: "string", maxLength: 64, pattern: "^attachment; filename=\"pets\\.(csv|ndjson)\"$" },
           },
-          { name: "Vary", required: true, type: "string", schema: { type: "string", maxLength: 64 } },
+          {
+            name: "Vary",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^(Origin, )?Accept$" },
+          },
           {
             name: "RateLimit-Limit",
             required: true,

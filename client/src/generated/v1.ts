@@ -2893,7 +2893,7 @@ export interface operations {
                      */
                     "Content-Disposition": string;
                     /**
-                     * @description `Accept`: the format depends on it (a cache keeps one answer per `Accept`).
+                     * @description `Accept` (after `Origin` where CORS is on): the format depends on it, so a cache keeps one answer per `Accept`.
                      * @example Accept
                      */
                     Vary: string;
