@@ -42,7 +42,7 @@ it('declares each append-ordered table of the database once, with the partition 
     const joined = Object.fromEntries(rows.map((row) => [row.table, row.partition ?? 'whole']));
     const declared = Object.fromEntries([...APPEND_ORDERED].sort(([a], [b]) => a.localeCompare(b)).map(([table, column]) => [table, column ?? 'whole']));
     expect(Object.keys(joined).length).toBeGreaterThanOrEqual(6);
-    expect(declared).toEqual(joined);
+    expect(declared, "declare each table the migrations joined with appendOrdered('<table>'[, '<column>']) in its repository (docs/contract.md, Adding a table)").toEqual(joined);
   } finally {
     await client.end();
   }
