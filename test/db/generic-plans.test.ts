@@ -9,6 +9,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATEGORY_STATEMENTS } from '../../src/catalogue/categories.js';
 import { EVENT_STATEMENTS } from '../../src/events/feed.js';
+import { DELIVERY_STATEMENTS } from '../../src/events/webhooks/deliveries.js';
 import { ORDER_STATEMENTS } from '../../src/store/orders.js';
 import { PET_STATEMENTS } from '../../src/catalogue/pets.js';
 import { FILTERED_WALK, orderedPage, PET_ORDERS, type OrderedPage } from '../../src/catalogue/pet-orders.js';
@@ -300,6 +301,28 @@ describe("orders: a page of one key's orders reads that key's orders only, with 
     const scans = scansOf(await generic(sql, [...values]), 'orders');
     expect(scans.length).toBeGreaterThan(0);
     for (const scan of scans) expect(scan, JSON.stringify(scans)).toMatchObject({ read: expect.toSatisfy((n: number) => n <= want) });
+  });
+});
+
+describe("webhook deliveries: a page of one endpoint's attempts reads that endpoint's only, with statistics from when another held 1,000", () => {
+  let quiet: number;
+  beforeAll(async () => {
+    const endpoint = async () =>
+      Number((await client.query<{ id: string }>("INSERT INTO webhook_endpoints (api_key_id, url, event_types, secret) VALUES ($1, 'https://a.example/', '{pet.created}', 'whsec_' || repeat('A', 32)) RETURNING id", [keyId])).rows[0]?.id);
+    const attempts = (endpoint: number, count: number) =>
+      client.query("INSERT INTO webhook_deliveries (endpoint_id, event_id, attempt, status_code, duration_ms, attempted_at) SELECT $1, i, 1, 200, 5, now() FROM generate_series(1, $2) AS i", [endpoint, count]);
+    const busy = await endpoint();
+    quiet = await endpoint();
+    await client.query('ALTER TABLE webhook_deliveries SET (autovacuum_enabled = false)');
+    await attempts(busy, 1000);
+    await client.query('ANALYZE webhook_deliveries');
+    await attempts(quiet, 20);
+  });
+
+  it("the first page of the endpoint with 20 attempts, after the other's 1,000", async () => {
+    const scans = scansOf(await generic(DELIVERY_STATEMENTS.list.text, [quiet, 0, 20]), 'webhook_deliveries');
+    expect(scans.length).toBeGreaterThan(0);
+    for (const scan of scans) expect(scan, JSON.stringify(scans)).toMatchObject({ read: expect.toSatisfy((n: number) => n <= 21) });
   });
 });
 

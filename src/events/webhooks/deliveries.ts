@@ -29,10 +29,14 @@ function toDelivery(row: DeliveryRow): WebhookDelivery {
   return delivery;
 }
 
-const STATEMENTS = {
+export const DELIVERY_STATEMENTS = {
+  // A page of one endpoint's attempts ($1 endpoint, $2 after, $3 size). Written so that only
+  // the (endpoint_id, id) index serves it under a generic plan: written plainly, the plan
+  // walked the primary key over every endpoint's attempts after the cursor (as listOrders',
+  // src/store/orders.ts).
   list: statement<DeliveryRow & { final: boolean }>(
     'webhook-deliveries-list',
-    `SELECT ${C}, ${DELIVERIES.isFinal('$1')} AS final FROM webhook_deliveries WHERE endpoint_id = $1 AND id > $2 ORDER BY id LIMIT $3::int + 1`,
+    `SELECT ${C}, ${DELIVERIES.isFinal('$1')} AS final FROM webhook_deliveries WHERE (endpoint_id, id) > ($1, $2) AND endpoint_id <= $1 ORDER BY endpoint_id, id LIMIT $3::int + 1`,
   ),
   // Attempts older than $1 days (they are kept as long as events are).
   purge: statement<Record<string, never>>('webhook-deliveries-purge', `DELETE FROM webhook_deliveries WHERE attempted_at < now() - $1::int * interval '1 day'`),
@@ -42,13 +46,13 @@ export function createWebhookDeliveriesRepository(primary: Queryable) {
   return {
     /** At most `limit` attempts of the endpoint after `after`, up to where every one is final, and where the next page starts. */
     async list(endpointId: number, after: number, limit: number): Promise<{ deliveries: WebhookDelivery[]; next: number | undefined }> {
-      const page = finalPage(await query(primary, STATEMENTS.list, [endpointId, after, limit]), limit, after);
+      const page = finalPage(await query(primary, DELIVERY_STATEMENTS.list, [endpointId, after, limit]), limit, after);
       return { deliveries: page.rows.map(toDelivery), next: page.next };
     },
 
     /** Removes attempts older than `days`; how many. */
     async purge(days: number): Promise<number> {
-      return execute(primary, STATEMENTS.purge, [days]);
+      return execute(primary, DELIVERY_STATEMENTS.purge, [days]);
     },
   };
 }

@@ -75,9 +75,11 @@ const STATEMENTS = {
   enabled: statement<{ enabled: boolean }>('webhook-endpoints-enabled', 'SELECT enabled FROM webhook_endpoints WHERE id = $2 AND api_key_id = $1 FOR NO KEY UPDATE'),
   count: statement<{ n: number }>('webhook-endpoints-count', 'SELECT count(*)::int AS n FROM webhook_endpoints WHERE api_key_id = $1'),
   get: statement<EndpointRow>('webhook-endpoints-get', `SELECT ${C} FROM webhook_endpoints WHERE id = $2 AND api_key_id = $1`),
+  // A page of one key's endpoints: only its index serves this form under a generic plan (as
+  // listOrders', src/store/orders.ts).
   list: statement<EndpointRow & { final: boolean }>(
     'webhook-endpoints-list',
-    `SELECT ${C}, ${ENDPOINTS.isFinal('$1')} AS final FROM webhook_endpoints WHERE api_key_id = $1 AND id > $2 ORDER BY id LIMIT $3::int + 1`,
+    `SELECT ${C}, ${ENDPOINTS.isFinal('$1')} AS final FROM webhook_endpoints WHERE (api_key_id, id) > ($1, $2) AND api_key_id <= $1 ORDER BY api_key_id, id LIMIT $3::int + 1`,
   ),
   // A merge patch: $3 url, $4 event types, $5 whether description is given and $6 its value
   // (null removes it), $7 enabled. Enabling a disabled endpoint delivers events created
