@@ -14,7 +14,7 @@ import type { components } from '../../generated/v1.js';
 import { spec } from '../contract/spec.js';
 import { ApiError, shown } from '../errors/catalogue.js';
 import { ruleMessage } from '../errors/validation-messages.js';
-import { MAX_DEPTH, nestsDeeperThan, roundedNumber } from '../http/json-text.js';
+import { inexactNumber, MAX_DEPTH, nestsDeeperThan } from '../http/json-text.js';
 
 export type NewPet = components['schemas']['NewPet'];
 export type ImportFormat = 'text/csv' | 'application/x-ndjson';
@@ -330,8 +330,8 @@ async function* ndjsonRows(source: AsyncIterable<Buffer>, start: { offset: numbe
     const bad = illFormed(value);
     if (bad !== undefined) return refused(next, shown(bad.replace(/^\//, '')), 'must be well-formed Unicode without U+0000 (a \\u escape leaves a lone surrogate, or writes U+0000)');
     // As createPet's body (src/routes/json-body.ts): a number JSON.parse rounded is refused, never stored rounded.
-    const rounded = roundedNumber(text);
-    if (rounded !== undefined) return refused(next, shown(rounded.pointer.replace(/^\//, '')), `must be a number held exactly: ${rounded.digits.slice(0, 40)} would be rounded`);
+    const inexact = inexactNumber(text);
+    if (inexact !== undefined) return refused(next, shown(inexact.pointer.replace(/^\//, '')), inexact.message);
     const error = check(value, next.line - 1);
     return error ? { line: next.line - 1, next, error } : { line: next.line - 1, next, pet: value as NewPet };
   };

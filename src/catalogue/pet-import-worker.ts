@@ -66,11 +66,13 @@ export function createImportWorker(pool: pg.Pool, pets: PetsRepository, options:
   let running: Promise<void> | undefined;
   let closing = false;
   const failures = failureLog(options.log);
-  // Rows per batch of an import whose batch ran past the statement timeout: a quarter of the
-  // last size, down to one row, tried again from its last committed batch.
-  const batchRowsOf = new Map<number, number>();
-  // Per import, where it last failed (its next byte) and how many times in a row there.
-  const failedAt = new Map<number, { offset: number; times: number }>();
+  // Rows per batch of an import whose batch ran past the statement timeout (which took
+  // `limitMs` to cancel it): a quarter of the last size, down to one row, tried again from its
+  // last committed batch; a batch that commits in under a quarter of that time doubles the
+  // size for the next, up to IMPORT_BATCH_ROWS.
+  const batchRowsOf = new Map<number, { size: number; limitMs: number }>();
+  // Per import, where it last failed (its pass and next byte) and how many times in a row there.
+  const failedAt = new Map<number, { at: string; times: number }>();
 
   /** The body of `row` from byte `offset`, part by part. */
   async function* body(row: ImportRow, offset: number): AsyncGenerator<Buffer> {
@@ -89,7 +91,8 @@ export function createImportWorker(pool: pg.Pool, pets: PetsRepository, options:
     // A `stop` import counts its rows in its validation; its import pass only adds them.
     const counts = validating || row.error_policy === 'skip';
     const stopAtBad = validating && row.error_policy === 'stop';
-    const size = batchRowsOf.get(row.id) ?? options.batchRows;
+    const shrunk = batchRowsOf.get(row.id);
+    let size = shrunk?.size ?? options.batchRows;
     const rows = readRows(row.format, body(row, row.next_offset), { columns: row.columns, offset: row.next_offset, line: row.next_line })[Symbol.asyncIterator]();
     const collect = async (): Promise<Batch> => {
       const batch: Batch = { firstLine: undefined, lastLine: undefined, pets: [], errors: [], read: 0, refused: 0, next: undefined, ended: false };
@@ -148,25 +151,28 @@ export function createImportWorker(pool: pg.Pool, pets: PetsRepository, options:
         const last = batch.ended || batch.bad !== undefined || batch.unreadable !== undefined || batch.gone === true;
         pending = last ? undefined : collect();
         let committed: boolean;
+        const started = performance.now();
         try {
           committed = await commit(batch);
         } catch (error) {
-          // A batch past the statement timeout is tried again, smaller, from where it started.
+          // A batch past the statement timeout is tried again, smaller, from where it started;
+          // one row alone is tried again as any failure is (runOne counts the tries).
           if (timedOut(error) && size > 1) {
-            batchRowsOf.set(row.id, Math.max(1, Math.floor(size / 4)));
+            batchRowsOf.set(row.id, { size: Math.max(1, Math.floor(size / 4)), limitMs: performance.now() - started });
             return 'stopped';
           }
-          const lines = `lines ${batch.firstLine ?? row.next_line} to ${batch.lastLine ?? row.next_line}`;
           // A row the schema took and the database refuses (a check of its own) would fail
-          // this batch at every attempt, as would a row that alone runs past the timeout: the
-          // import fails instead, saying where.
-          if (timedOut(error)) await fail(held, row.id, `Line ${batch.firstLine ?? row.next_line} took longer to add than the database allows a statement (DB_STATEMENT_TIMEOUT_MS); the rows before it were added. Import the rows from that line on again, or fewer tags and shorter names there`);
-          else if (refusedByDatabase(error)) {
-            await fail(held, row.id, `The database refused a row among ${lines} (SQLSTATE ${(error as { code: string }).code}); the rows before them were added. Fix that row, and import the rows from line ${batch.firstLine ?? row.next_line} on`);
-          } else throw error;
+          // this batch at every attempt: the import fails instead, saying where.
+          if (!refusedByDatabase(error)) throw error;
+          const lines = `lines ${batch.firstLine ?? row.next_line} to ${batch.lastLine ?? row.next_line}`;
+          await fail(held, row.id, `The database refused a row among ${lines} (SQLSTATE ${(error as { code: string }).code}); the rows before them were added. Fix that row, and import the rows from line ${batch.firstLine ?? row.next_line} on`);
           return 'stopped';
         }
         if (!committed || batch.gone) return 'stopped';
+        if (shrunk && size < options.batchRows && (performance.now() - started) * 4 < shrunk.limitMs) {
+          size = Math.min(options.batchRows, size * 2);
+          batchRowsOf.set(row.id, { ...shrunk, size });
+        }
         options.onRows?.(adds ? batch.pets.length : 0, counts ? batch.refused : 0);
         if (batch.bad || batch.unreadable) {
           options.onFinished?.('failed');
@@ -223,23 +229,29 @@ export function createImportWorker(pool: pg.Pool, pets: PetsRepository, options:
   /** Takes one import no other worker holds and runs it; whether there was one. */
   async function runOne(): Promise<boolean> {
     return withConnection(pool, async (held) => {
-      for (const id of await importWork.open(held.client)) {
+      const open = await importWork.open(held.client);
+      // What is kept of imports that have ended (here or on another instance) goes.
+      for (const kept of [batchRowsOf, failedAt]) for (const id of kept.keys()) if (!open.includes(id)) kept.delete(id);
+      for (const id of open) {
         if (closing) return false;
         if (!(await importWork.tryLock(held.client, id))) continue;
         try {
           await run(held, id);
           failedAt.delete(id);
         } catch (error) {
-          // The database away: every import waits for it, and none is to blame.
-          if (isDatabaseUnavailable(error)) throw error;
+          // The database away: every import waits for it, and none is to blame. A statement
+          // timeout counts as a try: one row, or one step, that never ends in time would
+          // otherwise hold the import running for ever.
+          if (isDatabaseUnavailable(error) && !timedOut(error)) throw error;
           const row = await importWork.load(held.client, id);
-          const at = row?.next_offset ?? -1;
+          const at = `${row?.pass}:${row?.next_offset}`;
           const last = failedAt.get(id);
-          const times = last?.offset === at ? last.times + 1 : 1;
-          failedAt.set(id, { offset: at, times });
+          const times = last?.at === at ? last.times + 1 : 1;
+          failedAt.set(id, { at, times });
           if (times < TRIES || !row) throw error;
           options.log.error({ err: { message: error instanceof Error ? error.message : String(error) }, import: id }, `pet import ${id}: failed ${times} times at line ${row.next_line}; ended failed`);
-          await fail(held, id, `The import could not go on at line ${row.next_line}: the same error ${times} times in a row (the service's log names it); the rows before it were added. Import the rows from that line on again`);
+          const why = timedOut(error) ? 'took longer than the database allows a statement (DB_STATEMENT_TIMEOUT_MS)' : "failed (the service's log says why)";
+          await fail(held, id, `The import could not go on at line ${row.next_line}: it ${why} ${times} times in a row; the rows before it were added. Import the rows from that line on again`);
         } finally {
           await importWork.unlock(held.client, id).catch(held.broken);
         }

@@ -281,5 +281,10 @@ export const importWork = {
   progress: async (tx: Queryable, id: number, counts: { read: number; imported: number; refused: number; errors: readonly RowError[] }, next: { offset: number; line: number }): Promise<void> =>
     void (await execute(tx, S.progress, [id, counts.read, counts.imported, counts.refused, JSON.stringify(counts.errors.slice(0, 20).map(jsonbSafe)), next.offset, next.line])),
   importPass: async (tx: Queryable, id: number, line: number): Promise<void> => void (await execute(tx, S.importPass, [id, line])),
-  finish: async (tx: Queryable, id: number, status: 'succeeded' | 'failed', message?: string): Promise<void> => void (await execute(tx, S.finish, [id, status, message ?? null])),
+  // Its parts (up to IMPORT_MAX_BYTES) are deleted with no statement timeout: an import that
+  // could not be ended would hold every import behind it.
+  finish: async (tx: Queryable, id: number, status: 'succeeded' | 'failed', message?: string): Promise<void> => {
+    await tx.query("SELECT set_config('statement_timeout', '0', true)");
+    await execute(tx, S.finish, [id, status, message ?? null]);
+  },
 };

@@ -44,23 +44,25 @@ export function roundedIntoRange(digits: string): boolean {
 }
 
 /**
- * A number of `text` (a JSON text JSON.parse took, nesting at most MAX_DEPTH) that JSON.parse
- * rounds into range, with its JSON pointer; undefined when there is none.
+ * What the number rules refuse in `text` (a JSON text JSON.parse took, nesting at most
+ * MAX_DEPTH), with its JSON pointer: a number JSON.parse rounds into range, or, where a
+ * number could be rounded, a repeated property name (read again without JSON.parse, it
+ * cannot be told which value counts, as the body parser refuses it too); undefined when none.
  */
-export function roundedNumber(text: string): { pointer: string; digits: string } | undefined {
+export function inexactNumber(text: string): { pointer: string; message: string } | undefined {
   if (!INEXACT_NUMBER.test(text)) return undefined;
   let value: unknown;
   try {
     value = parse(text);
   } catch {
-    // Only lossless-json's stricter rule, a repeated key: not a number's.
-    return undefined;
+    // JSON.parse took it, so this is lossless-json's stricter rule: a repeated key.
+    return { pointer: '', message: 'must not repeat a property name' };
   }
   const stack: [unknown, string][] = [[value, '']];
   for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
     const [item, pointer] = next;
     if (isLosslessNumber(item)) {
-      if (roundedIntoRange(item.value)) return { pointer, digits: item.value };
+      if (roundedIntoRange(item.value)) return { pointer, message: `must be a number held exactly: ${item.value.slice(0, 40)} would be rounded` };
     } else if (Array.isArray(item)) {
       item.forEach((element, i) => stack.push([element, `${pointer}/${i}`]));
     } else if (item !== null && typeof item === 'object') {

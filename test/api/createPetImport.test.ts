@@ -190,6 +190,7 @@ describe('rows that cannot be read as written', () => {
       `{"name":"Deep","categoryId":115,"z":${'['.repeat(10_000)}${']'.repeat(10_000)}}`,
       '{"name":"Rounded","categoryId":9007199254740990.9999}',
       '{"name":"Four","categoryId":4.00000000000000001}',
+      '{"name":"Twice","name":"Again","categoryId":4.00000000000000001}',
       '{"name":"Last","categoryId":115}',
     ].join('\n');
     const done = await imported(body, { type: 'application/x-ndjson', query: '?errorPolicy=skip' });
@@ -197,8 +198,9 @@ describe('rows that cannot be read as written', () => {
       { line: 2, field: '', message: 'nests arrays or objects more than 64 levels deep: a NewPet needs 2' },
       { line: 3, field: 'categoryId', message: 'must be a number held exactly: 9007199254740990.9999 would be rounded' },
       { line: 4, field: 'categoryId', message: 'must be a number held exactly: 4.00000000000000001 would be rounded' },
+      { line: 5, field: '', message: 'must not repeat a property name' },
     ]);
-    expect(done).toMatchObject({ status: 'succeeded', rowsRead: 5, rowsImported: 2, rowsRefused: 3 });
+    expect(done).toMatchObject({ status: 'succeeded', rowsRead: 6, rowsImported: 2, rowsRefused: 4 });
     expect(await namesIn(115)).toEqual(['First', 'Last']);
     expect(await imported('{"name":"Next","categoryId":116}', { type: 'application/x-ndjson' })).toMatchObject({ status: 'succeeded', rowsImported: 1 });
   });
@@ -261,13 +263,15 @@ describe('a batch the database cannot add: never an import running for ever, nor
   });
 
   it('a row that alone passes the timeout, or that fails the same way at every try, ends its import failed at its line; the next import runs', async () => {
+    const namesIn118 = async () => (await slow.pool.query<{ name: string }>('SELECT name FROM pets WHERE category_id = 118 ORDER BY id')).rows.map((r) => r.name);
     expect(await run(['Quick,118', 'Slower,118', 'Never,118'])).toMatchObject({
       status: 'failed',
-      message: 'Line 3 took longer to add than the database allows a statement (DB_STATEMENT_TIMEOUT_MS); the rows before it were added. Import the rows from that line on again, or fewer tags and shorter names there',
+      message: 'The import could not go on at line 3: it took longer than the database allows a statement (DB_STATEMENT_TIMEOUT_MS) 3 times in a row; the rows before it were added. Import the rows from that line on again',
     });
+    expect(await namesIn118()).toEqual(['Quick']);
     expect(await run(['Boom,119', 'Never,119'])).toMatchObject({
       status: 'failed',
-      message: "The import could not go on at line 2: the same error 3 times in a row (the service's log names it); the rows before it were added. Import the rows from that line on again",
+      message: "The import could not go on at line 2: it failed (the service's log says why) 3 times in a row; the rows before it were added. Import the rows from that line on again",
     });
     expect(await run(['Next,120'])).toMatchObject({ status: 'succeeded', rowsImported: 1 });
   });
