@@ -26,7 +26,7 @@ import { execute, query, statement, type Queryable } from '../db/query.js';
 import { inTransaction } from '../db/transaction.js';
 import { exportPets, type ExportFormat, type ExportFilters } from './pet-export.js';
 import { boundedWalk, FILTERED_WALK, orderedPage, type OrderedPage } from './pet-orders.js';
-import type { Key } from '../db/keyset.js';
+import { equalPrefixPage, type Key } from '../db/keyset.js';
 
 /** pets are paged whole (migration 1763700000008). */
 const PETS = appendOrdered('pets');
@@ -89,20 +89,21 @@ export const PET_STATUS_CHANGES = {
 };
 
 // A page scans `lim + 1` rows in id order: the extra one says whether more follow. The status
-// scan means `status = s AND id > after`, written so that only the (status, id) index can
-// serve it, from the right place, under a generic plan (the row comparison starts just after
-// (s, after), `status <= s` ends it); written plainly, a generic plan picks the primary key
-// and filters, which walks most of the table when the status is rare among the lowest ids.
-// The category scan is the same over the (category_id, id) index, `status` (null: any) a
-// filter on it. Removed pets are filtered out of every scan, as another status is: a page
+// scan means `status = s AND id > after`, and the category scan the same over the
+// (category_id, id) index, `status` (null: any) a filter on it: each written as
+// `equalPrefixPage` writes it, for its generic plan to use the index (src/db/keyset.ts). Removed pets are filtered out of every scan, as another status is: a page
 // holds back from its first pet that is not final among those it returns, whatever was
 // skipped before it (src/db/append-order.ts).
 const scan = (after: string, lim: string) => `SELECT id, pet_json(pets) AS json, visible_after FROM pets WHERE id > ${after} AND deleted_at IS NULL ORDER BY id LIMIT ${lim} + 1`;
-const statusScan = (status: string, after: string, lim: string) =>
-  `SELECT id, pet_json(pets) AS json, visible_after FROM pets WHERE (status, id) > (${status}, ${after}) AND status <= ${status} AND deleted_at IS NULL ORDER BY status, id LIMIT ${lim} + 1`;
-const categoryScan = (category: string, status: string, after: string, lim: string) =>
-  `SELECT id, pet_json(pets) AS json, visible_after FROM pets WHERE (category_id, id) > (${category}, ${after}) AND category_id <= ${category} AND deleted_at IS NULL
-    AND (${status} IS NULL OR status = ${status}) ORDER BY category_id, id LIMIT ${lim} + 1`;
+const statusScan = (status: string, after: string, lim: string) => {
+  const { where, order } = equalPrefixPage([['status', status]], after);
+  return `SELECT id, pet_json(pets) AS json, visible_after FROM pets WHERE ${where} AND deleted_at IS NULL ORDER BY ${order} LIMIT ${lim} + 1`;
+};
+const categoryScan = (category: string, status: string, after: string, lim: string) => {
+  const { where, order } = equalPrefixPage([['category_id', category]], after);
+  return `SELECT id, pet_json(pets) AS json, visible_after FROM pets WHERE ${where} AND deleted_at IS NULL
+    AND (${status} IS NULL OR status = ${status}) ORDER BY ${order} LIMIT ${lim} + 1`;
+};
 // A page as one row: its pets' JSON joined in id order (the aggregate's ORDER BY, not the
 // scan's, orders it), whether more follow, its last id, and `held_from`, the rank of its first
 // pet that is not final yet (src/db/append-order.ts; null: none). An aggregate without GROUP

@@ -45,5 +45,20 @@ export function keysetOrder(columns: readonly SortColumn[], { id = 'id', desc = 
   return { order, after, parameters: all.length };
 }
 
+/**
+ * A page of the rows whose leading columns equal the given values (SQL expressions), in id
+ * order after `after`: `where`, the condition, and `order`, the ORDER BY list (the columns,
+ * then id). One row comparison starts just after (values…, after) and a second ends the range
+ * at (values…), so that only an index on (columns…, id) can serve it under a generic plan,
+ * from the right place. Written plainly (`c = $1 AND id > $2 ORDER BY id`), a generic plan
+ * made while a value was common walks the primary key and filters, reading every other
+ * value's rows after the cursor (test/db/generic-plans.test.ts).
+ */
+export function equalPrefixPage(equal: readonly (readonly [column: string, value: string])[], after: string): { where: string; order: string } {
+  const columns = equal.map(([column]) => column).join(', ');
+  const values = equal.map(([, value]) => value).join(', ');
+  return { where: `(${columns}, id) > (${values}, ${after}) AND (${columns}) <= (${values})`, order: `${columns}, id` };
+}
+
 /** The statement's parameters for a key (its values, then its id), in the order `keysetOrder` reads them. */
 export const keyParameters = (key: Key): unknown[] => [...key.values, key.id];

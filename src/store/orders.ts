@@ -10,6 +10,7 @@ import type { components } from '../../generated/v1.js';
 import { appendOrdered, finalPage } from '../db/append-order.js';
 import { coalesce } from '../db/coalesce.js';
 import { PET_STATUS_CHANGES, type PetStatus } from '../catalogue/pets.js';
+import { equalPrefixPage } from '../db/keyset.js';
 import { columns, query, statement, type Queryable } from '../db/query.js';
 import type { Transaction } from '../db/transaction.js';
 
@@ -45,17 +46,13 @@ const isOrder = (row: MaybeOrderRow): row is OrderRow => row.id !== null;
 
 /**
  * A page of one key's orders in id order ($1 the key, $2 after, $3 size), for each
- * combination of filters: `prefix` the index's columns before id, `values` theirs. Written so
- * that only that index can serve it under a generic plan: the row comparison starts just
- * after (key, …, after), the second ends it at (key, …). Written plainly (`api_key_id = $1
- * AND id > $2 ORDER BY id`), a generic plan walks the primary key and filters, reading every
- * other key's orders after the cursor (as pets' statusScan, src/catalogue/pets.ts).
+ * combination of filters: `equal`, the columns of the index that serves it before id, with
+ * their values (src/db/keyset.ts, `equalPrefixPage`: a generic plan uses that index).
  */
-const listStatement = (name: string, prefix: string, values: string, filter = '') =>
-  statement<ListRow>(
-    name,
-    `SELECT ${O}, ${ORDERS.isFinal('$1')} AS final FROM orders WHERE (${prefix}, id) > (${values}, $2) AND (${prefix}) <= (${values}) ${filter} ORDER BY ${prefix}, id LIMIT $3::int + 1`,
-  );
+const listStatement = (name: string, equal: readonly (readonly [string, string])[], filter = '') => {
+  const { where, order } = equalPrefixPage(equal, '$2');
+  return statement<ListRow>(name, `SELECT ${O}, ${ORDERS.isFinal('$1')} AS final FROM orders WHERE ${where} ${filter} ORDER BY ${order} LIMIT $3::int + 1`);
+};
 
 // The pet's status read in the statement's snapshot, before its update: why nothing was
 // placed. A removed pet is not found.
@@ -138,11 +135,11 @@ export const ORDER_STATEMENTS = {
     ), freed AS (${PET_STATUS_CHANGES.release('ARRAY(SELECT pet_id FROM expired)', "'{}'::bigint[]")})
     SELECT count(*)::int AS expired FROM expired`,
   ),
-  list: listStatement('orders-list', 'api_key_id', '$1'),
-  listByStatus: listStatement('orders-list-by-status', 'api_key_id, status', '$1, $4'),
-  listByPet: listStatement('orders-list-by-pet', 'api_key_id, pet_id', '$1, $4'),
+  list: listStatement('orders-list', [['api_key_id', '$1']]),
+  listByStatus: listStatement('orders-list-by-status', [['api_key_id', '$1'], ['status', '$4']]),
+  listByPet: listStatement('orders-list-by-pet', [['api_key_id', '$1'], ['pet_id', '$4']]),
   // A pet has few orders: its index, and the status a filter on them.
-  listByStatusAndPet: listStatement('orders-list-by-status-and-pet', 'api_key_id, pet_id', '$1, $5', 'AND status = $4'),
+  listByStatusAndPet: listStatement('orders-list-by-status-and-pet', [['api_key_id', '$1'], ['pet_id', '$5']], 'AND status = $4'),
 };
 
 /**

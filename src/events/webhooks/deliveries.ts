@@ -4,6 +4,7 @@
 // skips an attempt that another instance is still committing.
 import type { components } from '../../../generated/v1.js';
 import { appendOrdered, finalPage } from '../../db/append-order.js';
+import { equalPrefixPage } from '../../db/keyset.js';
 import { columns, execute, query, statement, type Queryable } from '../../db/query.js';
 
 /** Deliveries are paged per endpoint (migration 1763700000015). */
@@ -29,14 +30,13 @@ function toDelivery(row: DeliveryRow): WebhookDelivery {
   return delivery;
 }
 
+const OF_ENDPOINT = equalPrefixPage([['endpoint_id', '$1']], '$2');
 export const DELIVERY_STATEMENTS = {
-  // A page of one endpoint's attempts ($1 endpoint, $2 after, $3 size). Written so that only
-  // the (endpoint_id, id) index serves it under a generic plan: written plainly, the plan
-  // walked the primary key over every endpoint's attempts after the cursor (as listOrders',
-  // src/store/orders.ts).
+  // A page of one endpoint's attempts ($1 endpoint, $2 after, $3 size), by its index
+  // (src/db/keyset.ts, `equalPrefixPage`).
   list: statement<DeliveryRow & { final: boolean }>(
     'webhook-deliveries-list',
-    `SELECT ${C}, ${DELIVERIES.isFinal('$1')} AS final FROM webhook_deliveries WHERE (endpoint_id, id) > ($1, $2) AND endpoint_id <= $1 ORDER BY endpoint_id, id LIMIT $3::int + 1`,
+    `SELECT ${C}, ${DELIVERIES.isFinal('$1')} AS final FROM webhook_deliveries WHERE ${OF_ENDPOINT.where} ORDER BY ${OF_ENDPOINT.order} LIMIT $3::int + 1`,
   ),
   // Attempts older than $1 days (they are kept as long as events are).
   purge: statement<Record<string, never>>('webhook-deliveries-purge', `DELETE FROM webhook_deliveries WHERE attempted_at < now() - $1::int * interval '1 day'`),

@@ -8,6 +8,7 @@ import type { components } from '../../../generated/v1.js';
 import { appendOrdered, finalPage } from '../../db/append-order.js';
 import { NEWEST_POSITION, type EventType } from '../feed.js';
 import { endpointRelaySql } from './dispatch.js';
+import { equalPrefixPage } from '../../db/keyset.js';
 import { columns, execute, query, statement } from '../../db/query.js';
 import { inTransaction } from '../../db/transaction.js';
 
@@ -42,6 +43,7 @@ function toEndpoint(row: EndpointRow, now = Date.now()): WebhookEndpoint {
   return endpoint;
 }
 
+const OF_KEY = equalPrefixPage([['api_key_id', '$1']], '$2');
 const STATEMENTS = {
   // The key's row, locked until the insert commits: endpoints of one key are created one at
   // a time, so that the count below sees every one committed before.
@@ -75,11 +77,10 @@ const STATEMENTS = {
   enabled: statement<{ enabled: boolean }>('webhook-endpoints-enabled', 'SELECT enabled FROM webhook_endpoints WHERE id = $2 AND api_key_id = $1 FOR NO KEY UPDATE'),
   count: statement<{ n: number }>('webhook-endpoints-count', 'SELECT count(*)::int AS n FROM webhook_endpoints WHERE api_key_id = $1'),
   get: statement<EndpointRow>('webhook-endpoints-get', `SELECT ${C} FROM webhook_endpoints WHERE id = $2 AND api_key_id = $1`),
-  // A page of one key's endpoints: only its index serves this form under a generic plan (as
-  // listOrders', src/store/orders.ts).
+  // A page of one key's endpoints, by its index (src/db/keyset.ts, `equalPrefixPage`).
   list: statement<EndpointRow & { final: boolean }>(
     'webhook-endpoints-list',
-    `SELECT ${C}, ${ENDPOINTS.isFinal('$1')} AS final FROM webhook_endpoints WHERE (api_key_id, id) > ($1, $2) AND api_key_id <= $1 ORDER BY api_key_id, id LIMIT $3::int + 1`,
+    `SELECT ${C}, ${ENDPOINTS.isFinal('$1')} AS final FROM webhook_endpoints WHERE ${OF_KEY.where} ORDER BY ${OF_KEY.order} LIMIT $3::int + 1`,
   ),
   // A merge patch: $3 url, $4 event types, $5 whether description is given and $6 its value
   // (null removes it), $7 enabled. Enabling a disabled endpoint delivers events created
