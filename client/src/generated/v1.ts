@@ -1543,7 +1543,9 @@ export interface components {
         /**
          * Format: uri
          * @description Where deliveries are POSTed: an absolute `https` URL whose host is a public address
-         *     or a name that resolves only to public ones. No user name or password in it.
+         *     or a name that resolves only to public ones. No user name or password in it. Special-use
+         *     names (`localhost`, `.example`, `.internal`, ...) and names of one label (`receiver`)
+         *     are refused without a lookup.
          * @example https://warehouse.example/hooks/animal-store
          */
         WebhookUrl: string;
@@ -2287,7 +2289,8 @@ export interface components {
          * @description The body is missing, is not valid JSON, lacks `url` or `eventTypes`, has an invalid
          *     or unknown field, or its `url` is not `https`, has port 0, names an address
          *     deliveries never call (loopback, private, link-local, shared, multicast, reserved,
-         *     unspecified), or a name that does not resolve (within 3 seconds), or
+         *     unspecified), a special-use name or a name of one label, or a name that does not
+         *     resolve (within 3 seconds), or
          *     (updateWebhookEndpoint) `endpointId` is not an integer.
          */
         BadWebhookEndpoint: {

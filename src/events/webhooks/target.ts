@@ -2,9 +2,10 @@
 // `lookup` every delivery connects through, so that the address is checked again at
 // connection time (a name that resolved to a public address at save and to a private one
 // later gains nothing: DNS rebinding). Names are resolved only through the injected
-// `Resolver`; special-use names are refused before any lookup, and a lookup at save that
-// takes longer than 3 seconds is refused (the request answers; the lookup itself, on
-// libuv's threadpool with the system resolver, ends when the system's resolver gives up).
+// `Resolver`; special-use names and names of one label are refused before any lookup, and
+// a lookup at save that takes longer than 3 seconds is refused (the request answers; the
+// lookup itself, on libuv's threadpool with the system resolver, ends when the system's
+// resolver gives up).
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
@@ -94,6 +95,13 @@ export async function checkUrl(text: string, options: { allowPrivate: boolean; r
   if (SPECIAL_USE.test(host)) {
     const hint = /(^|\.)localhost\.?$/i.test(host) ? ` (${ON_A_DEVELOPMENT_MACHINE})` : '';
     return { rule: 'address', message: `${shownHost} is a special-use name, which deliveries never call: give a URL whose host is a public name or address${hint}` };
+  }
+  if (!host.replace(/\.$/, '').includes('.')) {
+    // A name of one label: no public receiver has one (ICANN allows no dotless names), and
+    // the system's resolver would ask the local network's search domains for it.
+    return /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/\\]/.test(text)
+      ? { rule: 'address', message: `${shownHost} is a name without a domain, which deliveries never call: give a URL whose host is a public name, such as receiver.example.com` }
+      : { rule: 'https', message: 'has no host after //: give an absolute URL, such as https://receiver.example/hooks' };
   }
   let addresses: LookupAddress[];
   let timer: NodeJS.Timeout | undefined;
