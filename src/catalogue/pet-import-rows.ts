@@ -44,6 +44,10 @@ export interface RowsStart {
   line: number;
 }
 
+const CR_ALONE = 'The lines end with CR alone: save the file with CRLF or LF line ends';
+/** An NDJSON row's end and the next row's start with CR alone between them. */
+const CR_BETWEEN_ROWS = /\}[ \t]*\r[ \t\r]*\{/;
+
 /**
  * Where the rows of a body whose first bytes are `head` start, once `head` holds the first
  * line whole (or is the whole body: `ended`); undefined while more is needed. A CSV header
@@ -61,6 +65,11 @@ export function rowsStart(format: ImportFormat, head: Buffer, ended: boolean): R
       if (head.length > MAX_HEADER_BYTES) throw new ApiError('bad_request', `Body starts with more than ${MAX_HEADER_BYTES} bytes of white space: send one NewPet as a JSON object per line`);
       return undefined;
     }
+    // Lines that end with CR alone would be read as one line, not JSON: refused as CSV's are,
+    // once the first line is whole (or the head is full, or the body ends).
+    const end = head.indexOf(0x0a, bom);
+    if (end === -1 && !ended && head.length <= MAX_HEADER_BYTES) return undefined;
+    if (CR_BETWEEN_ROWS.test(head.subarray(bom, end === -1 ? head.length : end).toString('latin1'))) throw new ApiError('bad_request', CR_ALONE);
     return { offset: bom, line: 1 };
   }
   const end = head.indexOf(0x0a, bom);
@@ -68,7 +77,7 @@ export function rowsStart(format: ImportFormat, head: Buffer, ended: boolean): R
   // Lines that end with CR alone would be read as one line: the whole file its header.
   const cr = first.indexOf(0x0d);
   if (cr !== -1 && (cr < first.length - 1 || end === -1)) {
-    if (end !== -1 || ended || head.length > MAX_HEADER_BYTES) throw new ApiError('bad_request', 'The lines end with CR alone: save the file with CRLF or LF line ends');
+    if (end !== -1 || ended || head.length > MAX_HEADER_BYTES) throw new ApiError('bad_request', CR_ALONE);
   }
   if (end === -1 && !ended) {
     if (head.length > MAX_HEADER_BYTES) throw new ApiError('bad_request', `The header row is longer than ${MAX_HEADER_BYTES} bytes: the first line must name the columns name, categoryId and, if you like, status and tags`);

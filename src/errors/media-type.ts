@@ -16,7 +16,8 @@ export const OPERATION_BODY_LIMITS: Readonly<Record<string, number>> = { batchCr
 
 /** The 413 for a body over the limit of the route it was sent to. */
 export function payloadTooLarge(request: FastifyRequest): ApiError {
-  return new ApiError('payload_too_large', `Request body is larger than ${request.routeOptions.bodyLimit ?? BODY_LIMIT} bytes`);
+  const limit = request.routeOptions.bodyLimit ?? BODY_LIMIT;
+  return new ApiError('payload_too_large', `Request body is larger than ${limit} bytes: send at most ${limit}`);
 }
 
 /** Several Content-Type headers (also when the first is not JSON). */

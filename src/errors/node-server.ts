@@ -2,18 +2,20 @@
 // own (node:http's options, then keepAliveTimeout and requestTimeout: fastify/lib/server.js),
 // and in front of Fastify the answers to requests Fastify must not see
 // (src/errors/raw-answers.ts):
-// - an HTTP/1.1 request without Host: 400. Node's own check (`requireHostHeader`) answers
+// - an HTTP/1.1 request without Host, or any with several Host fields (RFC 9112 §3.2): 400. Node's own check (`requireHostHeader`) answers
 //   with a bare 400, so it is off and this takes its place. Here, in front of Fastify, it
 //   is one check for every request: Fastify's framework errors (a path not validly
 //   percent-encoded) fire before any hook could make it;
-// - an Expect other than 100-continue ('checkExpectation'): 417.
+// - an Expect other than 100-continue ('checkExpectation'): 417;
+// - CONNECT ('connect', which Node closes unanswered): 400.
 //
 // With a server factory, Fastify listening on `localhost` binds the first address it
 // resolves to only (it binds the others, 127.0.0.1 and ::1, only with servers of its own
 // making). HOST is an address everywhere this service runs (127.0.0.1, 0.0.0.0).
-import { createServer, type Server, type ServerOptions } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerOptions } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyServerFactory } from 'fastify';
-import { answerExpectationFailed, answerHostRequired, lacksHost, type AnswerLog } from './raw-answers.js';
+import { answerConnect, answerExpectationFailed, answerHostProblem, hostProblem, type AnswerLog } from './raw-answers.js';
 
 export interface NodeServerSettings {
   /** node:http's options (header and request timeouts, their checking interval, Host). */
@@ -28,12 +30,14 @@ export function nodeServer(settings: NodeServerSettings): FastifyServerFactory<S
   const { log } = settings;
   return (fastify) => {
     const server = createServer(settings.http, (request, response) => {
-      if (lacksHost(request)) answerHostRequired(log, request, response);
-      else fastify(request, response);
+      const problem = hostProblem(request);
+      if (problem === undefined) fastify(request, response);
+      else answerHostProblem(log, request, response, problem);
     });
     server.keepAliveTimeout = settings.keepAliveTimeout;
     server.requestTimeout = settings.requestTimeout;
     server.on('checkExpectation', (request, response) => answerExpectationFailed(log, request, response));
+    server.on('connect', (request: IncomingMessage, socket: Socket) => answerConnect(log, request, socket));
     return server;
   };
 }

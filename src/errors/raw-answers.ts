@@ -2,8 +2,9 @@
 // src/errors/answer.ts, so that they keep the contract's shape and headers:
 // - Node's HTTP parser refused the bytes (Fastify's `clientErrorHandler`);
 // - Node's 'checkExpectation': an Expect other than 100-continue;
-// - an HTTP/1.1 request without Host.
-// The last two are requests Node hands over whole; src/errors/node-server.ts answers them
+// - an HTTP/1.1 request without Host, or a request with several;
+// - a CONNECT request (Node's 'connect').
+// The last three are requests Node hands over whole; src/errors/node-server.ts answers them
 // before Fastify sees them. Each is logged at info with the id its answer carries.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -19,9 +20,9 @@ export type AnswerLog = Pick<FastifyBaseLogger, 'info'>;
 
 /** What Node's parser error means, as the contract's error. */
 function clientErrorBody(error: NodeJS.ErrnoException): ErrorBody {
-  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') return errorBody('request_timeout', 'The request did not arrive in time');
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') return errorBody('request_timeout', 'The request did not arrive in time: send its headers and body without pausing, then retry');
   if (error.code === 'HPE_HEADER_OVERFLOW') return errorBody('headers_too_large', 'Request line and headers are larger than 16 KiB');
-  return errorBody('bad_request', 'Malformed HTTP request');
+  return errorBody('bad_request', 'Malformed HTTP request: send HTTP/1.1 as RFC 9112 defines it (one Content-Length or chunked, valid header lines)');
 }
 
 // Connections whose error answer waits for an earlier answer; the parser repeats its error
@@ -73,17 +74,39 @@ export function answerExpectationFailed(log: AnswerLog, request: IncomingMessage
 }
 
 /**
- * An HTTP/1.1 request without Host, which RFC 9112 §3.2 answers with 400 (HTTP/1.0 has no
- * Host rule).
+ * What is wrong with a request's Host, which RFC 9112 §3.2 answers with 400: none in an
+ * HTTP/1.1 request (HTTP/1.0 has no Host rule), or more than one in any (Node keeps the
+ * first and drops the others unseen). Undefined when nothing is.
  */
-export function lacksHost(request: IncomingMessage): boolean {
-  return request.headers.host === undefined && request.httpVersionMajor === 1 && request.httpVersionMinor === 1;
+export function hostProblem(request: IncomingMessage): string | undefined {
+  if (request.headers.host === undefined) {
+    return request.httpVersionMajor === 1 && request.httpVersionMinor === 1 ? 'An HTTP/1.1 request must carry a Host header' : undefined;
+  }
+  const raw = request.rawHeaders;
+  let hosts = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i] as string;
+    if (name.length === 4 && name.toLowerCase() === 'host') hosts++;
+  }
+  return hosts > 1 ? 'A request must carry one Host header, not several: send it once' : undefined;
 }
 
-/** The 400 for a request `lacksHost`. The request never reaches Fastify. */
-export function answerHostRequired(log: AnswerLog, request: IncomingMessage, response: ServerResponse): void {
+/** The 400 for a request with a `hostProblem`. The request never reaches Fastify. */
+export function answerHostProblem(log: AnswerLog, request: IncomingMessage, response: ServerResponse, problem: string): void {
   const id = requestIdOf(request);
-  const body = errorBody('bad_request', 'An HTTP/1.1 request must carry a Host header');
-  log.info({ reqId: id, status: body.status }, 'request without Host');
+  const body = errorBody('bad_request', problem);
+  log.info({ reqId: id, status: body.status }, 'request without one Host');
   writeError(response, body, id);
+}
+
+/**
+ * Node's 'connect': a CONNECT request, which Node would close unanswered. This service is no
+ * proxy: 400, written to the socket, which is then closed.
+ */
+export function answerConnect(log: AnswerLog, request: IncomingMessage, socket: Socket): void {
+  const id = requestIdOf(request);
+  const body = errorBody('bad_request', 'CONNECT is not served: this is an HTTP API, not a proxy; send GET, POST, PUT, PATCH or DELETE to a path under /v1');
+  log.info({ reqId: id, status: body.status }, 'CONNECT');
+  if (socket.writable) writeErrorToSocket(socket, body, id);
+  socket.end();
 }

@@ -9,6 +9,8 @@ import { callerScopesOf, callerSecretOf, scopeRefusal } from '../api-keys/caller
 const collection = operationPath('listApiKeys');
 const NOT_FUTURE = 'must be in the future; give a later time, or none for a key that never expires';
 const UNREADABLE = 'must be a date-time with seconds from 00 to 60';
+const LAST = Date.parse('9999-12-31T23:59:59.999Z');
+const PAST_LAST = 'must be at most 9999-12-31T23:59:59Z in UTC, the last instant an RFC 3339 date-time can write: give an earlier time, or none for a key that never expires';
 const outlives = (creatorEnd: string) => `must be at most ${creatorEnd}, when this API key expires: a key cannot outlive the key that creates it; give an earlier time, or none to take ${creatorEnd}`;
 
 /** Milliseconds since the epoch of an RFC 3339 date-time (the contract's format), a leap second as the second after :59. */
@@ -25,8 +27,14 @@ export const createApiKey: Handler<'createApiKey'> = async ({ body, context }, {
   if (missing) return scopeRefusal(`This API key lacks the scope ${missing}, so it cannot grant it: ask for scopes it holds`, missing);
   const creatorEnd = callerSecretOf(context).expiresAt;
   let expiresAt = body.expiresAt === undefined ? undefined : instantOf(body.expiresAt);
-  if (expiresAt !== undefined && !(expiresAt > Date.now() && expiresAt <= creatorEnd)) {
-    const [rule, message] = Number.isNaN(expiresAt) ? ['format', UNREADABLE] : expiresAt > Date.now() ? ['creator', outlives(new Date(creatorEnd).toISOString())] : ['future', NOT_FUTURE];
+  if (expiresAt !== undefined && !(expiresAt > Date.now() && expiresAt <= creatorEnd && expiresAt <= LAST)) {
+    const [rule, message] = Number.isNaN(expiresAt)
+      ? ['format', UNREADABLE]
+      : expiresAt <= Date.now()
+        ? ['future', NOT_FUTURE]
+        : expiresAt > creatorEnd
+          ? ['creator', outlives(new Date(creatorEnd).toISOString())]
+          : ['formatMaximum', PAST_LAST];
     return errorAnswer('bad_request', `body /expiresAt: ${message}`, [{ location: 'body', field: '/expiresAt', rule, message }]);
   }
   if (expiresAt === undefined && creatorEnd !== Infinity) expiresAt = creatorEnd;

@@ -84,7 +84,7 @@ export function idempotency({ keys, pool, onReplay }: IdempotencyOptions): Opera
         const claim = await keys.claim(scope, fingerprint(input, hasPathParameters), LEASE_MS);
         switch (claim.outcome) {
           case 'in-flight':
-            throw new ApiError('idempotency_in_flight', 'A request with this Idempotency-Key is still being processed');
+            throw new ApiError('idempotency_in_flight', 'A request with this Idempotency-Key is still being processed: retry after Retry-After seconds, and the first answer is replayed');
           case 'reused':
             throw new ApiError('idempotency_key_reused', reused);
           case 'replay':

@@ -20,6 +20,6 @@ export async function closeOrder(
     case 'not-found':
       return errorAnswer('not_found', `Order ${orderId} does not exist`);
     case 'not-placed':
-      return errorAnswer('order_closed', `Order ${orderId} is ${closing.status}, not placed`);
+      return errorAnswer('order_closed', `Order ${orderId} is ${closing.status}, not placed: only a placed order can be completed or cancelled`);
   }
 }

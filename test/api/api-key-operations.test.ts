@@ -102,6 +102,19 @@ describe('createApiKey', () => {
     const response = await create({ name: 'x', scopes: ['pets:read'], expiresAt: '2020-01-01T00:00:00Z' });
     expect(response.json().details).toEqual([{ location: 'body', field: '/expiresAt', rule: 'future', message: 'must be in the future; give a later time, or none for a key that never expires' }]);
   });
+
+  it('an expiresAt past year 9999 in UTC is 400 and stores nothing (its answer could not be written as a date-time)', async () => {
+    const before = await table();
+    const response = await create({ name: 'x', scopes: ['pets:read'], expiresAt: '9999-12-31T23:59:59-14:00' });
+    expect(response.statusCode).toBe(400);
+    expect(response.json().details).toEqual([
+      { location: 'body', field: '/expiresAt', rule: 'formatMaximum', message: 'must be at most 9999-12-31T23:59:59Z in UTC, the last instant an RFC 3339 date-time can write: give an earlier time, or none for a key that never expires' },
+    ]);
+    expect(await table()).toEqual(before);
+    const last = await create({ name: 'x', scopes: ['pets:read'], expiresAt: '9999-12-31T23:59:59Z' });
+    expect(last.statusCode).toBe(201);
+    expect(last.json().expiresAt).toBe('9999-12-31T23:59:59.000Z');
+  });
 });
 
 describe('listApiKeys', () => {

@@ -120,7 +120,7 @@ describe('batchCreatePets refuses a bad batch whole: 400, nothing stored, no eve
     const before = await stored();
     const response = await batch({ requests: [{ name: 'x'.repeat(1_100_000), categoryId: 1 }] });
     expect(response.statusCode).toBe(413);
-    expect(response.json()).toEqual({ code: 'payload_too_large', message: 'Request body is larger than 1048576 bytes', status: 413 });
+    expect(response.json()).toEqual({ code: 'payload_too_large', message: 'Request body is larger than 1048576 bytes: send at most 1048576', status: 413 });
     expect(await stored()).toEqual(before);
   });
 

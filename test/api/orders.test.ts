@@ -51,9 +51,9 @@ describe('placeOrder', () => {
   });
 
   it.each([
-    ['pending', { given: 'pending' as Status, want: (id: number) => `Pet ${id} is pending, not available` }],
-    ['sold', { given: 'sold' as Status, want: (id: number) => `Pet ${id} is sold, not available` }],
-    ['without a status', { given: null, want: (id: number) => `Pet ${id} has no status, so it is not available` }],
+    ['pending', { given: 'pending' as Status, want: (id: number) => `Pet ${id} is pending, not available: only an available animal can be ordered (listPets with status=available lists them)` }],
+    ['sold', { given: 'sold' as Status, want: (id: number) => `Pet ${id} is sold, not available: only an available animal can be ordered (listPets with status=available lists them)` }],
+    ['without a status', { given: null, want: (id: number) => `Pet ${id} has no status, so it is not available: only an available animal can be ordered (listPets with status=available lists them)` }],
   ])('a pet that is %s is 409 pet_not_available, naming its status', async (_title, { given, want }) => {
     const petId = await newPet(given);
     const before = await stored();
@@ -66,7 +66,7 @@ describe('placeOrder', () => {
   it('a pet already held by an order is 409', async () => {
     const petId = await newPet();
     expect((await place(petId)).statusCode).toBe(201);
-    expect((await place(petId)).json()).toMatchObject({ code: 'pet_not_available', message: `Pet ${petId} is pending, not available` });
+    expect((await place(petId)).json()).toMatchObject({ code: 'pet_not_available', message: `Pet ${petId} is pending, not available: only an available animal can be ordered (listPets with status=available lists them)` });
   });
 
   it('no pet with that id is 422 pet_not_found', async () => {
@@ -139,7 +139,7 @@ describe('getOrder, cancelOrder and completeOrder', () => {
     const before = await stored();
     const refused = await action(order.id, then);
     expect(refused.statusCode).toBe(409);
-    expect(refused.json()).toEqual({ code: 'order_closed', message: `Order ${order.id} is ${status}, not placed`, status: 409 });
+    expect(refused.json()).toEqual({ code: 'order_closed', message: `Order ${order.id} is ${status}, not placed: only a placed order can be completed or cancelled`, status: 409 });
     expect(await stored()).toEqual(before);
     expect(await petStatus(petId)).toBe(pet);
   });
@@ -153,7 +153,7 @@ describe('getOrder, cancelOrder and completeOrder', () => {
       await lapseOrder(t.pool, order.id);
       const refused = await action(order.id, what);
       expect(refused.statusCode).toBe(409);
-      expect(refused.json()).toEqual({ code: 'order_closed', message: `Order ${order.id} is expired, not placed`, status: 409 });
+      expect(refused.json()).toEqual({ code: 'order_closed', message: `Order ${order.id} is expired, not placed: only a placed order can be completed or cancelled`, status: 409 });
       expect((await getOrder(order.id)).json()).toMatchObject({ status: 'expired', closedAt: expect.any(String) });
       expect(await petStatus(petId)).toBe('available');
     },
@@ -230,12 +230,12 @@ describe('orders that arrive together', () => {
     const refused = (status: number, code: string, message: string) => ({ status, body: { code, message, status } });
     expect(answers.map(answer)).toEqual([
       placed(a),
-      refused(409, 'pet_not_available', `Pet ${sold} is sold, not available`),
+      refused(409, 'pet_not_available', `Pet ${sold} is sold, not available: only an available animal can be ordered (listPets with status=available lists them)`),
       placed(b),
       refused(422, 'pet_not_found', `Pet ${missing} does not exist`),
-      refused(409, 'pet_not_available', `Pet ${pending} is pending, not available`),
+      refused(409, 'pet_not_available', `Pet ${pending} is pending, not available: only an available animal can be ordered (listPets with status=available lists them)`),
       placed(c),
-      refused(409, 'pet_not_available', `Pet ${none} has no status, so it is not available`),
+      refused(409, 'pet_not_available', `Pet ${none} has no status, so it is not available: only an available animal can be ordered (listPets with status=available lists them)`),
     ]);
     for (const [i, petId] of petIds.entries()) {
       const r = answers[i];
@@ -253,7 +253,7 @@ describe('orders that arrive together', () => {
     expect(answers.map((r) => r.statusCode)).toEqual([201, expect.any(Number), 201, expect.any(Number)]);
     const forTwice = [answers[1], answers[3]].map((r) => answer(r as NonNullable<typeof r>));
     expect(forTwice.map((r) => r.status).sort()).toEqual([201, 409]);
-    expect(forTwice.find((r) => r.status === 409)?.body).toEqual({ code: 'pet_not_available', message: `Pet ${twice} is pending, not available`, status: 409 });
+    expect(forTwice.find((r) => r.status === 409)?.body).toEqual({ code: 'pet_not_available', message: `Pet ${twice} is pending, not available: only an available animal can be ordered (listPets with status=available lists them)`, status: 409 });
     const held = await t.pool.query("SELECT id FROM orders WHERE pet_id = $1 AND status = 'placed'", [twice]);
     expect(held.rowCount).toBe(1);
   });
@@ -276,9 +276,9 @@ describe('orders that arrive together', () => {
     const refused = (status: number, code: string, message: string) => ({ status, body: { code, message, status } });
     expect(answers.map(answer)).toEqual([
       closedAs(completing, 'completed'),
-      refused(409, 'order_closed', `Order ${closed.id} is completed, not placed`),
+      refused(409, 'order_closed', `Order ${closed.id} is completed, not placed: only a placed order can be completed or cancelled`),
       closedAs(cancelling, 'cancelled'),
-      refused(409, 'order_closed', `Order ${lapsed.id} is expired, not placed`),
+      refused(409, 'order_closed', `Order ${lapsed.id} is expired, not placed: only a placed order can be completed or cancelled`),
       refused(404, 'not_found', `Order ${theirs.id} does not exist`),
       refused(404, 'not_found', 'Order 999999999 does not exist'),
     ]);
@@ -299,7 +299,7 @@ describe('orders that arrive together', () => {
       const [complete, cancel] = [answers[2 * i], answers[2 * i + 1]].map((r) => answer(r as NonNullable<typeof r>));
       const won = complete?.status === 200 ? 'completed' : 'cancelled';
       expect([complete?.status, cancel?.status].sort()).toEqual([200, 409]);
-      expect((won === 'completed' ? cancel : complete)?.body).toEqual({ code: 'order_closed', message: `Order ${o.id} is ${won}, not placed`, status: 409 });
+      expect((won === 'completed' ? cancel : complete)?.body).toEqual({ code: 'order_closed', message: `Order ${o.id} is ${won}, not placed: only a placed order can be completed or cancelled`, status: 409 });
       expect(await petStatus(o.petId)).toBe(won === 'completed' ? 'sold' : 'available');
     }
   });

@@ -60,8 +60,10 @@ export interface paths {
          *     **A walk with `status`, `categoryId` or `tag`** returns each animal that matches
          *     throughout the walk exactly once. Statuses change when orders are placed, completed,
          *     cancelled or expire (see the `store` operations) and through `updatePet`, which also
-         *     changes categories and tags; an animal that changes during the walk is returned once or not at all,
-         *     never twice: it is listed if it matches when its page is read.
+         *     changes categories and tags. In `id` order, an animal that changes during the walk is
+         *     returned once or not at all, never twice: it is listed if it matches when its page is
+         *     read. In another order, it is as any animal changed during the walk (above): a rename
+         *     can move it to a page still ahead, where it is returned again.
          */
         get: operations["listPets"];
         put?: never;
@@ -389,8 +391,10 @@ export interface paths {
         /**
          * Name a category
          * @description Gives the category with this `id` its name: `201` when the id had no name, `200`
-         *     when it is renamed (or named the same again). Names are unique ignoring case: a
-         *     name another category holds is `409 category_name_taken`. Animals are not changed.
+         *     when it is renamed (or named the same again). Names are unique ignoring case, letter
+         *     by letter (each letter lowercased: `Dogs` and `DOGS` are one name; `Straße` and
+         *     `STRASSE`, or `ς` and `σ`, are two): a name another category holds is
+         *     `409 category_name_taken`. Animals are not changed.
          */
         put: operations["putCategory"];
         post?: never;
@@ -430,7 +434,7 @@ export interface paths {
          *     `403 insufficient_scope`, naming it. A key never outlives its creator: when the
          *     calling key expires, the new key's `expiresAt` is at most the caller's, and without
          *     one it takes the caller's. An unknown scope, an `expiresAt` that is not in the
-         *     future, or one after the calling key's own, is `400`. The deployment holds at most
+         *     future, after the calling key's own or after 9999-12-31T23:59:59Z, is `400`. The deployment holds at most
          *     `API_KEY_LIMIT` keys in force (neither revoked nor expired; 1,000 by default): past
          *     that, `409 api_key_limit` until one is revoked or expires.
          */
@@ -1089,7 +1093,7 @@ export interface components {
             scopes: components["schemas"]["Scope"][];
             /**
              * Format: date-time
-             * @description When the key stops working (RFC 3339, in the future). Without it, never.
+             * @description When the key stops working (RFC 3339, in the future, at most 9999-12-31T23:59:59Z in UTC). Without it, never.
              * @example 2030-01-01T00:00:00.000Z
              */
             expiresAt?: string;
@@ -1215,7 +1219,7 @@ export interface components {
         /** @description A category's name. Fields other than `name` are refused with `400`. */
         CategoryName: {
             /**
-             * @description The category's name, 1 to 100 characters, unique ignoring case.
+             * @description The category's name, 1 to 100 characters, unique ignoring case (each letter lowercased, see putCategory).
              * @example Dogs
              */
             name: string;
@@ -2132,7 +2136,8 @@ export interface components {
         };
         /**
          * @description The body is missing, is not valid JSON, lacks `name` or `scopes`, names an unknown
-         *     scope, has an `expiresAt` that is not in the future, or has an unknown field.
+         *     scope, has an `expiresAt` that is not in the future or is past 9999-12-31T23:59:59Z
+         *     in UTC, or has an unknown field.
          */
         BadApiKey: {
             headers: {
