@@ -31,6 +31,7 @@ import securityHeaders from './http/security-headers.js';
 import jobs from './jobs/plugin.js';
 import { authentication } from './middleware/authentication.js';
 import { deprecation } from './middleware/deprecation.js';
+import { expectContinue } from './middleware/expect-continue.js';
 import { idempotency } from './middleware/idempotency.js';
 import idempotencyKeys from './middleware/idempotency-keys.js';
 import { queryParameters } from './middleware/query-parameters.js';
@@ -205,6 +206,7 @@ export const app = fp(
         deprecation({ onCall: metrics.recorder.deprecatedCall }),
         rateLimit(fastify.spendRateLimit()),
         authentication({ bearerAuth: bearerAuth(fastify.apiKeyVerifier, fastify.keyUsage) }),
+        expectContinue({ streamedBodyLimit: deps.config.IMPORT_MAX_BYTES }),
         queryParameters(),
         requiredBody(),
         idempotency({ keys: fastify.idempotencyKeys, pool: deps.pool, onReplay: metrics.recorder.idempotentReplay }),

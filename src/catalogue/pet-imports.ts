@@ -18,6 +18,7 @@ import { inTransaction } from '../db/transaction.js';
 import { execute, query, statement, type Queryable } from '../db/query.js';
 import type { components } from '../../generated/v1.js';
 import { ApiError } from '../errors/catalogue.js';
+import { streamTooLarge } from '../errors/media-type.js';
 import { jsonbSafeText, rowsStart, type ImportFormat, type RowError, type RowsStart } from './pet-import-rows.js';
 
 /** Imports are paged whole (migration 1763700000022). */
@@ -151,7 +152,7 @@ const storing = connectionHolders();
  * a 400. Either way nothing is stored.
  */
 async function store(pool: pg.Pool, body: Readable, options: SubmitOptions, { maxBytes }: SubmitLimits): Promise<{ id: number; json: string }> {
-  const tooLarge = () => new ApiError('payload_too_large', `Request body is larger than ${maxBytes} bytes: split the file, and import each part`);
+  const tooLarge = () => streamTooLarge(maxBytes);
   if (options.declaredBytes !== undefined && options.declaredBytes > maxBytes) throw tooLarge();
   const hold = storing.take(pool);
   if ('full' in hold) throw new ApiError('unavailable', `${hold.full} imports are being received on this instance, the most it takes at once: retry later`);

@@ -14,6 +14,11 @@ export const BODY_LIMIT = 64 * 1024;
  */
 export const OPERATION_BODY_LIMITS: Readonly<Record<string, number>> = { batchCreatePets: 1024 * 1024 };
 
+/** The 413 for an import's body (a stream, checked as it arrives) over `limit` bytes. */
+export function streamTooLarge(limit: number): ApiError {
+  return new ApiError('payload_too_large', `Request body is larger than ${limit} bytes: split the file, and import each part`);
+}
+
 /** The 413 for a body over the limit of the route it was sent to. */
 export function payloadTooLarge(request: FastifyRequest): ApiError {
   const limit = request.routeOptions.bodyLimit ?? BODY_LIMIT;

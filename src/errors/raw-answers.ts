@@ -2,7 +2,8 @@
 // src/errors/answer.ts, so that they keep the contract's shape and headers:
 // - Node's HTTP parser refused the bytes (Fastify's `clientErrorHandler`);
 // - Node's 'checkExpectation': an Expect other than 100-continue;
-// - an HTTP/1.1 request without Host, or a request with several;
+// - an HTTP/1.1 request without Host, or a request with several; a transfer coding other
+//   than chunked;
 // - a CONNECT request (Node's 'connect').
 // The last three are requests Node hands over whole; src/errors/node-server.ts answers them
 // before Fastify sees them. Each is logged at info with the id its answer carries.
@@ -91,11 +92,22 @@ export function hostProblem(request: IncomingMessage): string | undefined {
   return hosts > 1 ? 'A request must carry one Host header, not several: send it once' : undefined;
 }
 
-/** The 400 for a request with a `hostProblem`. The request never reaches Fastify. */
-export function answerHostProblem(log: AnswerLog, request: IncomingMessage, response: ServerResponse, problem: string): void {
+/**
+ * A transfer coding other than chunked (`gzip, chunked`), which Node's parser lets through
+ * undecoded and RFC 9112 §6.1 has the server refuse; undefined when there is none.
+ */
+export function codingProblem(request: IncomingMessage): string | undefined {
+  const coding = request.headers['transfer-encoding'];
+  if (coding === undefined || coding === 'chunked') return undefined;
+  const others = coding.split(',').map((c) => c.trim().toLowerCase()).filter((c) => c !== 'chunked' && c !== '');
+  return others.length === 0 ? undefined : `Transfer-Encoding ${others.join(', ').slice(0, 64)} is not supported: send the body chunked alone, or with Content-Length`;
+}
+
+/** The 400 for a request with a `hostProblem` or a `codingProblem`. The request never reaches Fastify. */
+export function answerRequestProblem(log: AnswerLog, request: IncomingMessage, response: ServerResponse, problem: string): void {
   const id = requestIdOf(request);
   const body = errorBody('bad_request', problem);
-  log.info({ reqId: id, status: body.status }, 'request without one Host');
+  log.info({ reqId: id, status: body.status }, 'request refused before routing');
   writeError(response, body, id);
 }
 

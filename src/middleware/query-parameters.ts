@@ -78,6 +78,10 @@ export function queryParameters(): OperationMiddleware {
         if (wrong) return done(refuse(wrong.name, 'encoding', `is not percent-encoded UTF-8 (${shown(wrong.escapes)}): percent-encode the text's UTF-8 bytes, as encodeURIComponent does (a % itself is %25)`));
         const query = request.query as Record<string, unknown>;
         for (const name in query) {
+          if (name === '') {
+            const message = `has no name (an "=" with nothing before it): remove it; ${operation.operationId} ${takes.replace(/^it /, '')}`;
+            return done(new ApiError('bad_request', `a query parameter ${message}`, { details: [{ location: 'query', field: '', rule: 'unknown', message }] }));
+          }
           if (!names.has(name)) return done(refuse(name, 'unknown', `is not a parameter of ${operation.operationId} (${takes})`));
           const value = query[name];
           if (single.has(name) && Array.isArray(value)) return done(refuse(name, 'once', `must be given once, not ${value.length} times`));

@@ -1,6 +1,7 @@
 // Every answer on the wire keeps the contract (issue 13): one row per case, each sent as
 // raw bytes over a real socket, so that what Node's parser, the router, the /docs routes
 // and the body parser answer is seen exactly as a client sees it.
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exchange, expectErrorAnswer, listen, raw, type ListeningApp } from '../support/wire.js';
 import { queryParameters } from '../helper.js';
@@ -96,6 +97,8 @@ const rows: Array<[string, Row]> = [
   ['a createPet without Host is 400 and stores nothing', { given: () => `POST /v1/pets HTTP/1.1\r\nAuthorization: Bearer ${t.key}\r\nContent-Type: application/json\r\nContent-Length: 29\r\nConnection: close\r\n\r\n{"name":"Rex","categoryId":1}`, want: { status: 400 } }],
   ['two Host headers are 400 saying so', { given: () => `GET /v1/pets HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${t.key}\r\nhost: b\r\nConnection: close\r\n\r\n`, want: { status: 400, message: 'A request must carry one Host header, not several: send it once' } }],
   ['a createPet with two Host headers is 400 and stores nothing', { given: () => `POST /v1/pets HTTP/1.1\r\nHost: a\r\nHost: a\r\nAuthorization: Bearer ${t.key}\r\nContent-Type: application/json\r\nContent-Length: 29\r\nConnection: close\r\n\r\n{"name":"Rex","categoryId":1}`, want: { status: 400 } }],
+  ['Transfer-Encoding: gzip, chunked is 400 naming the coding', { given: () => `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip, chunked\r\nConnection: close\r\n\r\n1d\r\n{"name":"Rex","categoryId":1}\r\n0\r\n\r\n`, want: { status: 400, message: 'Transfer-Encoding gzip is not supported: send the body chunked alone, or with Content-Length' } }],
+  ['a query parameter with no name is 400 saying so', { given: () => request('GET', '/v1/pets?=', auth()), want: { status: 400, field: '', message: `a query parameter has no name (an "=" with nothing before it): remove it; listPets takes ${queryParameters('listPets')}` } }],
   ['CONNECT is 400 with the Error body, not a closed connection', { given: () => `CONNECT 127.0.0.1:443 HTTP/1.1\r\nHost: 127.0.0.1:443\r\nAuthorization: Bearer ${t.key}\r\n\r\n`, want: { status: 400, message: 'CONNECT is not served: this is an HTTP API, not a proxy; send GET, POST, PUT, PATCH or DELETE to a path under /v1' } }],
   ['a path not validly percent-encoded without Host is 400', { given: () => `GET /v1/pets/%E0%A4%A HTTP/1.1\r\nConnection: close\r\n\r\n`, want: { status: 400 } }],
   ['a Range past the end of a /docs/static file is 416', { given: () => request('GET', '/docs/static/swagger-ui.css', { Range: 'bytes=99999999-' }), want: { status: 416, headers: { 'content-range': /^bytes \*\/\d+$/ } } }],
@@ -241,5 +244,60 @@ describe("HTTP's own answers without a body to check", () => {
     expect(answer.json).toMatchObject({ docs: '/docs', redoc: '/docs/redoc', openapiJson: '/v1/openapi.json', openapiYaml: '/v1/openapi.yaml' });
     expect(answer.headers.link).toContain('</v1/openapi.json>; rel="service-desc"');
     for (const path of ['/docs', '/docs/redoc', '/v1/openapi.json', '/v1/openapi.yaml']) expect((await raw(t.port, request('GET', path))).status).toBe(200);
+  });
+});
+
+describe('Expect: 100-continue', () => {
+  /** Sends `head` (headers announcing a body), reads until the first answer's head, then sends `body` if it was 100. */
+  const announced = (head: string, body: string): Promise<{ first: string; rest: string }> =>
+    new Promise((resolve, reject) => {
+      const socket = connect(t.port, '127.0.0.1');
+      let text = '';
+      let first: string | undefined;
+      socket.setEncoding('latin1');
+      socket.on('error', reject);
+      socket.on('data', (chunk: string) => {
+        text += chunk;
+        if (first === undefined && text.includes('\r\n\r\n')) {
+          first = text.slice(0, text.indexOf('\r\n'));
+          text = text.slice(text.indexOf('\r\n\r\n') + 4);
+          if (first.startsWith('HTTP/1.1 100')) socket.write(body);
+        }
+      });
+      socket.on('close', () => resolve({ first: first ?? '', rest: text }));
+      socket.write(head);
+    });
+  const pet = '{"name":"Continued","categoryId":1}';
+  const head = (headers: string, length = pet.length) => `POST /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\nExpect: 100-continue\r\nConnection: close\r\n${headers}\r\n`;
+  const stored = async () => Number((await t.pool.query<{ n: string }>("SELECT count(*) AS n FROM pets WHERE name = 'Continued'")).rows[0]?.n);
+
+  it('without a key: 401 before any 100 Continue, and nothing stored', async () => {
+    const answer = await announced(head(''), pet);
+    expect(answer.first).toBe('HTTP/1.1 401 Unauthorized');
+    expect(await stored()).toBe(0);
+  });
+
+  it('a length over the operation\'s limit: 413 before any 100 Continue', async () => {
+    const answer = await announced(head(`Authorization: Bearer ${t.key}\r\n`, 70_000), pet);
+    expect(answer.first).toBe('HTTP/1.1 413 Payload Too Large');
+  });
+
+  it("an import's body is held to the import's limit, not 64 KiB: 100 Continue for 70,000 bytes, 413 past IMPORT_MAX_BYTES", async () => {
+    const rows = Array.from({ length: 7000 }, (_, i) => `Pet ${String(i).padStart(7, '0')},1`).join('\n');
+    const csv = `name,categoryId\n${rows}`.padEnd(70_000, '\n');
+    const importHead = (length: number) => `POST /v1/pet-imports HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\nContent-Type: text/csv\r\nContent-Length: ${length}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`;
+    const accepted = await announced(importHead(csv.length), csv);
+    expect(accepted.first).toBe('HTTP/1.1 100 Continue');
+    expect(accepted.rest).toMatch(/^HTTP\/1\.1 202 Accepted/);
+    const refused = await announced(importHead(2 ** 31), '');
+    expect(refused.first).toBe('HTTP/1.1 413 Payload Too Large');
+    expect(refused.rest).toContain('Request body is larger than 1073741824 bytes: split the file, and import each part');
+  });
+
+  it('with a key and a body within the limit: 100 Continue, then the body is read and the pet created', async () => {
+    const answer = await announced(head(`Authorization: Bearer ${t.key}\r\n`), pet);
+    expect(answer.first).toBe('HTTP/1.1 100 Continue');
+    expect(answer.rest).toMatch(/^HTTP\/1\.1 201 Created/);
+    expect(await stored()).toBe(1);
   });
 });
