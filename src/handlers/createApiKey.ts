@@ -9,8 +9,8 @@ import { callerScopesOf, callerSecretOf, scopeRefusal } from '../api-keys/caller
 const collection = operationPath('listApiKeys');
 const NOT_FUTURE = 'must be in the future; give a later time, or none for a key that never expires';
 const UNREADABLE = 'must be a date-time with seconds from 00 to 60';
-const LAST = Date.parse('9999-12-31T23:59:59.999Z');
-const PAST_LAST = 'must be at most 9999-12-31T23:59:59Z in UTC, the last instant an RFC 3339 date-time can write: give an earlier time, or none for a key that never expires';
+const LAST = Date.parse('9999-12-31T23:59:59Z');
+const PAST_LAST = 'must be at most 9999-12-31T23:59:59Z in UTC (a later one cannot be written as a date-time): give an earlier time, or none for a key that never expires';
 const outlives = (creatorEnd: string) => `must be at most ${creatorEnd}, when this API key expires: a key cannot outlive the key that creates it; give an earlier time, or none to take ${creatorEnd}`;
 
 /** Milliseconds since the epoch of an RFC 3339 date-time (the contract's format), a leap second as the second after :59. */

@@ -1,18 +1,35 @@
 // CORS (@fastify/cors), off unless CORS_ORIGINS lists the browser origins allowed to call
 // the API. Bearer keys are sent in a header, never as cookies, so credentials stay off.
-import cors from '@fastify/cors';
-import type { FastifyInstance } from 'fastify';
+// What a browser may send and read follows the contract: every operation's method, every
+// header parameter (If-Match, Idempotency-Key, ...) and every header an answer declares
+// (ETag, Location, the rate-limit headers, ...). An OPTIONS that is not a preflight (no
+// Origin or Access-Control-Request-Method), or one for a path no route has, is not
+// answered as one: it gets what any other method would (405 with Allow, or 404).
+import cors, { type FastifyCorsOptions } from '@fastify/cors';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { headerParameters, operations } from '../contract/spec.js';
+import { allowedMethods } from '../http/allowed-methods.js';
+
+const unique = (names: Iterable<string>): string[] => [...new Set(names)];
+
+export const CORS_METHODS = unique(['HEAD', ...operations.map((o) => o.method)]);
+export const CORS_ALLOWED_HEADERS = unique(['Authorization', 'Content-Type', 'X-Request-Id', 'traceparent', 'tracestate', ...operations.flatMap(headerParameters)]);
+export const CORS_EXPOSED_HEADERS = unique([
+  'X-Request-Id',
+  'WWW-Authenticate',
+  ...operations.flatMap((o) => Object.values(o.responses).flatMap((r) => r.headers.map((h) => h.name))).filter((name) => name.toLowerCase() !== 'content-type'),
+]);
 
 export default fp(
   async function crossOrigin(fastify: FastifyInstance, { origins }: { origins?: string }) {
     if (!origins) return;
-    await fastify.register(cors, {
-      origin: origins.split(','),
-      methods: ['GET', 'POST'],
-      allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id'],
-      exposedHeaders: ['Location', 'X-Request-Id', 'Deprecation', 'Sunset', 'Link', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy', 'RateLimit', 'Idempotent-Replayed'],
-      maxAge: 600,
+    const options: FastifyCorsOptions = { origin: origins.split(','), methods: CORS_METHODS, allowedHeaders: CORS_ALLOWED_HEADERS, exposedHeaders: CORS_EXPOSED_HEADERS, maxAge: 600 };
+    const notPreflight: FastifyCorsOptions = { ...options, origin: false };
+    const preflight = (request: FastifyRequest): boolean =>
+      Boolean(request.headers.origin && request.headers['access-control-request-method']) && allowedMethods(request, request.url.split('?', 1)[0] ?? '').length > 0;
+    await fastify.register(cors, () => (request: FastifyRequest, callback: (error: Error | null, options: FastifyCorsOptions) => void) => {
+      callback(null, request.method === 'OPTIONS' && !preflight(request) ? notPreflight : options);
     });
   },
   { name: 'cors', dependencies: ['api-security-headers'] },

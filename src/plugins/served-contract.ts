@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { basePath } from '../contract/spec.js';
+import { addVary } from '../http/vary.js';
 import { requestOrigin, servedJson, servedYaml } from '../routes/served.js';
 
 export default fp(
@@ -12,7 +13,7 @@ export default fp(
       const body = render(requestOrigin(publicUrl, request.protocol, request.host));
       const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
       reply.header('etag', etag).header('cache-control', 'public, max-age=300');
-      if (!publicUrl) reply.header('vary', 'Host');
+      if (!publicUrl) addVary(reply, 'Host');
       if (request.headers['if-none-match'] === etag) return reply.code(304).send();
       return reply.type(type).send(body);
     };

@@ -14,6 +14,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import type { OpenAPIV3 } from 'openapi-types';
+import { addVary } from '../http/vary.js';
 import { requestOrigin, servedServers } from '../routes/served.js';
 import { spec } from '../contract/spec.js';
 import pageSecurityHeaders from './helmet.js';
@@ -53,6 +54,12 @@ export default async function docs(fastify: FastifyInstance, { publicUrl }: { pu
     }),
     transformSpecificationClone: false,
   });
+  // Its servers are the request's origin unless PUBLIC_URL is set: a cache keeps one per Host.
+  if (!publicUrl) {
+    fastify.addHook('onSend', async (request, reply) => {
+      if (request.url.startsWith(`${DOCS_PREFIX}/json`) || request.url.startsWith(`${DOCS_PREFIX}/yaml`)) addVary(reply, 'Host');
+    });
+  }
   // The document Swagger UI reads (/docs/json, as transformed above) and the icon it serves.
   redoc(fastify, { path: REDOC_PATH, specUrl: `${DOCS_PREFIX}/json`, iconUrl: `${DOCS_PREFIX}/static/theme/favicon.svg`, title: spec.info.title });
 }

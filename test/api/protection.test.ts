@@ -143,6 +143,36 @@ describe('CORS', () => {
     const exported = await t.api({ method: 'GET', url: '/v1/pets:export', headers: { ...t.auth, origin: 'https://admin.example' } });
     expect(exported.headers.vary).toBe('Origin, Accept');
   });
+
+  it("a browser may use every operation of the contract: its methods, header parameters (If-Match) and answer headers (ETag)", async () => {
+    const t = await app({ CORS_ORIGINS: 'https://app.example' });
+    const patch = await t.app.inject({ method: 'OPTIONS', url: '/v1/pets/1', headers: { origin: 'https://app.example', 'access-control-request-method': 'PATCH', 'access-control-request-headers': 'authorization,content-type,if-match' } });
+    expect(patch.statusCode).toBe(204);
+    for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']) expect(String(patch.headers['access-control-allow-methods']).split(/, ?/)).toContain(method);
+    for (const header of ['Authorization', 'Content-Type', 'If-Match', 'If-None-Match', 'Idempotency-Key']) expect(String(patch.headers['access-control-allow-headers']).split(/, ?/)).toContain(header);
+    const read = await t.api({ method: 'GET', url: '/v1/categories', headers: { ...t.auth, origin: 'https://app.example' } });
+    for (const header of ['ETag', 'Location', 'Link', 'WWW-Authenticate', 'RateLimit', 'Retry-After']) expect(String(read.headers['access-control-expose-headers']).split(/, ?/)).toContain(header);
+  });
+
+  it('an OPTIONS that is no preflight gets what another method would: 405 with Allow and the Error body, or 404 for a path no route has', async () => {
+    const t = await app({ CORS_ORIGINS: 'https://app.example' });
+    for (const headers of [{}, { origin: 'https://app.example' }, { 'access-control-request-method': 'GET' }]) {
+      const answer = await t.app.inject({ method: 'OPTIONS', url: '/v1/pets', headers });
+      expect(answer.statusCode).toBe(405);
+      expect(answer.headers.allow).toBe('GET, HEAD, POST');
+      expect(answer.json()).toMatchObject({ code: 'method_not_allowed', status: 405 });
+    }
+    const nowhere = await t.app.inject({ method: 'OPTIONS', url: '/v1/nope', headers: { origin: 'https://app.example', 'access-control-request-method': 'GET' } });
+    expect(nowhere.statusCode).toBe(404);
+  });
+
+  it('the served contract varies by Origin and Host, and /docs/json by Host', async () => {
+    const t = await app({ CORS_ORIGINS: 'https://app.example' });
+    const served = await t.api({ method: 'GET', url: '/v1/openapi.json', headers: { origin: 'https://app.example' } });
+    expect(String(served.headers.vary).split(/, ?/).sort()).toEqual(['Host', 'Origin']);
+    const docs = await t.api({ method: 'GET', url: '/docs/json' });
+    expect(String(docs.headers.vary).split(/, ?/)).toContain('Host');
+  });
 });
 
 describe('load shedding', () => {
