@@ -1,6 +1,6 @@
 // Rate limits, security headers, CORS and load shedding.
 import { randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { buildTestApp, createApiKey, createTestDatabase, type TestApp } from '../helper.js';
 import { within, WAIT_MS } from '../process.js';
 import { REDIS_URL, requires } from '../support/requires.js';
@@ -117,6 +117,10 @@ describe('security headers', () => {
 });
 
 describe('CORS', () => {
+  // One app with CORS on for the cases that read it (an app costs about a second to build).
+  let on: TestApp | undefined;
+  const corsOn = async (): Promise<TestApp> => (on ??= await buildTestApp({ env: { CORS_ORIGINS: 'https://app.example,https://admin.example' } }));
+  afterAll(async () => on?.close());
   const preflight = (t: TestApp) =>
     t.app.inject({ method: 'OPTIONS', url: '/v1/pets', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' } });
 
@@ -129,7 +133,7 @@ describe('CORS', () => {
   });
 
   it('CORS_ORIGINS allows the listed origins only', async () => {
-    const t = await app({ CORS_ORIGINS: 'https://app.example,https://admin.example' });
+    const t = await corsOn();
     const response = await preflight(t);
     expect(response.statusCode).toBe(204);
     expect(response.headers['access-control-allow-origin']).toBe('https://app.example');
@@ -145,7 +149,7 @@ describe('CORS', () => {
   });
 
   it("a browser may use every operation of the contract: its methods, header parameters (If-Match) and answer headers (ETag)", async () => {
-    const t = await app({ CORS_ORIGINS: 'https://app.example' });
+    const t = await corsOn();
     const patch = await t.app.inject({ method: 'OPTIONS', url: '/v1/pets/1', headers: { origin: 'https://app.example', 'access-control-request-method': 'PATCH', 'access-control-request-headers': 'authorization,content-type,if-match' } });
     expect(patch.statusCode).toBe(204);
     for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']) expect(String(patch.headers['access-control-allow-methods']).split(/, ?/)).toContain(method);
@@ -155,7 +159,7 @@ describe('CORS', () => {
   });
 
   it('an OPTIONS that is no preflight gets what another method would: 405 with Allow and the Error body, or 404 for a path no route has', async () => {
-    const t = await app({ CORS_ORIGINS: 'https://app.example' });
+    const t = await corsOn();
     for (const headers of [{}, { origin: 'https://app.example' }, { 'access-control-request-method': 'GET' }]) {
       const answer = await t.app.inject({ method: 'OPTIONS', url: '/v1/pets', headers });
       expect(answer.statusCode).toBe(405);
@@ -167,7 +171,7 @@ describe('CORS', () => {
   });
 
   it('the served contract varies by Origin and Host, and /docs/json by Host', async () => {
-    const t = await app({ CORS_ORIGINS: 'https://app.example' });
+    const t = await corsOn();
     const served = await t.api({ method: 'GET', url: '/v1/openapi.json', headers: { origin: 'https://app.example' } });
     expect(String(served.headers.vary).split(/, ?/).sort()).toEqual(['Host', 'Origin']);
     const docs = await t.api({ method: 'GET', url: '/docs/json' });
