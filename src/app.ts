@@ -31,7 +31,7 @@ import securityHeaders from './http/security-headers.js';
 import jobs from './jobs/plugin.js';
 import { authentication } from './middleware/authentication.js';
 import { deprecation } from './middleware/deprecation.js';
-import { expectContinue } from './middleware/expect-continue.js';
+import { continueBeforeBody, expectContinue } from './middleware/expect-continue.js';
 import { idempotency } from './middleware/idempotency.js';
 import idempotencyKeys from './middleware/idempotency-keys.js';
 import { queryParameters } from './middleware/query-parameters.js';
@@ -102,8 +102,9 @@ export function serverOptions(deps: AppDeps): FastifyHttpOptions<Server> {
     loggerInstance: logger,
     logController: new AccessLog(),
     bodyLimit: BODY_LIMIT,
-    // The Node server, which answers a request without Host or with an Expect it does not
-    // meet before Fastify sees it (src/errors/node-server.ts).
+    // The Node server, which answers before Fastify sees them a request without Host or
+    // with two, CONNECT, a transfer coding other than chunked, an Expect it does not meet,
+    // and hands over one that expects 100-continue unanswered (src/errors/node-server.ts).
     serverFactory: nodeServer({
       log: logger,
       requestTimeout: deps.config.REQUEST_TIMEOUT_MS,
@@ -162,6 +163,8 @@ export const app = fp(
     });
     // The access log's line for a request whose client left before its answer (src/http/access-log.ts).
     fastify.addHook('onSend', logAnswerAfterClose);
+    // `100 Continue`, after the operation's checks, as the body is about to be read.
+    fastify.addHook('preParsing', continueBeforeBody);
 
     fastify.decorate('config', deps.config);
     const pools = { primary: deps.pool, ...(deps.readPool ? { replica: deps.readPool } : {}) };

@@ -66,8 +66,8 @@ export function rowsStart(format: ImportFormat, head: Buffer, ended: boolean): R
       return undefined;
     }
     // Lines that end with CR alone would be read as one line, not JSON: refused as CSV's are,
-    // once the first line is whole (or the head is full, or the body ends).
-    const end = head.indexOf(0x0a, bom);
+    // once the first line that holds a row is whole (or the head is full, or the body ends).
+    const end = head.indexOf(0x0a, bom + (text.length - text.trimStart().length));
     if (end === -1 && !ended && head.length <= MAX_HEADER_BYTES) return undefined;
     if (CR_BETWEEN_ROWS.test(head.subarray(bom, end === -1 ? head.length : end).toString('latin1'))) throw new ApiError('bad_request', CR_ALONE);
     return { offset: bom, line: 1 };

@@ -36,8 +36,9 @@ export function nodeServer(settings: NodeServerSettings): FastifyServerFactory<S
       else answerRequestProblem(log, request, response, problem);
     };
     const server = createServer(settings.http, handle);
-    // A request with `Expect: 100-continue` is handed over without `100 Continue`: the
-    // operation writes it once the request may send its body (src/middleware/expect-continue.ts).
+    // A request with `Expect: 100-continue` is handed over without `100 Continue`: it is
+    // written after the operation's checks, as the body is about to be read
+    // (src/middleware/expect-continue.ts).
     server.on('checkContinue', handle);
     server.keepAliveTimeout = settings.keepAliveTimeout;
     server.requestTimeout = settings.requestTimeout;

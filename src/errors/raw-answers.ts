@@ -113,12 +113,19 @@ export function answerRequestProblem(log: AnswerLog, request: IncomingMessage, r
 
 /**
  * Node's 'connect': a CONNECT request, which Node would close unanswered. This service is no
- * proxy: 400, written to the socket, which is then closed.
+ * proxy: 400, written to the socket after the answer to a request before it on the
+ * connection (pipelined), then the socket is closed, whatever the client does (Node's HTTP
+ * timeouts no longer apply to it).
  */
 export function answerConnect(log: AnswerLog, request: IncomingMessage, socket: Socket): void {
   const id = requestIdOf(request);
   const body = errorBody('bad_request', 'CONNECT is not served: this is an HTTP API, not a proxy; send GET, POST, PUT, PATCH or DELETE to a path under /v1');
   log.info({ reqId: id, status: body.status }, 'CONNECT');
-  if (socket.writable) writeErrorToSocket(socket, body, id);
-  socket.end();
+  const answer = (): void => {
+    if (socket.writable) writeErrorToSocket(socket, body, id);
+    socket.destroySoon();
+  };
+  const before = attachedResponse(socket);
+  if (before && !before.writableFinished) before.once('close', answer);
+  else answer();
 }

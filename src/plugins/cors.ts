@@ -3,13 +3,13 @@
 // What a browser may send and read follows the contract: every operation's method, every
 // header parameter (If-Match, Idempotency-Key, ...) and every header an answer declares
 // (ETag, Location, the rate-limit headers, ...). An OPTIONS that is not a preflight (no
-// Origin or Access-Control-Request-Method), or one for a path no route has, is not
-// answered as one: it gets what any other method would (405 with Allow, or 404).
+// Origin or Access-Control-Request-Method) is not answered as one: it gets what any other
+// method would (405 with Allow, or 404). A preflight for a path no route has is answered,
+// so that the browser reads the 404 and its hint.
 import cors, { type FastifyCorsOptions } from '@fastify/cors';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { headerParameters, operations } from '../contract/spec.js';
-import { allowedMethods } from '../http/allowed-methods.js';
 
 const unique = (names: Iterable<string>): string[] => [...new Set(names)];
 
@@ -26,8 +26,7 @@ export default fp(
     if (!origins) return;
     const options: FastifyCorsOptions = { origin: origins.split(','), methods: CORS_METHODS, allowedHeaders: CORS_ALLOWED_HEADERS, exposedHeaders: CORS_EXPOSED_HEADERS, maxAge: 600 };
     const notPreflight: FastifyCorsOptions = { ...options, origin: false };
-    const preflight = (request: FastifyRequest): boolean =>
-      Boolean(request.headers.origin && request.headers['access-control-request-method']) && allowedMethods(request, request.url.split('?', 1)[0] ?? '').length > 0;
+    const preflight = (request: FastifyRequest): boolean => Boolean(request.headers.origin && request.headers['access-control-request-method']);
     await fastify.register(cors, () => (request: FastifyRequest, callback: (error: Error | null, options: FastifyCorsOptions) => void) => {
       callback(null, request.method === 'OPTIONS' && !preflight(request) ? notPreflight : options);
     });

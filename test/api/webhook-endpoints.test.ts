@@ -169,7 +169,7 @@ describe('the URL rules at save', () => {
     ['.home.arpa', { url: 'https://nas.home.arpa/', rule: 'address', message: 'nas.home.arpa is a special-use name, which deliveries never call: give a URL whose host is a public name or address' }],
     ['.onion', { url: 'https://abc.onion/', rule: 'address', message: 'abc.onion is a special-use name, which deliveries never call: give a URL whose host is a public name or address' }],
     ['a name of one label', { url: 'https://receiver./hooks', rule: 'address', message: 'receiver. is a name without a domain, which deliveries never call: give a URL whose host is a public name, such as receiver.example.com' }],
-    ['three slashes (no host)', { url: 'https:///hooks', rule: 'https', message: 'has no host after //: give an absolute URL, such as https://receiver.example/hooks' }],
+    ['three slashes (no host)', { url: 'https:///hooks', rule: 'https', message: 'has no host where one is written (right after "https://"): give an absolute URL, such as https://receiver.example/hooks' }],
     [
       'a name with a private address among its addresses',
       { url: 'https://private.animal-store.dev/hooks', rule: 'address', message: 'private.animal-store.dev resolves to 10.1.2.3, a private address, which deliveries never call: give a URL whose host resolves only to public addresses (on a development machine, WEBHOOK_ALLOW_PRIVATE=true allows it)' },

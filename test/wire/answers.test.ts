@@ -99,6 +99,7 @@ const rows: Array<[string, Row]> = [
   ['a createPet with two Host headers is 400 and stores nothing', { given: () => `POST /v1/pets HTTP/1.1\r\nHost: a\r\nHost: a\r\nAuthorization: Bearer ${t.key}\r\nContent-Type: application/json\r\nContent-Length: 29\r\nConnection: close\r\n\r\n{"name":"Rex","categoryId":1}`, want: { status: 400 } }],
   ['Transfer-Encoding: gzip, chunked is 400 naming the coding', { given: () => `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip, chunked\r\nConnection: close\r\n\r\n1d\r\n{"name":"Rex","categoryId":1}\r\n0\r\n\r\n`, want: { status: 400, message: 'Transfer-Encoding gzip is not supported: send the body chunked alone, or with Content-Length' } }],
   ['a query parameter with no name is 400 saying so', { given: () => request('GET', '/v1/pets?=', auth()), want: { status: 400, field: '', message: `a query parameter has no name (an "=" with nothing before it): remove it; listPets takes ${queryParameters('listPets')}` } }],
+  ['a pipelined CONNECT is answered after the request before it', { given: () => kept('GET', '/healthz') + `CONNECT 127.0.0.1:443 HTTP/1.1\r\nHost: 127.0.0.1:443\r\n\r\n`, want: { status: 400, after: [200] } }],
   ['CONNECT is 400 with the Error body, not a closed connection', { given: () => `CONNECT 127.0.0.1:443 HTTP/1.1\r\nHost: 127.0.0.1:443\r\nAuthorization: Bearer ${t.key}\r\n\r\n`, want: { status: 400, message: 'CONNECT is not served: this is an HTTP API, not a proxy; send GET, POST, PUT, PATCH or DELETE to a path under /v1' } }],
   ['a path not validly percent-encoded without Host is 400', { given: () => `GET /v1/pets/%E0%A4%A HTTP/1.1\r\nConnection: close\r\n\r\n`, want: { status: 400 } }],
   ['a Range past the end of a /docs/static file is 416', { given: () => request('GET', '/docs/static/swagger-ui.css', { Range: 'bytes=99999999-' }), want: { status: 416, headers: { 'content-range': /^bytes \*\/\d+$/ } } }],
@@ -265,6 +266,8 @@ describe('Expect: 100-continue', () => {
         }
       });
       socket.on('close', () => resolve({ first: first ?? '', rest: text }));
+      // One generous limit: an answer that never comes ends the case with what was read.
+      socket.setTimeout(10_000, () => socket.destroy());
       socket.write(head);
     });
   const pet = '{"name":"Continued","categoryId":1}';
@@ -275,6 +278,26 @@ describe('Expect: 100-continue', () => {
     const answer = await announced(head(''), pet);
     expect(answer.first).toBe('HTTP/1.1 401 Unauthorized');
     expect(await stored()).toBe(0);
+  });
+
+  it('a key without the scope: 403 before any 100 Continue', async () => {
+    const made = await t.api({ method: 'POST', url: '/v1/api-keys', headers: { ...auth(), 'content-type': 'application/json' }, payload: JSON.stringify({ name: 'reader', scopes: ['pets:read'] }) });
+    const answer = await announced(head(`Authorization: Bearer ${made.json<{ secret: string }>().secret}\r\n`), pet);
+    expect(answer.first).toBe('HTTP/1.1 403 Forbidden');
+    expect(await stored()).toBe(0);
+  });
+
+  it('a route that is no operation with a body (a 404, a 405) still gets 100 Continue, then its answer', async () => {
+    for (const path of ['/v1/nope', '/v1/pets/1']) {
+      const answer = await announced(head(`Authorization: Bearer ${t.key}\r\n`).replace('POST /v1/pets ', `POST ${path} `), pet);
+      expect(answer.first, path).toBe('HTTP/1.1 100 Continue');
+      expect(answer.rest, path).toMatch(path === '/v1/nope' ? /^HTTP\/1\.1 404 / : /^HTTP\/1\.1 405 /);
+    }
+  });
+
+  it('HTTP/1.0 gets no 100 (it has no 1xx answers), whatever its Expect', async () => {
+    const answer = await announced(`${head(`Authorization: Bearer ${t.key}\r\n`).replace('HTTP/1.1', 'HTTP/1.0').replace('100-continue', 'foo')}${pet.replace('Continued', 'Continuex')}`, '');
+    expect(answer.first).toMatch(/^HTTP\/1\.1 201 /);
   });
 
   it('a length over the operation\'s limit: 413 before any 100 Continue', async () => {

@@ -99,9 +99,9 @@ export async function checkUrl(text: string, options: { allowPrivate: boolean; r
   if (!host.replace(/\.$/, '').includes('.')) {
     // A name of one label: no public receiver has one (ICANN allows no dotless names), and
     // the system's resolver would ask the local network's search domains for it.
-    return /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/\\]/.test(text)
+    return /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/\\]/.test(text.trim())
       ? { rule: 'address', message: `${shownHost} is a name without a domain, which deliveries never call: give a URL whose host is a public name, such as receiver.example.com` }
-      : { rule: 'https', message: 'has no host after //: give an absolute URL, such as https://receiver.example/hooks' };
+      : { rule: 'https', message: 'has no host where one is written (right after "https://"): give an absolute URL, such as https://receiver.example/hooks' };
   }
   let addresses: LookupAddress[];
   let timer: NodeJS.Timeout | undefined;
