@@ -550,8 +550,9 @@ export interface paths {
          *     empty. An empty page means that no newer event is visible yet: keep its link and
          *     follow it later (poll it, or use a webhook endpoint to be told). Events are kept
          *     `EVENT_RETENTION_DAYS` (30 by default); a cursor that points before the oldest event
-         *     kept, so that events it would have returned are gone, is `410 cursor_expired`: start a
-         *     new walk without `cursor`, and read the current state with the list operations.
+         *     kept is `410 cursor_expired`, also when the events gone were none the key could see
+         *     (once purged, nothing says whose they were): start a new walk without `cursor`, and
+         *     read the current state with the list operations.
          */
         get: operations["listEvents"];
         put?: never;
@@ -2247,7 +2248,7 @@ export interface components {
         };
         /**
          * @description The cursor points before the oldest event kept (`EVENT_RETENTION_DAYS`): events it
-         *     would have returned are gone. Start a new walk without `cursor`.
+         *     could have returned may be gone. Start a new walk without `cursor`.
          */
         CursorExpired: {
             headers: {
