@@ -25,13 +25,13 @@ function expectsContinue(request: FastifyRequest): boolean {
 
 /** Root preParsing hook: `100 Continue` for a request that waits for it, as its body is about to be read. */
 export const continueBeforeBody: preParsingHookHandler = (request, reply, payload, done) => {
-  if (request.headers.expect !== undefined && expectsContinue(request) && !reply.raw.headersSent) reply.raw.writeContinue();
+  if (expectsContinue(request) && !reply.raw.headersSent) reply.raw.writeContinue();
   done(null, payload);
 };
 
 export function expectContinue(options: { streamedBodyLimit: number }): OperationMiddleware {
   const withinLimit: onRequestHookHandler = (request, _reply, done) => {
-    if (request.headers.expect === undefined || !expectsContinue(request)) return done();
+    if (!expectsContinue(request)) return done();
     const length = Number(request.headers['content-length']);
     if (declaredMediaTypes(request).some((type) => STREAMED.has(type))) {
       if (length > options.streamedBodyLimit) return done(streamTooLarge(options.streamedBodyLimit));

@@ -70,7 +70,8 @@ export function queryParameters(): OperationMiddleware {
       const declared = operation.parameters.filter((p) => p.in === 'query');
       const names = new Set(declared.map((p) => p.name));
       const single = new Set(declared.filter((p) => !p.list).map((p) => p.name));
-      const takes = declared.length > 0 ? `it takes ${declared.map((p) => p.name).join(', ')}` : 'it takes none';
+      const taken = `takes ${declared.length > 0 ? declared.map((p) => p.name).join(', ') : 'none'}`;
+      const takes = `it ${taken}`;
       const refuse = (name: string, rule: string, message: string): ApiError =>
         new ApiError('bad_request', `query parameter ${shown(name)}: ${message}`, { details: [{ location: 'query', field: shown(name), rule, message }] });
       const check: preValidationHookHandler = (request, _reply, done) => {
@@ -79,7 +80,7 @@ export function queryParameters(): OperationMiddleware {
         const query = request.query as Record<string, unknown>;
         for (const name in query) {
           if (name === '') {
-            const message = `has no name (an "=" with nothing before it): remove it; ${operation.operationId} ${takes.replace(/^it /, '')}`;
+            const message = `has no name (an "=" with nothing before it): remove it; ${operation.operationId} ${taken}`;
             return done(new ApiError('bad_request', `a query parameter ${message}`, { details: [{ location: 'query', field: '', rule: 'unknown', message }] }));
           }
           if (!names.has(name)) return done(refuse(name, 'unknown', `is not a parameter of ${operation.operationId} (${takes})`));

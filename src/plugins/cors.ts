@@ -13,9 +13,9 @@ import { headerParameters, operations } from '../contract/spec.js';
 
 const unique = (names: Iterable<string>): string[] => [...new Set(names)];
 
-export const CORS_METHODS = unique(['HEAD', ...operations.map((o) => o.method)]);
-export const CORS_ALLOWED_HEADERS = unique(['Authorization', 'Content-Type', 'X-Request-Id', 'traceparent', 'tracestate', ...operations.flatMap(headerParameters)]);
-export const CORS_EXPOSED_HEADERS = unique([
+const CORS_METHODS = unique(['HEAD', ...operations.map((o) => o.method)]);
+const CORS_ALLOWED_HEADERS = unique(['Authorization', 'Content-Type', 'X-Request-Id', 'traceparent', 'tracestate', ...operations.flatMap(headerParameters)]);
+const CORS_EXPOSED_HEADERS = unique([
   'X-Request-Id',
   'WWW-Authenticate',
   ...operations.flatMap((o) => Object.values(o.responses).flatMap((r) => r.headers.map((h) => h.name))).filter((name) => name.toLowerCase() !== 'content-type'),
