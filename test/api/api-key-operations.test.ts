@@ -67,11 +67,14 @@ describe('createApiKey', () => {
     await within(WAIT_MS, async () => (await statusWith(secret)) === 200);
   });
 
-  it('stores the scopes in the contract\'s order, and an expiresAt given', async () => {
+  it('stores the scopes in the contract\'s order, and an expiresAt given, kept to the millisecond', async () => {
     const expiresAt = new Date(Date.now() + 86_400_000).toISOString();
     const created = await create({ name: 'nightly import', scopes: ['orders:write', 'pets:read'], expiresAt });
     expect(created.statusCode).toBe(201);
     expect(created.json()).toMatchObject({ scopes: ['pets:read', 'orders:write'], expiresAt });
+    // Kept to the millisecond, as the contract says: the digits past the third are dropped.
+    const precise = await create({ name: 'precise', scopes: ['pets:read'], expiresAt: '2030-01-01T00:00:00.123999Z' });
+    expect(precise.json().expiresAt).toBe('2030-01-01T00:00:00.123Z');
   });
 
   const bad: [string, unknown][] = [

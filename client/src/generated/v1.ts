@@ -1094,7 +1094,7 @@ export interface components {
             scopes: components["schemas"]["Scope"][];
             /**
              * Format: date-time
-             * @description When the key stops working (RFC 3339, in the future, at most 9999-12-31T23:59:59Z in UTC). Without it, never.
+             * @description When the key stops working (RFC 3339, in the future, at most 9999-12-31T23:59:59Z in UTC), kept to the millisecond (digits past the third are dropped, so the key stops up to 1 ms sooner). Without it, never.
              * @example 2030-01-01T00:00:00.000Z
              */
             expiresAt?: string;
