@@ -17,7 +17,7 @@ export const deletePet: Handler<'deletePet'> = async ({ params, headers, context
     case 'not-found':
       return errorAnswer('not_found', `Pet ${id} does not exist`);
     case 'precondition-failed':
-      return errorAnswer('precondition_failed', changedSince(id));
+      return errorAnswer('precondition_failed', changedSince(id, ifMatch ?? []));
     case 'held':
       return errorAnswer(
         'pet_reserved',

@@ -18,7 +18,7 @@ export const placeOrder: Handler<'placeOrder'> = async ({ body, context }, { ord
     case 'pet-not-available':
       return errorAnswer(
         'pet_not_available',
-        `${placed.petStatus ? `Pet ${body.petId} is ${placed.petStatus}, not available` : `Pet ${body.petId} has no status, so it is not available`}: only an available animal can be ordered (listPets with status=available lists them)`,
+        `${placed.petStatus ? `Pet ${body.petId} is ${placed.petStatus}, not available` : `Pet ${body.petId} has no status, so it is not available`}: only an available animal can be ordered (listPets with status=available lists them; updatePet with {"status":"available"} makes one available that no placed order holds)`,
       );
   }
 };

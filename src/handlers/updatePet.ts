@@ -18,7 +18,7 @@ export const updatePet: Handler<'updatePet'> = async ({ params, headers, body, c
     case 'not-found':
       return errorAnswer('not_found', `Pet ${id} does not exist`);
     case 'precondition-failed':
-      return errorAnswer('precondition_failed', changedSince(id));
+      return errorAnswer('precondition_failed', changedSince(id, ifMatch ?? []));
     case 'held':
       return errorAnswer(
         'pet_reserved',

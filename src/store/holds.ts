@@ -2,8 +2,14 @@ import type { OrdersRepository } from './orders.js';
 import type { PetChange, PetsRepository } from '../catalogue/pets.js';
 import type { Queryable } from '../db/query.js';
 
-/** The 412 of updatePet and deletePet. */
-export const changedSince = (id: number): string => `Pet ${id} has changed since the ETag that If-Match names: read it again, then retry with its new ETag`;
+/**
+ * The 412 of updatePet and deletePet, given the strong tags If-Match named (none: it named
+ * weak ones only, which never match a write, whatever the pet's state).
+ */
+export const changedSince = (id: number, strongTags: readonly string[]): string =>
+  strongTags.length === 0
+    ? `If-Match names only weak ETags (W/"..."), which never match a change of pet ${id}: send its ETag as getPet gives it, without W/`
+    : `Pet ${id} has changed since the ETag that If-Match names: read it again, then retry with its new ETag`;
 
 /**
  * A change refused because a placed order holds the pet: the id of that order when the

@@ -72,7 +72,7 @@ describe('search quality', () => {
   });
 
   it('a q with no letter or digit is a 400 that says what to give', async () => {
-    for (const q of ['%', '%_%', '   ', '--', '«…»', '🐕', '½', '𝍠', 'lab\u0000', 'rex\nmax']) {
+    for (const q of ['%', '%_%', '   ', '--', '«…»', '🐕', '½', '𝍠', 'lab\u0000', 'rex\nmax', 'rex\u0085']) {
       const response = await get(search(q));
       expect(response.statusCode, q).toBe(400);
       expect(response.json().message).toBe('query parameter q: must be text with at least one letter or digit and no control characters (punctuation only separates words)');

@@ -51,9 +51,9 @@ describe('placeOrder', () => {
   });
 
   it.each([
-    ['pending', { given: 'pending' as Status, want: (id: number) => `Pet ${id} is pending, not available: only an available animal can be ordered (listPets with status=available lists them)` }],
-    ['sold', { given: 'sold' as Status, want: (id: number) => `Pet ${id} is sold, not available: only an available animal can be ordered (listPets with status=available lists them)` }],
-    ['without a status', { given: null, want: (id: number) => `Pet ${id} has no status, so it is not available: only an available animal can be ordered (listPets with status=available lists them)` }],
+    ['pending', { given: 'pending' as Status, want: (id: number) => `Pet ${id} is pending, not available: only an available animal can be ordered (listPets with status=available lists them; updatePet with {"status":"available"} makes one available that no placed order holds)` }],
+    ['sold', { given: 'sold' as Status, want: (id: number) => `Pet ${id} is sold, not available: only an available animal can be ordered (listPets with status=available lists them; updatePet with {"status":"available"} makes one available that no placed order holds)` }],
+    ['without a status', { given: null, want: (id: number) => `Pet ${id} has no status, so it is not available: only an available animal can be ordered (listPets with status=available lists them; updatePet with {"status":"available"} makes one available that no placed order holds)` }],
   ])('a pet that is %s is 409 pet_not_available, naming its status', async (_title, { given, want }) => {
     const petId = await newPet(given);
     const before = await stored();
@@ -66,7 +66,7 @@ describe('placeOrder', () => {
   it('a pet already held by an order is 409', async () => {
     const petId = await newPet();
     expect((await place(petId)).statusCode).toBe(201);
-    expect((await place(petId)).json()).toMatchObject({ code: 'pet_not_available', message: `Pet ${petId} is pending, not available: only an available animal can be ordered (listPets with status=available lists them)` });
+    expect((await place(petId)).json()).toMatchObject({ code: 'pet_not_available', message: `Pet ${petId} is pending, not available: only an available animal can be ordered (listPets with status=available lists them; updatePet with {"status":"available"} makes one available that no placed order holds)` });
   });
 
   it('no pet with that id is 422 pet_not_found', async () => {
@@ -230,12 +230,12 @@ describe('orders that arrive together', () => {
     const refused = (status: number, code: string, message: string) => ({ status, body: { code, message, status } });
     expect(answers.map(answer)).toEqual([
       placed(a),
-      refused(409, 'pet_not_available', `Pet ${sold} is sold, not available: only an available animal can be ordered (listPets with status=available lists them)`),
+      refused(409, 'pet_not_available', `Pet ${sold} is sold, not available: only an available animal can be ordered (listPets with status=available lists them; updatePet with {"status":"available"} makes one available that no placed order holds)`),
       placed(b),
       refused(422, 'pet_not_found', `Pet ${missing} does not exist`),
-      refused(409, 'pet_not_available', `Pet ${pending} is pending, not available: only an available animal can be ordered (listPets with status=available lists them)`),
+      refused(409, 'pet_not_available', `Pet ${pending} is pending, not available: only an available animal can be ordered (listPets with status=available lists them; updatePet with {"status":"available"} makes one available that no placed order holds)`),
       placed(c),
-      refused(409, 'pet_not_available', `Pet ${none} has no status, so it is not available: only an available animal can be ordered (listPets with status=available lists them)`),
+      refused(409, 'pet_not_available', `Pet ${none} has no status, so it is not available: only an available animal can be ordered (listPets with status=available lists them; updatePet with {"status":"available"} makes one available that no placed order holds)`),
     ]);
     for (const [i, petId] of petIds.entries()) {
       const r = answers[i];
@@ -253,7 +253,7 @@ describe('orders that arrive together', () => {
     expect(answers.map((r) => r.statusCode)).toEqual([201, expect.any(Number), 201, expect.any(Number)]);
     const forTwice = [answers[1], answers[3]].map((r) => answer(r as NonNullable<typeof r>));
     expect(forTwice.map((r) => r.status).sort()).toEqual([201, 409]);
-    expect(forTwice.find((r) => r.status === 409)?.body).toEqual({ code: 'pet_not_available', message: `Pet ${twice} is pending, not available: only an available animal can be ordered (listPets with status=available lists them)`, status: 409 });
+    expect(forTwice.find((r) => r.status === 409)?.body).toEqual({ code: 'pet_not_available', message: `Pet ${twice} is pending, not available: only an available animal can be ordered (listPets with status=available lists them; updatePet with {"status":"available"} makes one available that no placed order holds)`, status: 409 });
     const held = await t.pool.query("SELECT id FROM orders WHERE pet_id = $1 AND status = 'placed'", [twice]);
     expect(held.rowCount).toBe(1);
   });

@@ -96,7 +96,7 @@ describe('the managed catalogue on two instances', () => {
         expect(pet?.updated_at, context).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
         expect(patch.body, context).toEqual({ id: petId, name: 'Race', categoryId: 1, createdAt: pet?.created_at, updatedAt: pet?.updated_at });
         expect(order.status, context).toBe(409);
-        expect(order.body, context).toEqual({ code: 'pet_not_available', message: `Pet ${petId} has no status, so it is not available: only an available animal can be ordered (listPets with status=available lists them)`, status: 409 });
+        expect(order.body, context).toEqual({ code: 'pet_not_available', message: `Pet ${petId} has no status, so it is not available: only an available animal can be ordered (listPets with status=available lists them; updatePet with {"status":"available"} makes one available that no placed order holds)`, status: 409 });
         expect(pet?.status, context).toBeNull();
         expect(orders, context).toEqual([]);
       }

@@ -85,7 +85,7 @@ describe('two instances on one database', () => {
       expect(placed).toHaveLength(1);
       for (const refused of answers.filter((a) => a.status !== 201)) {
         expect(refused.status).toBe(409);
-        expect(refused.body).toEqual({ code: 'pet_not_available', message: `Pet ${petId} is pending, not available: only an available animal can be ordered (listPets with status=available lists them)`, status: 409 });
+        expect(refused.body).toEqual({ code: 'pet_not_available', message: `Pet ${petId} is pending, not available: only an available animal can be ordered (listPets with status=available lists them; updatePet with {"status":"available"} makes one available that no placed order holds)`, status: 409 });
       }
       expect(await petStatus(petId)).toBe('pending');
       const orders = (await db.query<{ id: string; status: string }>('SELECT id, status FROM orders WHERE pet_id = $1', [petId])).rows;
@@ -103,7 +103,7 @@ describe('two instances on one database', () => {
       const pair = [answers[i], answers[2 * pets.length - 1 - i]] as Answer[];
       expect(pair.map((a) => a.status).sort(), JSON.stringify(pair.map((a) => a.body))).toEqual([201, 409]);
       const placed = pair.find((a) => a.status === 201) as Answer;
-      expect(pair.find((a) => a.status === 409)?.body).toEqual({ code: 'pet_not_available', message: `Pet ${petId} is pending, not available: only an available animal can be ordered (listPets with status=available lists them)`, status: 409 });
+      expect(pair.find((a) => a.status === 409)?.body).toEqual({ code: 'pet_not_available', message: `Pet ${petId} is pending, not available: only an available animal can be ordered (listPets with status=available lists them; updatePet with {"status":"available"} makes one available that no placed order holds)`, status: 409 });
       const orders = (await db.query<{ id: string; status: string }>('SELECT id, status FROM orders WHERE pet_id = $1', [petId])).rows;
       expect(orders).toEqual([{ id: String(placed.body.id), status: 'placed' }]);
       expect(await petStatus(petId)).toBe('pending');

@@ -240,12 +240,13 @@ describe('F5: keys in force are capped, and a key change costs each instance tha
   });
 });
 
-describe('F6: names refuse Unicode format characters, naming the position', () => {
+describe('F6: names refuse Unicode format characters and C1 controls, naming the position', () => {
   const format: [string, string, number, string][] = [
     ['a right-to-left override', 'a\u202egnp.exe', 2, '202E'],
     ['a zero-width space', 'Re\u200Bx', 3, '200B'],
     ['a byte order mark', '\uFEFFRex', 1, 'FEFF'],
     ['a soft hyphen, after a character outside the BMP', '🐶Re\u00ADx', 4, '00AD'],
+    ['a C1 control (next line)', 'Re\u0085x', 3, '0085'],
   ];
   it.each(format)('%s is 400 in every name a client sends, and stores nothing', async (_title, name, position, codePoint) => {
     const pet = await newPet('Named');
@@ -260,7 +261,7 @@ describe('F6: names refuse Unicode format characters, naming the position', () =
       const answer = await call(0, method, path, a.key, body, headers);
       expect(answer.status, `${method} ${path}`).toBe(400);
       expect(answer.json().message).toBe(
-        `body /name: must be free of control characters and of Unicode format characters (category Cf of the Basic Multilingual Plane, such as U+200B, U+202E, U+FEFF): character ${position} is U+${codePoint}; remove it`,
+        `body /name: must be free of control characters (C0, DEL and C1) and of Unicode format characters (category Cf of the Basic Multilingual Plane, such as U+200B, U+202E, U+FEFF): character ${position} is U+${codePoint}; remove it`,
       );
     }
     const after = (await a.pool.query('SELECT (SELECT count(*) FROM pets) AS pets, (SELECT count(*) FROM categories) AS categories, (SELECT count(*) FROM api_keys) AS keys, (SELECT name FROM pets WHERE id = $1) AS name', [pet])).rows[0];
