@@ -27,10 +27,11 @@ export interface paths {
          *     three-letter sequences are shared; two neighbouring letters swapped, with no other
          *     change, count as one: `labrdor` and `labardor` find `Labrador`, `tim` and `tmo` find
          *     `Tom`). A word of digits
-         *     only matches itself. Words are runs of letters and digits (the combining marks of
-         *     accents, U+0300 to U+0362, U+20DD to U+20E0 and U+20E2 to U+20E4, stay in their word);
-         *     anything else, other marks, `%` and `_` among them, separates words and matches
-         *     nothing itself. A word shorter than 3 characters matches only as itself or as
+         *     only matches itself. Words are runs of letters (the vowel signs of Indic and other
+         *     scripts among them, as the database's character type knows letters) and digits (the
+         *     combining marks of accents, U+0300 to U+0362, U+20DD to U+20E0 and U+20E2 to U+20E4,
+         *     stay in their word); anything else, other marks, symbols (`©`, `½`), `%` and `_`
+         *     among them, separates words and matches nothing itself. A word shorter than 3 characters matches only as itself or as
          *     the start of a word, and so does one over 255 characters once accents are removed
          *     (`ﬃ` counts as three). Whether and how an animal matches depends on
          *     its own words and `q` alone. An animal is found by `q` as soon as the answer that

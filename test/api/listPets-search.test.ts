@@ -22,6 +22,7 @@ const CATALOGUE: { name: string; tags?: string[]; status?: string }[] = [
   { name: 'Tom', tags: ['trained', 'calm'] },
   { name: 'Müller' },
   { name: '𝒜lice' },
+  { name: 'Moo℃ Ness©' },
 ];
 const ids = new Map<string, number>();
 
@@ -56,6 +57,8 @@ describe('search quality', () => {
     { what: '% is text, not a wildcard', q: '100%', first: ['Percy 100% Poodle'], absent: ['Lab mix'] },
     { what: '_ is text, not a wildcard', q: 'l_b', first: ['Labradoodle Bo'], absent: ['Lab mix', 'Rex the Labrador'] },
     { what: 'a word of digits matches only itself', q: '10', first: [], absent: ['Percy 100% Poodle'] },
+    { what: 'a symbol in a name (℃, ©) separates words and matches nothing itself', q: 'c', first: ['Tom'], absent: ['Moo℃ Ness©'] },
+    { what: 'a symbol in q (½) separates words and matches nothing itself', q: 'moo ½', first: ['Moo℃ Ness©'], absent: [] },
     { what: 'two neighbouring letters swapped in a long word', q: 'labardor', first: ['Rex the Labrador'], absent: ['Lab mix'] },
     { what: 'a letter changed in a word of 3', q: 'tim', first: ['Tom'], absent: ['Lab mix'] },
     { what: 'two neighbouring letters swapped in a short word', q: 'tmo', first: ['Tom'], absent: [] },

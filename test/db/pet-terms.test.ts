@@ -54,6 +54,7 @@ it('pets.terms is search_words of the name and the tags, folded as q is', async 
     ['100% lab_mix', ['Hypo Allergenic', 'ÉTÉ']],
     ['  --  ', null],
     ['Rex 2', []],
+    ['Zed© Bo½ № Rene\u0301e', null],
   ];
   for (const [name, tags] of cases) {
     const { rows } = await client.query<{ same: boolean; terms: string[] }>(
@@ -64,6 +65,15 @@ it('pets.terms is search_words of the name and the tags, folded as q is', async 
   }
   const { rows } = await client.query<{ terms: string[] }>("SELECT pet_terms_of('Zoé Straße', ARRAY['good-with-kids']) AS terms");
   expect(rows[0]?.terms).toEqual(['zoe', 'strasse', 'good', 'with', 'kids']);
+  // A symbol separates words before accents are removed: unaccent would make `©` the word
+  // `c`, `½` the words `1` and `2`, `№` the word `no`. A combining accent stays in its word.
+  const symbols = await client.query<{ terms: string[] }>("SELECT pet_terms_of(E'Zed\u00A9 Bo\u00BD \u2116 Rene\u0301e', NULL) AS terms");
+  expect(symbols.rows[0]?.terms).toEqual(['zed', 'bo', 'renee']);
+});
+
+it('a q is searched by its first 8 distinct words, however the locale splits it (listPets refuses more by its own count)', async () => {
+  const { rows } = await client.query<{ words: string[] }>("SELECT search_query('a b a c d e f g h i j') AS words");
+  expect(rows[0]?.words).toEqual(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']);
 });
 
 it('pets.terms is computed under an empty search_path, as pg_restore copies pets', async () => {
