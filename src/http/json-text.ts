@@ -2,7 +2,7 @@
 // "Numbers"): how deeply it nests, and numbers no double holds exactly. For request bodies
 // (src/routes/json-body.ts) and for each line of an NDJSON import
 // (src/catalogue/pet-import-rows.ts), which answer each in their own words.
-import { isLosslessNumber, isSafeNumber, parse } from 'lossless-json';
+import { isSafeNumber } from 'lossless-json';
 
 /**
  * How deeply a text may nest arrays and objects. The contract's bodies nest at most
@@ -43,29 +43,39 @@ export function roundedIntoRange(digits: string): boolean {
   return !isSafeNumber(digits) && !INTEGER_DIGITS.test(digits);
 }
 
+/** A number JSON.parse rounds into range, as written. */
+export class RoundedNumber {
+  constructor(readonly digits: string) {}
+}
+
+/** What a number rounded into range is told. */
+export const roundedMessage = (digits: string): string => `must be a number held exactly: ${digits.slice(0, 40)} would be rounded`;
+
+/** JSON.parse's reviver, with the source text of each primitive value (Node 22 and later). */
+type SourceReviver = (this: unknown, key: string, value: unknown, context?: { source?: string }) => unknown;
+const markRounded: SourceReviver = (_key, value, context) =>
+  typeof value === 'number' && context?.source !== undefined && roundedIntoRange(context.source) ? new RoundedNumber(context.source) : value;
+
 /**
- * What the number rules refuse in `text` (a JSON text JSON.parse took, nesting at most
- * MAX_DEPTH), with its JSON pointer: a number JSON.parse rounds into range, or, where a
- * number could be rounded, a repeated property name (read again without JSON.parse, it
- * cannot be told which value counts, as the body parser refuses it too); undefined when none.
+ * JSON.parse's value of `text` (a text JSON.parse takes), each number it rounds into range
+ * left as a RoundedNumber. A property named twice counts as JSON.parse counts it: the last.
+ */
+export function parseMarkingRounded(text: string): unknown {
+  return JSON.parse(text, markRounded as (this: unknown, key: string, value: unknown) => unknown);
+}
+
+/**
+ * The first number JSON.parse rounds into range in `text` (a text JSON.parse takes, nesting
+ * at most MAX_DEPTH), with its JSON pointer; undefined when none.
  */
 export function inexactNumber(text: string): { pointer: string; message: string } | undefined {
   if (!INEXACT_NUMBER.test(text)) return undefined;
-  let value: unknown;
-  try {
-    value = parse(text);
-  } catch {
-    // JSON.parse took it, so this is lossless-json's stricter rule: a repeated key.
-    return { pointer: '', message: 'must not repeat a property name' };
-  }
-  const stack: [unknown, string][] = [[value, '']];
+  const stack: [unknown, string][] = [[parseMarkingRounded(text), '']];
   for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
     const [item, pointer] = next;
-    if (isLosslessNumber(item)) {
-      if (roundedIntoRange(item.value)) return { pointer, message: `must be a number held exactly: ${item.value.slice(0, 40)} would be rounded` };
-    } else if (Array.isArray(item)) {
-      item.forEach((element, i) => stack.push([element, `${pointer}/${i}`]));
-    } else if (item !== null && typeof item === 'object') {
+    if (item instanceof RoundedNumber) return { pointer, message: roundedMessage(item.digits) };
+    if (Array.isArray(item)) item.forEach((element, i) => stack.push([element, `${pointer}/${i}`]));
+    else if (item !== null && typeof item === 'object') {
       for (const [key, element] of Object.entries(item)) stack.push([element, `${pointer}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`]);
     }
   }

@@ -13,20 +13,21 @@
 // - A `\u` escape that leaves a lone surrogate is 400 (JSON.parse keeps it; PostgreSQL
 //   would store U+FFFD).
 // - A number no double holds exactly (9007199254740990.9, 1.0000000000000001, 2^53 + 1)
-//   is 400, never rounded. JSON.parse rounds silently and Node 20 has no reviver
-//   `context.source`, so such bodies are read again with lossless-json.
+//   is 400, never rounded. JSON.parse rounds silently, so such bodies are read again with a
+//   reviver that sees each number as written (`context.source`). A property named twice
+//   counts as JSON.parse counts it, the last, whatever the numbers.
 // Each check costs a scan only when the raw text could hold what it refuses: most bodies
 // (no '\u' escape, no fraction or exponent) take JSON.parse alone. What is refused is
 // answered as a schema's failures are (src/errors/validation-messages.ts): one detail per
 // field, at most 20, names repeated in at most 60 characters.
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest, onSendHookHandler } from 'fastify';
-import { isLosslessNumber, parse } from 'lossless-json';
+import { parse } from 'lossless-json';
 import { ApiError, shown, type ErrorDetail } from '../errors/catalogue.js';
 import { declaredMediaTypes, encodedBody, repeatedContentType, unsupportedMediaType } from '../errors/media-type.js';
 import { problemsBody } from '../errors/validation-messages.js';
 import { operationIdOf, optionalBodies } from '../contract/spec.js';
-import { CONTRACT_DEPTH, INEXACT_NUMBER, MAX_DEPTH, nestsDeeperThan, roundedIntoRange } from '../http/json-text.js';
+import { CONTRACT_DEPTH, INEXACT_NUMBER, MAX_DEPTH, nestsDeeperThan, parseMarkingRounded, RoundedNumber, roundedMessage } from '../http/json-text.js';
 
 declare global {
   interface String {
@@ -48,9 +49,8 @@ function inspect(value: unknown, pointer: string, replaced: boolean, add: Detail
     else if (replaced && value.includes('\uFFFD')) add(pointer, 'must be valid UTF-8');
     return value;
   }
-  if (isLosslessNumber(value)) {
-    if (!roundedIntoRange(value.value)) return Number(value.value);
-    add(pointer, `must be a number held exactly: ${value.value.slice(0, 40)} would be rounded`, 'exact');
+  if (value instanceof RoundedNumber) {
+    add(pointer, roundedMessage(value.digits), 'exact');
     return value;
   }
   if (Array.isArray(value)) return value.map((item, i) => inspect(item, `${pointer}/${i}`, replaced, add));
@@ -74,15 +74,23 @@ function inspect(value: unknown, pointer: string, replaced: boolean, add: Detail
  */
 function syntaxError(error: Error, text: string): Error {
   if ((error as { code?: string }).code !== 'FST_ERR_CTP_INVALID_JSON_BODY') return error;
-  let reason: string;
-  try {
-    parse(text);
+  const reasonOf = (read: (text: string) => unknown): string | undefined => {
+    try {
+      read(text);
+      return undefined;
+    } catch (refused) {
+      return refused instanceof Error ? refused.message : String(refused);
+    }
+  };
+  let reason = reasonOf(parse);
+  // lossless-json stops at a property named twice, which JSON.parse takes: JSON.parse's own
+  // words then say what is wrong, if anything is, with the position written as lossless-json's.
+  if (reason?.startsWith('Duplicate key')) reason = reasonOf(JSON.parse)?.replace(/ in JSON at position (\d+)(?: \(line \d+ column \d+\))?$/, ' at position $1');
+  if (reason === undefined) {
     // Valid JSON: the default parser refused a `__proto__` or `constructor` key (prototype
     // poisoning), which no schema of the contract has.
     const what = 'has a property named __proto__, or constructor holding prototype, which this API refuses: no body of the contract has one';
     return new ApiError('bad_request', `Body ${what}`, { details: [{ location: 'body', field: '', rule: 'json', message: what }] });
-  } catch (refused) {
-    reason = refused instanceof Error ? refused.message : String(refused);
   }
   const at = /^(.*) at position (\d+)$/.exec(reason);
   let where = '';
@@ -91,7 +99,7 @@ function syntaxError(error: Error, text: string): Error {
     const line = before.split('\n').length;
     where = ` at line ${line}, column ${before.length - before.lastIndexOf('\n')}`;
   }
-  // lossless-json quotes what it read (`Invalid number '123...'`, `Duplicate key 'k'`): as
+  // lossless-json quotes what it read (`Invalid number '123...'`): as
   // long as the body, at worst, so repeated in its first 60 characters.
   const said = (at?.[1] ?? reason).replace(/'([^']{61,})'/, (_, quoted: string) => `'${shown(quoted)}'`);
   // "Object value expected" reads on as "object value expected"; "JSON value expected" keeps its case.
@@ -183,14 +191,7 @@ export function registerJsonBody(fastify: FastifyInstance): void {
       if (utf8 && exact && !text.includes('\\u')) return done(null, parsed);
       const details: ErrorDetail[] = [];
       const add: Detail = (field, message, rule = 'encoding') => void details.push({ location: 'body', field, rule, message });
-      let lossless: unknown = parsed;
-      try {
-        if (!exact) lossless = parse(text);
-      } catch {
-        // JSON.parse took it, so this is lossless-json's stricter rule: a repeated key.
-        add('', 'must not repeat a property name', 'duplicateKey');
-      }
-      const value = details.length > 0 ? undefined : inspect(lossless, '', !utf8, add);
+      const value = inspect(exact ? parsed : parseMarkingRounded(text), '', !utf8, add);
       if (!utf8 && details.length === 0) add('', 'must be valid UTF-8');
       if (details.length === 0) return done(null, value);
       const refused = problemsBody('body', details);

