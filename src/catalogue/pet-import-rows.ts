@@ -44,7 +44,8 @@ export interface RowsStart {
   line: number;
 }
 
-const CR_ALONE = 'The lines end with CR alone: save the file with CRLF or LF line ends';
+const SAVE_WITH_LF = 'save the file with CRLF or LF line ends';
+const CR_ALONE = `The lines end with CR alone: ${SAVE_WITH_LF}`;
 /** An NDJSON row's end and the next row's start with CR alone between them. */
 const CR_BETWEEN_ROWS = /\}[ \t]*\r[ \t\r]*\{/;
 
@@ -261,7 +262,11 @@ async function* csvRows(source: AsyncIterable<Buffer>, columns: readonly string[
       if (record.length === 1 && record[0] === '') continue;
       const next = { offset: end, line: lines.line };
       if (record.length !== columns.length) {
-        yield { line, next, error: { line, field: '', message: `has ${record.length} ${record.length === 1 ? 'field' : 'fields'} where the header names ${columns.length}: give each row one field per column, quoting a field that holds a comma` } };
+        // A CR alone ends no line here: the rows it was meant to part read as one.
+        const message = record.some((field) => field.includes('\r'))
+          ? `holds a CR alone, which ends no line: ${SAVE_WITH_LF} (a CR inside a quoted field is kept)`
+          : `has ${record.length} ${record.length === 1 ? 'field' : 'fields'} where the header names ${columns.length}: give each row one field per column, quoting a field that holds a comma`;
+        yield { line, next, error: { line, field: '', message } };
         continue;
       }
       const pet: Record<string, unknown> = {};
@@ -333,6 +338,8 @@ async function* ndjsonRows(source: AsyncIterable<Buffer>, start: { offset: numbe
     try {
       value = JSON.parse(text);
     } catch {
+      // A CR alone ends no line here: the rows it was meant to part read as one.
+      if (CR_BETWEEN_ROWS.test(text)) return refused(next, '', `ends a row with CR alone, which ends no line: ${SAVE_WITH_LF}`);
       return refused(next, '', 'is not JSON: write one NewPet as a JSON object on each line');
     }
     if (value === null || typeof value !== 'object' || Array.isArray(value)) return refused(next, '', 'is not a JSON object: write one NewPet as a JSON object on each line');

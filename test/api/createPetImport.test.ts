@@ -205,6 +205,20 @@ describe('rows that cannot be read as written', () => {
     expect(await imported('{"name":"Next","categoryId":116}', { type: 'application/x-ndjson' })).toMatchObject({ status: 'succeeded', rowsImported: 1 });
   });
 
+  it('a later line that ends with CR alone is refused at its line, saying so (a first line that does is 400, below)', async () => {
+    const csv = await imported('name,categoryId\nFirst,131\nCrA,131\rCrB,131\nLast,131\n', { query: '?errorPolicy=skip' });
+    expect(csv.errors).toEqual([{ line: 3, field: '', message: 'holds a CR alone, which ends no line: save the file with CRLF or LF line ends (a CR inside a quoted field is kept)' }]);
+    const ndjson = await imported('{"name":"First","categoryId":131}\n{"name":"CrA","categoryId":131}\r{"name":"CrB","categoryId":131}\n', { type: 'application/x-ndjson', query: '?errorPolicy=skip' });
+    expect(ndjson.errors).toEqual([{ line: 2, field: '', message: 'ends a row with CR alone, which ends no line: save the file with CRLF or LF line ends' }]);
+    expect(await namesIn(131)).toEqual(['First', 'Last', 'First']);
+  });
+
+  it('an unreadable first row fails the import saying no animal was added', async () => {
+    const done = await imported('name,categoryId\n"open,132\nLast,132\n', { query: '?errorPolicy=skip' });
+    expect(done).toMatchObject({ status: 'failed', rowsImported: 0 });
+    expect(done.message).toMatch(/^Line 2: .* It is the first row: no animal was added\.$/);
+  });
+
   it.each([
     ['a quote inside a field that is not quoted', 'x"y"z,113', 'a field that is not quoted holds a quote: quote the whole field, and write a quote inside it twice'],
     ['a quoted field that goes on after its closing quote', '"Tom, "the cat"",113', 'a quoted field goes on after its closing quote: quote the whole field, and write a quote inside it twice'],
