@@ -61,11 +61,11 @@ export function rowsStart(format: ImportFormat, head: Buffer, ended: boolean): R
     // Decided by the first byte that is not white space: an empty body (white space, a byte
     // order mark) is refused, however long.
     const text = head.subarray(bom).toString('utf8');
-    if (text.trim() === '') {
-      if (ended) throw new ApiError('bad_request', 'Body is empty: send one NewPet as a JSON object per line');
-      if (head.length > MAX_HEADER_BYTES) throw new ApiError('bad_request', `Body starts with more than ${MAX_HEADER_BYTES} bytes of white space: send one NewPet as a JSON object per line`);
-      return undefined;
-    }
+    const blank = text.length - text.trimStart().length;
+    if (blank === text.length && ended) throw new ApiError('bad_request', 'Body is empty: send one NewPet as a JSON object per line');
+    // However the body arrives in chunks: the white space before the first row is held here.
+    if (blank > MAX_HEADER_BYTES) throw new ApiError('bad_request', `Body starts with more than ${MAX_HEADER_BYTES} bytes of white space: send one NewPet as a JSON object per line`);
+    if (blank === text.length) return undefined;
     // Lines that end with CR alone would be read as one line, not JSON: refused as CSV's are,
     // once the first line that holds a row is whole (or the head is full, or the body ends).
     const end = head.indexOf(0x0a, bom + (text.length - text.trimStart().length));

@@ -301,6 +301,7 @@ describe('what submission refuses (4xx, nothing stored)', () => {
     ['a column in another case, or with a space', 'text/csv', 'Name, categoryId\n', 400, 'The header row names the column "Name": write it name, as it is spelt here (column names are exact: case and spaces count)'],
     ['lines that end with CR alone', 'text/csv', 'name,categoryId\rRex,1\rTom,2\r', 400, 'The lines end with CR alone: save the file with CRLF or LF line ends'],
     ['NDJSON lines that end with CR alone', 'application/x-ndjson', '{"name":"N1","categoryId":1}\r{"name":"N2","categoryId":1}\r', 400, 'The lines end with CR alone: save the file with CRLF or LF line ends'],
+    ['NDJSON after more than 64 KiB of empty lines, sent at once', 'application/x-ndjson', `${'\n'.repeat(70_000)}{"name":"N1","categoryId":1}\n`, 400, 'Body starts with more than 65536 bytes of white space: send one NewPet as a JSON object per line'],
     ['NDJSON lines that end with CR alone after blank lines', 'application/x-ndjson', '\n \n{"name":"N1","categoryId":1}\r{"name":"N2","categoryId":1}\r', 400, 'The lines end with CR alone: save the file with CRLF or LF line ends'],
     ['an NDJSON body of white space and a byte order mark', 'application/x-ndjson', Buffer.from([0xef, 0xbb, 0xbf, 0x20, 0x0a, 0x0d, 0x0a]), 400, 'Body is empty: send one NewPet as a JSON object per line'],
     ['no body at all', 'text/csv', undefined, 400, 'body: a body is required (text/csv or application/x-ndjson)'],

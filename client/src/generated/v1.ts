@@ -261,7 +261,8 @@ export interface paths {
          *     optional; CRLF or LF line ends; a field
          *     quoted when it holds a comma, a quote (doubled) or a line end; a UTF-8 byte order
          *     mark is skipped; an empty `status` is none) or `application/x-ndjson` (one `NewPet`
-         *     as a JSON object per line; empty lines are skipped). Each row is checked as
+         *     as a JSON object per line; empty lines are skipped, and more than 64 KiB of them before
+         *     the first row is `400`). Each row is checked as
          *     `createPet` checks its body. Columns other than these three, a column named twice,
          *     a header without `name` or `categoryId`, bytes that are not UTF-8 and an empty body
          *     are `400`, before anything is stored. The body may be up to 1 GiB
