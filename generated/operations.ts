@@ -1264,6 +1264,12 @@ export const operationTable = {
       "406": {
         headers: [
           {
+            name: "Vary",
+            required: true,
+            type: "string",
+            schema: { type: "string", maxLength: 64, pattern: "^(Origin, )?Accept$" },
+          },
+          {
             name: "RateLimit-Limit",
             required: true,
             type: "integer",

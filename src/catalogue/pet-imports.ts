@@ -155,7 +155,7 @@ async function store(pool: pg.Pool, body: Readable, options: SubmitOptions, { ma
   const tooLarge = () => streamTooLarge(maxBytes);
   if (options.declaredBytes !== undefined && options.declaredBytes > maxBytes) throw tooLarge();
   const hold = storing.take(pool);
-  if ('full' in hold) throw new ApiError('unavailable', `${hold.full} imports are being received on this instance, the most it takes at once: retry later`);
+  if ('full' in hold) throw new ApiError('unavailable', `${hold.full === 1 ? 'An import is' : `${hold.full} imports are`} being received on this instance, the most it takes at once: retry later`);
   try {
     return await inTransaction(pool, async (tx) => {
       const [upload] = await query(tx, S.upload);

@@ -18,7 +18,10 @@ export const exportPets: Handler<'exportPets'> = async ({ query, context }, { pe
   const type = new Negotiator({ headers: { accept: context.accept ?? '*/*' } }).mediaType(Object.keys(CONTENT_TYPES));
   const format = type === undefined ? undefined : CONTENT_TYPES[type];
   if (type === undefined || format === undefined) {
-    return errorAnswer('not_acceptable', `Accept allows neither ${EXPORT_FORMATS.join(' nor ')}, the formats of an export: send Accept: ${EXPORT_FORMATS.join(' or Accept: ')}`);
+    const refused = errorAnswer('not_acceptable', `Accept allows neither ${EXPORT_FORMATS.join(' nor ')}, the formats of an export: send Accept: ${EXPORT_FORMATS.join(' or Accept: ')}`);
+    // Whether an export is answered depends on Accept too.
+    const headers: { Vary: string } = { Vary: 'Accept' };
+    return { ...refused, headers };
   }
   const filters = { status: query.status, categoryId: query.categoryId, ids: query.id };
   const body = await pets.export(filters, format);

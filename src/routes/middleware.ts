@@ -14,6 +14,7 @@ import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler, onResponseHookHandler, preValidationHookHandler } from 'fastify';
 import type { ErrorBody } from '../errors/catalogue.js';
 import { sendError } from '../errors/answer.js';
+import { addVary } from '../http/vary.js';
 import type { HandlerInput, HandlerResult, OperationId, RequestContext } from '../contract/handler.js';
 import { Serialized } from '../db/serialized.js';
 import { headerParameters, type OperationInfo } from '../contract/spec.js';
@@ -118,15 +119,12 @@ function adapt(handler: OperationHandler, headerNames: readonly string[]) {
     }
     const input: OperationInput = { params: request.params as Record<string, unknown>, query: request.query as Record<string, unknown>, headers, body: request.body, context };
     const answer = await handler(input);
-    if (answer.status >= 400) return sendError(reply, errorBodyOf(answer.body), answer.headers);
+    // A handler's Vary (exportPets: Accept) joins the one a hook set (CORS: Origin).
+    const { Vary: vary, ...others } = (answer.headers ?? {}) as Record<string, string>;
+    if (vary !== undefined) addVary(reply, vary);
+    if (answer.status >= 400) return sendError(reply, errorBodyOf(answer.body), others);
     reply.code(answer.status);
-    if (answer.headers) {
-      // A handler's Vary (exportPets: Accept) joins the one a hook set (CORS: Origin).
-      const vary = reply.getHeader('vary');
-      reply.headers(answer.headers);
-      const added = reply.getHeader('vary');
-      if (vary !== undefined && added !== vary) reply.header('vary', `${String(vary)}, ${String(added)}`);
-    }
+    reply.headers(others);
     // A stream (exportPets) is sent as it is read, with the Content-Type the handler gave. To
     // HEAD it is not read at all (Fastify would drain it to send nothing).
     if (answer.body instanceof Readable) {

@@ -139,10 +139,11 @@ describe("exportPets takes listPets' filters", () => {
 });
 
 describe('exportPets refuses an Accept it cannot meet', () => {
-  it.each([['application/json'], ['text/html, application/xml;q=0.9'], ['text/csv;q=0'], ['text/csv; header=absent'], ['application/x-ndjson; charset=utf-16']])('Accept: %s is 406 with an Error body', async (accept) => {
+  it.each([['application/json'], ['text/html, application/xml;q=0.9'], ['text/csv;q=0'], ['text/csv; header=absent'], ['application/x-ndjson; charset=utf-16']])('Accept: %s is 406 with an Error body, varying by Accept', async (accept) => {
     const response = await exported('', accept);
     expect(response.statusCode).toBe(406);
     expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(response.headers.vary).toBe('Accept');
     expect(response.json()).toEqual({
       code: 'not_acceptable',
       message: 'Accept allows neither text/csv nor application/x-ndjson, the formats of an export: send Accept: text/csv or Accept: application/x-ndjson',

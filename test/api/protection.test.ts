@@ -146,6 +146,8 @@ describe('CORS', () => {
     // An answer that varies by Accept as well keeps both.
     const exported = await t.api({ method: 'GET', url: '/v1/pets:export', headers: { ...t.auth, origin: 'https://admin.example' } });
     expect(exported.headers.vary).toBe('Origin, Accept');
+    const refused = await t.api({ method: 'GET', url: '/v1/pets:export', headers: { ...t.auth, origin: 'https://admin.example', accept: 'application/json' } });
+    expect([refused.statusCode, refused.headers.vary]).toEqual([406, 'Origin, Accept']);
   });
 
   it("a browser may use every operation of the contract: its methods, header parameters (If-Match) and answer headers (ETag)", async () => {

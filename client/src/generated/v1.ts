@@ -540,8 +540,8 @@ export interface paths {
          *     service), and is written in the same transaction as the change: a change that
          *     commits has its event, and a change rolled back has none.
          *
-         *     **Who sees what.** Catalogue events (`pet.*`, `category.*`) are seen by every key
-         *     that holds `pets:read`. An order's events (`order.*`) are seen only by the key that
+         *     **Who sees what.** Catalogue events (`pet.*`, `category.*`, `import.finished`) are
+         *     seen by every key that holds `pets:read`. An order's events (`order.*`) are seen only by the key that
          *     placed the order, and only while it holds `orders:read`. A key needs one of the two
          *     scopes to call this operation.
          *
@@ -2927,6 +2927,11 @@ export interface operations {
             /** @description `Accept` allows neither `text/csv` nor `application/x-ndjson`. */
             406: {
                 headers: {
+                    /**
+                     * @description `Accept` (after `Origin` where CORS is on): whether an export is answered depends on it.
+                     * @example Accept
+                     */
+                    Vary: string;
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
