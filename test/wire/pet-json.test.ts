@@ -55,7 +55,7 @@ describe("a pet's JSON, as the database keeps it, is the JSON the contract's ser
     ['a plain name', { given: { name: 'Rex', categoryId: 2, status: 'available' } }],
     ['no status (left out, not null)', { given: { name: 'Nameless', categoryId: 1 } }],
     ['quotes and backslashes', { given: { name: 'Say "hi" \\ back\\slash \\"', categoryId: 3, status: 'sold' } }],
-    ['non-ASCII: accents, CJK, an emoji (a surrogate pair in JavaScript), C1 controls', { given: { name: 'Ça 日本 🐕 \u0080\u009f ok', categoryId: 5, status: 'pending' } }],
+    ['non-ASCII: accents, CJK, an emoji (a surrogate pair in JavaScript)', { given: { name: 'Ça 日本 🐕 ok', categoryId: 5, status: 'pending' } }],
     ['line and paragraph separators, a slash, markup', { given: { name: '\u2028\u2029 </script><b>&amp;</b> a/b', categoryId: 6, status: 'available' } }],
     ['the longest name (100 characters) and the largest category', { given: { name: 'é'.repeat(100), categoryId: Number.MAX_SAFE_INTEGER, status: 'sold' } }],
   ] as [string, { given: NewPet }][])('%s', async (_title, { given }) => {
@@ -82,7 +82,7 @@ describe("a pet's JSON, as the database keeps it, is the JSON the contract's ser
   // Each character JSON escapes is also alone in a name, so that a name is escaped whenever it
   // holds any one of them (pet_json quotes a name that holds none as it is).
   it.each([
-    'Loaded "by hand": tab\there\nline\rret\bbs\fff\u0001\u001f\u007f end',
+    'Loaded "by hand": tab\there\nline\rret\bbs\fff\u0001\u001f\u007f\u0080\u009f end',
     'only a quote: "',
     'only a backslash: C:\\pets',
     'only a tab:\t',
