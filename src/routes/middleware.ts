@@ -119,12 +119,16 @@ function adapt(handler: OperationHandler, headerNames: readonly string[]) {
     }
     const input: OperationInput = { params: request.params as Record<string, unknown>, query: request.query as Record<string, unknown>, headers, body: request.body, context };
     const answer = await handler(input);
-    // A handler's Vary (exportPets: Accept) joins the one a hook set (CORS: Origin).
-    const { Vary: vary, ...others } = (answer.headers ?? {}) as Record<string, string>;
-    if (vary !== undefined) addVary(reply, vary);
-    if (answer.status >= 400) return sendError(reply, errorBodyOf(answer.body), others);
+    let answered = answer.headers as Record<string, string> | undefined;
+    if (answered !== undefined && 'Vary' in answered) {
+      // A handler's Vary (exportPets: Accept) joins the one a hook set (CORS: Origin).
+      const { Vary: vary, ...others } = answered;
+      addVary(reply, vary as string);
+      answered = others;
+    }
+    if (answer.status >= 400) return sendError(reply, errorBodyOf(answer.body), answered);
     reply.code(answer.status);
-    reply.headers(others);
+    if (answered) reply.headers(answered);
     // A stream (exportPets) is sent as it is read, with the Content-Type the handler gave. To
     // HEAD it is not read at all (Fastify would drain it to send nothing).
     if (answer.body instanceof Readable) {
