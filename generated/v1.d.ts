@@ -282,8 +282,8 @@ export interface paths {
          *     open reads the same). Quoting that breaks RFC 4180 (a quote left open, a quote inside a field
          *     that is not quoted, text after a closing quote), which makes the rest of the file
          *     unreadable, fails the import at that line in either policy (with `skip`, the rows
-         *     before it stay added). A file whose first line ends with CR alone is `400`; a later row that
-         *     does is refused at its line, saying so. A row that passes these checks
+         *     before it stay added). A file whose first line holding a row ends with CR alone is `400`; a
+         *     later row that does is refused at its line, saying so. A row that passes these checks
          *     and that the database still refuses fails the import, `message` naming the lines of
          *     its batch (`IMPORT_BATCH_ROWS` rows); the batches before it stay added. So does a row
          *     that alone takes longer to add than the database allows a statement, or an error that

@@ -1,25 +1,25 @@
 -- Up Migration
 -- Words as the contract and listPets count them (docs/decisions/0011-pet-search.md):
--- 1. A character that is neither a letter nor a digit separates words before accents are
---    removed, so that unaccent's expansions of symbols make no word: `©` was the word `c`,
---    `½` the words `1` and `2`, `№` the word `no` (225 such characters), and `q=rex ½` found
---    nothing. The combining marks of accents (U+0300 to U+0362, U+20DD to U+20E0, U+20E2 to
---    U+20E4) stay for unaccent to remove, inside their word.
--- 2. search_query keeps the first 8 distinct words of q. listPets refuses a q of more
---    (src/handlers/listPets.ts, counting by Unicode); a letter the database's locale does
---    not know (`ʻ`, U+02BB, with glibc) splits a word there, and a q of one word by that
---    count was 37 words here, a page 0.8 s of the database's time.
+-- 1. A symbol that unaccent spells with letters or digits (`©` as `(C)`, `½` as `1/2`, `№` as
+--    `No`, `℃` as `°C`: the 225 characters below, none a letter or digit to Unicode) is a
+--    separator before accents are removed, under any locale; everything else is folded as
+--    before (unaccent, lowercase, runs of what the locale calls letters and digits).
+-- 2. search_query keeps the first 8 distinct words of q, the contract's bound, however the
+--    locale splits them (listPets counts words by Unicode, which knows letters the locale
+--    may not: each costs the walk a condition per pet).
 --
 -- Invariants (migrations/1763700000025's 1 and 2): pets.terms is pet_terms_of(name, tags),
 -- which returns search_words(name and tags joined by spaces) under any search_path, and q is
 -- folded by the same search_words. Pets whose terms these rules change are written again
--- (name = name): their terms and pet_terms follow; no event (the answer a client reads is
--- unchanged), and updatedAt stays.
+-- (name = name: terms and pet_terms follow, no event, updatedAt kept) under a lock that
+-- holds back every other write of pets until the new functions are in force, so that no pet
+-- is written with the old ones after the UPDATE has passed it.
 SET LOCAL lock_timeout = '1s';
+LOCK TABLE pets IN SHARE ROW EXCLUSIVE MODE;
 
 CREATE OR REPLACE FUNCTION search_words(t text) RETURNS text[]
   LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-  SELECT array_remove(regexp_split_to_array(search_fold(regexp_replace(t, '[^[:alnum:]\u0300-\u0362\u20DD-\u20E0\u20E2-\u20E4]+', ' ', 'g')), '[^[:alnum:]]+'), '')
+  SELECT array_remove(regexp_split_to_array(search_fold(regexp_replace(t, '[\u00A9\u00AE\u00BC-\u00BE\u20A0\u20A2-\u20A4\u20A7\u20B9-\u20BA\u2100-\u2101\u2103\u2105-\u2106\u2109\u2116-\u2118\u211E\u2121\u213B\u2150-\u215F\u2189\u2474-\u24B5\u3371-\u3377\u337A\u3380-\u3381\u3383-\u338B\u338E-\u3394\u3399-\u339A\u339C-\u339E\u33A7\u33A9-\u33AE\u33B0-\u33B1\u33B3-\u33B5\u33B7-\u33BB\u33BD-\u33BF\u33C2-\u33DF\U0001F100-\U0001F10A\U0001F110-\U0001F129]', ' ', 'g')), '[^[:alnum:]]+'), '')
 $$;
 
 DO $do$
@@ -31,7 +31,7 @@ BEGIN
       LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $b$
     BEGIN
       RETURN array_remove(regexp_split_to_array(lower(%s.unaccent(%L::regdictionary,
-        regexp_replace(name || ' ' || coalesce(array_to_string(tags, ' '), ''), '[^[:alnum:]\u0300-\u0362\u20DD-\u20E0\u20E2-\u20E4]+', ' ', 'g'))), '[^[:alnum:]]+'), '');
+        regexp_replace(name || ' ' || coalesce(array_to_string(tags, ' '), ''), '[\u00A9\u00AE\u00BC-\u00BE\u20A0\u20A2-\u20A4\u20A7\u20B9-\u20BA\u2100-\u2101\u2103\u2105-\u2106\u2109\u2116-\u2118\u211E\u2121\u213B\u2150-\u215F\u2189\u2474-\u24B5\u3371-\u3377\u337A\u3380-\u3381\u3383-\u338B\u338E-\u3394\u3399-\u339A\u339C-\u339E\u33A7\u33A9-\u33AE\u33B0-\u33B1\u33B3-\u33B5\u33B7-\u33BB\u33BD-\u33BF\u33C2-\u33DF\U0001F100-\U0001F10A\U0001F110-\U0001F129]', ' ', 'g'))), '[^[:alnum:]]+'), '');
     END;
     $b$$f$, ext, ext || '.unaccent');
 END;
@@ -49,6 +49,7 @@ UPDATE pets SET name = name WHERE terms IS DISTINCT FROM pet_terms_of(name, tags
 
 -- Down Migration
 SET LOCAL lock_timeout = '1s';
+LOCK TABLE pets IN SHARE ROW EXCLUSIVE MODE;
 CREATE OR REPLACE FUNCTION search_words(t text) RETURNS text[]
   LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT array_remove(regexp_split_to_array(search_fold(t), '[^[:alnum:]]+'), '') $$;
 DO $do$

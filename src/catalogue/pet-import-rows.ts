@@ -46,6 +46,8 @@ export interface RowsStart {
 
 const SAVE_WITH_LF = 'save the file with CRLF or LF line ends';
 const CR_ALONE = `The lines end with CR alone: ${SAVE_WITH_LF}`;
+/** JSON's white space: space, tab, LF, CR. */
+const JSON_SPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
 /** An NDJSON row's end and the next row's start with CR alone between them. */
 const CR_BETWEEN_ROWS = /\}[ \t]*\r[ \t\r]*\{/;
 
@@ -60,15 +62,16 @@ export function rowsStart(format: ImportFormat, head: Buffer, ended: boolean): R
   if (format === 'application/x-ndjson') {
     // Decided by the first byte that is not white space: an empty body (white space, a byte
     // order mark) is refused, however long.
-    const text = head.subarray(bom).toString('utf8');
-    const blank = text.length - text.trimStart().length;
-    if (blank === text.length && ended) throw new ApiError('bad_request', 'Body is empty: send one NewPet as a JSON object per line');
-    // However the body arrives in chunks: the white space before the first row is held here.
-    if (blank > MAX_HEADER_BYTES) throw new ApiError('bad_request', `Body starts with more than ${MAX_HEADER_BYTES} bytes of white space: send one NewPet as a JSON object per line`);
-    if (blank === text.length) return undefined;
+    // JSON's white space (space, tab, LF, CR) before the first row, in bytes, however the body
+    // arrives in chunks: held here, so bounded.
+    let first = bom;
+    while (first < head.length && JSON_SPACE.has(head[first] as number)) first++;
+    if (first === head.length && ended) throw new ApiError('bad_request', 'Body is empty: send one NewPet as a JSON object per line');
+    if (first - bom > MAX_HEADER_BYTES) throw new ApiError('bad_request', `Body starts with more than ${MAX_HEADER_BYTES} bytes of white space: send one NewPet as a JSON object per line`);
+    if (first === head.length) return undefined;
     // Lines that end with CR alone would be read as one line, not JSON: refused as CSV's are,
     // once the first line that holds a row is whole (or the head is full, or the body ends).
-    const end = head.indexOf(0x0a, bom + (text.length - text.trimStart().length));
+    const end = head.indexOf(0x0a, first);
     if (end === -1 && !ended && head.length <= MAX_HEADER_BYTES) return undefined;
     if (CR_BETWEEN_ROWS.test(head.subarray(bom, end === -1 ? head.length : end).toString('latin1'))) throw new ApiError('bad_request', CR_ALONE);
     return { offset: bom, line: 1 };
@@ -184,18 +187,31 @@ function lineCounter(start: { offset: number; line: number }) {
   };
 }
 
+/** A record as csv-parse gives it with `info` and `raw`: its fields, its length in bytes, its text. */
+interface CsvRecord {
+  record: string[];
+  info: { bytes: number };
+  raw: string;
+}
+/**
+ * A quoted field (a quote inside written twice), and a CR that ends no line outside one
+ * (csv-parse's `raw` keeps the CR of a CRLF that ends the record, not its LF).
+ */
+const QUOTED = /"(?:[^"]|"")*"/g;
+const CR_OUTSIDE_QUOTES = /\r(?!\n|$)/;
+
 /**
  * The rows of a CSV body, from the byte `start.offset` (line `start.line`), as the chunks of
  * `source` give them (its first chunk starts at that byte). An empty line is no row.
  */
 async function* csvRows(source: AsyncIterable<Buffer>, columns: readonly string[], start: { offset: number; line: number }): AsyncGenerator<Row> {
-  const parser = parseCsv({ info: true, relax_column_count: true, record_delimiter: ['\r\n', '\n'], max_record_size: MAX_ROW_BYTES });
+  const parser = parseCsv({ info: true, raw: true, relax_column_count: true, record_delimiter: ['\r\n', '\n'], max_record_size: MAX_ROW_BYTES });
   const lines = lineCounter(start);
   // The records are taken as the parser emits them, into a queue of this file's own: a
   // stream's async iterator drops the records still buffered when the parser fails (a
   // quote left open, found at the end), and those rows come before the failure. The next
   // chunk is written only once the queue is short.
-  const queue: { record: string[]; info: { bytes: number } }[] = [];
+  const queue: CsvRecord[] = [];
   // Taken by index, the array emptied once read through: reading a record costs the same
   // however many wait behind it (decision record 0009).
   let head = 0;
@@ -208,7 +224,7 @@ async function* csvRows(source: AsyncIterable<Buffer>, columns: readonly string[
     for (const wake of waiting.splice(0)) wake();
   };
   const waitForChange = () => new Promise<void>((resolve) => waiting.push(resolve));
-  parser.on('data', (record: { record: string[]; info: { bytes: number } }) => {
+  parser.on('data', (record: CsvRecord) => {
     queue.push(record);
     signal();
   });
@@ -253,8 +269,8 @@ async function* csvRows(source: AsyncIterable<Buffer>, columns: readonly string[
         await waitForChange();
         continue;
       }
-      const read = queue[head++] as { record: string[]; info: { bytes: number } };
-      const { record, info } = read;
+      const read = queue[head++] as CsvRecord;
+      const { record, info, raw } = read;
       // Every record starts where the one before ended (empty lines are records here).
       const line = lines.line;
       const end = start.offset + info.bytes;
@@ -263,7 +279,7 @@ async function* csvRows(source: AsyncIterable<Buffer>, columns: readonly string[
       const next = { offset: end, line: lines.line };
       if (record.length !== columns.length) {
         // A CR alone ends no line here: the rows it was meant to part read as one.
-        const message = record.some((field) => field.includes('\r'))
+        const message = CR_OUTSIDE_QUOTES.test(raw.replace(QUOTED, ''))
           ? `holds a CR alone, which ends no line: ${SAVE_WITH_LF} (a CR inside a quoted field is kept)`
           : `has ${record.length} ${record.length === 1 ? 'field' : 'fields'} where the header names ${columns.length}: give each row one field per column, quoting a field that holds a comma`;
         yield { line, next, error: { line, field: '', message } };
@@ -330,7 +346,8 @@ async function* ndjsonRows(source: AsyncIterable<Buffer>, start: { offset: numbe
   const rowOf = (bytes: Buffer, next: { offset: number; line: number }): Row | undefined => {
     if (tooLong) return refused(next, '', `is longer than ${MAX_ROW_BYTES} bytes: a NewPet takes a few hundred`);
     const text = bytes.toString('utf8').replace(/\r$/, '');
-    if (text.trim() === '') return undefined;
+    // An empty line: JSON's white space alone.
+    if (/^[ \t\r]*$/.test(text)) return undefined;
     // Before anything recurses into it: a line nested thousands deep overflowed the row checks'
     // stack, and the import, failing there at every try, held every import behind it.
     if (text.length > MAX_DEPTH && nestsDeeperThan(text, MAX_DEPTH)) return refused(next, '', `nests arrays or objects more than ${MAX_DEPTH} levels deep: a NewPet needs 2`);

@@ -125,9 +125,9 @@ export function createImportWorker(pool: pg.Pool, pets: PetsRepository, options:
       }
       return batch;
     };
-    // Whether rows came before the batch being read: an unreadable row's message says whether
-    // their animals were added.
-    let rowsBefore = row.next_offset > row.rows_offset;
+    // Whether animals were added before the batch being read: an unreadable row's message
+    // says so.
+    let addedBefore = row.rows_imported > 0;
     /** Commits a batch (invariant 2 of src/catalogue/pet-imports.ts); false when the import is no longer running. */
     const commit = (batch: Batch): Promise<boolean> =>
       transactionOn(held, async (tx) => {
@@ -141,7 +141,7 @@ export function createImportWorker(pool: pg.Pool, pets: PetsRepository, options:
           const message = `Line ${batch.bad.line} was refused and errorPolicy is stop: no animal was added; fix the row (errors says how), or import with errorPolicy=skip`;
           await importWork.finish(tx, row.id, 'failed', message);
         } else if (batch.unreadable) {
-          const added = !adds ? ' No animal was added.' : rowsBefore || batch.read > 0 ? ' The animals of the rows before it were added.' : ' It is the first row: no animal was added.';
+          const added = adds && (addedBefore || batch.pets.length > 0) ? ' The animals of the rows before it were added.' : ' No animal was added.';
           await importWork.finish(tx, row.id, 'failed', `${batch.unreadable.message}.${added}`.slice(0, 500));
         }
         return true;
@@ -172,7 +172,7 @@ export function createImportWorker(pool: pg.Pool, pets: PetsRepository, options:
           return 'stopped';
         }
         if (!committed || batch.gone) return 'stopped';
-        rowsBefore ||= batch.read > 0;
+        addedBefore ||= adds && batch.pets.length > 0;
         if (shrunk && size < options.batchRows && (performance.now() - started) * 4 < shrunk.limitMs) {
           size = Math.min(options.batchRows, size * 2);
           batchRowsOf.set(row.id, { ...shrunk, size });

@@ -57,6 +57,8 @@ export interface ImportRow {
   pass: 'validate' | 'import';
   next_offset: number;
   next_line: number;
+  /** Animals added by the batches committed so far. */
+  rows_imported: number;
 }
 
 const S = {
@@ -96,7 +98,7 @@ const S = {
   unlock: statement<{ unlocked: boolean }>('pet-imports-unlock', `SELECT pg_advisory_unlock(${WORKER_LOCK}, ($1::bigint % 2147483647)::int) AS unlocked`),
   load: statement<ImportRow>(
     'pet-imports-load',
-    `SELECT id, status, format, error_policy, dry_run, upload_id, part_size, size, columns, rows_offset, pass, next_offset, next_line
+    `SELECT id, status, format, error_policy, dry_run, upload_id, part_size, size, columns, rows_offset, pass, next_offset, next_line, rows_imported::int
     FROM pet_imports WHERE id = $1`,
   ),
   start: statement<Record<string, never>>('pet-imports-start', "UPDATE pet_imports SET status = 'running', started_at = now() WHERE id = $1 AND status = 'queued'"),

@@ -56,6 +56,11 @@ type SourceReviver = (this: unknown, key: string, value: unknown, context?: { so
 const markRounded: SourceReviver = (_key, value, context) =>
   typeof value === 'number' && context?.source !== undefined && roundedIntoRange(context.source) ? new RoundedNumber(context.source) : value;
 
+// Without the source text, every rounded number would pass: the service does not start.
+if (JSON.parse('[1.0]', (_key: string, value: unknown, context?: { source?: string }) => (typeof value === 'number' ? context?.source : value) as unknown)?.[0] !== '1.0') {
+  throw new Error("This Node's JSON.parse gives a reviver no source text (context.source): run Node 22 or 24, as package.json's engines says");
+}
+
 /**
  * JSON.parse's value of `text` (a text JSON.parse takes), each number it rounds into range
  * left as a RoundedNumber. A property named twice counts as JSON.parse counts it: the last.
@@ -65,8 +70,8 @@ export function parseMarkingRounded(text: string): unknown {
 }
 
 /**
- * The first number JSON.parse rounds into range in `text` (a text JSON.parse takes, nesting
- * at most MAX_DEPTH), with its JSON pointer; undefined when none.
+ * A number JSON.parse rounds into range in `text` (a text JSON.parse takes, nesting at most
+ * MAX_DEPTH), with its JSON pointer; undefined when none.
  */
 export function inexactNumber(text: string): { pointer: string; message: string } | undefined {
   if (!INEXACT_NUMBER.test(text)) return undefined;

@@ -67,10 +67,10 @@ function inspect(value: unknown, pointer: string, replaced: boolean, add: Detail
 
 /**
  * What is wrong with a body JSON.parse refused, and where: JSON.parse's own words differ
- * from one Node version to the next and rarely give a position, so the text is read again
+ * from one Node version to the next and often give no position, so the text is read again
  * by lossless-json, whose words and positions do not (`Object value expected after ':' at
- * line 1, column 10`). A body that parses there broke a rule of the default parser instead
- * (a `__proto__` key): its error stands.
+ * line 1, column 10`), unless it stops first at a property named twice. A body that parses
+ * broke a rule of the default parser instead (a `__proto__` key): its error stands.
  */
 function syntaxError(error: Error, text: string): Error {
   if ((error as { code?: string }).code !== 'FST_ERR_CTP_INVALID_JSON_BODY') return error;
@@ -83,9 +83,14 @@ function syntaxError(error: Error, text: string): Error {
     }
   };
   let reason = reasonOf(parse);
-  // lossless-json stops at a property named twice, which JSON.parse takes: JSON.parse's own
-  // words then say what is wrong, if anything is, with the position written as lossless-json's.
-  if (reason?.startsWith('Duplicate key')) reason = reasonOf(JSON.parse)?.replace(/ in JSON at position (\d+)(?: \(line \d+ column \d+\))?$/, ' at position $1');
+  // lossless-json refuses a property named twice, which JSON.parse takes: JSON.parse's words
+  // say what is wrong then, if anything is, its position written as lossless-json's, and
+  // never the text it quotes (`Unexpected token '}', ..."b":tru}" is not valid JSON`).
+  if (reason?.startsWith('Duplicate key')) {
+    reason = reasonOf(JSON.parse)
+      ?.replace(/ in JSON at position (\d+)(?: \(line \d+ column \d+\))?$/, ' at position $1')
+      .replace(/^(Unexpected token '[^']*'), .*$/s, '$1');
+  }
   if (reason === undefined) {
     // Valid JSON: the default parser refused a `__proto__` or `constructor` key (prototype
     // poisoning), which no schema of the contract has.

@@ -206,17 +206,22 @@ describe('rows that cannot be read as written', () => {
   });
 
   it('a later line that ends with CR alone is refused at its line, saying so (a first line that does is 400, below)', async () => {
-    const csv = await imported('name,categoryId\nFirst,131\nCrA,131\rCrB,131\nLast,131\n', { query: '?errorPolicy=skip' });
-    expect(csv.errors).toEqual([{ line: 3, field: '', message: 'holds a CR alone, which ends no line: save the file with CRLF or LF line ends (a CR inside a quoted field is kept)' }]);
+    const csv = await imported('name,categoryId\nFirst,131\nCrA,131\rCrB,131\n"Quoted\rCR",131,extra\nLast,131\n', { query: '?errorPolicy=skip' });
+    expect(csv.errors).toEqual([
+      { line: 3, field: '', message: 'holds a CR alone, which ends no line: save the file with CRLF or LF line ends (a CR inside a quoted field is kept)' },
+      { line: 4, field: '', message: 'has 3 fields where the header names 2: give each row one field per column, quoting a field that holds a comma' },
+    ]);
     const ndjson = await imported('{"name":"First","categoryId":131}\n{"name":"CrA","categoryId":131}\r{"name":"CrB","categoryId":131}\n', { type: 'application/x-ndjson', query: '?errorPolicy=skip' });
     expect(ndjson.errors).toEqual([{ line: 2, field: '', message: 'ends a row with CR alone, which ends no line: save the file with CRLF or LF line ends' }]);
     expect(await namesIn(131)).toEqual(['First', 'Last', 'First']);
   });
 
-  it('an unreadable first row fails the import saying no animal was added', async () => {
-    const done = await imported('name,categoryId\n"open,132\nLast,132\n', { query: '?errorPolicy=skip' });
-    expect(done).toMatchObject({ status: 'failed', rowsImported: 0 });
-    expect(done.message).toMatch(/^Line 2: .* It is the first row: no animal was added\.$/);
+  it('an unreadable row with no animal added before it fails the import saying so', async () => {
+    for (const body of ['name,categoryId\n"open,132\nLast,132\n', 'name,categoryId\n,132\n"open,132\nLast,132\n']) {
+      const done = await imported(body, { query: '?errorPolicy=skip' });
+      expect(done).toMatchObject({ status: 'failed', rowsImported: 0 });
+      expect(done.message).toMatch(/^Line \d: .* No animal was added\.$/);
+    }
   });
 
   it.each([
@@ -302,6 +307,7 @@ describe('what submission refuses (4xx, nothing stored)', () => {
     ['lines that end with CR alone', 'text/csv', 'name,categoryId\rRex,1\rTom,2\r', 400, 'The lines end with CR alone: save the file with CRLF or LF line ends'],
     ['NDJSON lines that end with CR alone', 'application/x-ndjson', '{"name":"N1","categoryId":1}\r{"name":"N2","categoryId":1}\r', 400, 'The lines end with CR alone: save the file with CRLF or LF line ends'],
     ['NDJSON after more than 64 KiB of empty lines, sent at once', 'application/x-ndjson', `${'\n'.repeat(70_000)}{"name":"N1","categoryId":1}\n`, 400, 'Body starts with more than 65536 bytes of white space: send one NewPet as a JSON object per line'],
+    ['NDJSON after more than 64 KiB of blank lines and spaces, sent at once', 'application/x-ndjson', `${' \r\n\t'.repeat(17_000)}{"name":"N1","categoryId":1}\n`, 400, 'Body starts with more than 65536 bytes of white space: send one NewPet as a JSON object per line'],
     ['NDJSON lines that end with CR alone after blank lines', 'application/x-ndjson', '\n \n{"name":"N1","categoryId":1}\r{"name":"N2","categoryId":1}\r', 400, 'The lines end with CR alone: save the file with CRLF or LF line ends'],
     ['an NDJSON body of white space and a byte order mark', 'application/x-ndjson', Buffer.from([0xef, 0xbb, 0xbf, 0x20, 0x0a, 0x0d, 0x0a]), 400, 'Body is empty: send one NewPet as a JSON object per line'],
     ['no body at all', 'text/csv', undefined, 400, 'body: a body is required (text/csv or application/x-ndjson)'],

@@ -71,6 +71,7 @@ const rows: Array<[string, Row]> = [
   ['a body integer of 2^53 + 1 is 400', { given: () => createPet('{"name":"Rex","categoryId":9007199254740993}'), want: { status: 400, field: '/categoryId' } }],
   ['a body integer of 1.5 is 400', { given: () => createPet('{"name":"Rex","categoryId":1.5}'), want: { status: 400 } }],
   ['a repeated key before a syntax error is told the syntax error', { given: () => createPet('{"name":"Rex","name":"Tom","categoryId":1,'), want: { status: 400, message: 'Body is not valid JSON: expected double-quoted property name at line 1, column 43' } }],
+  ['a repeated key before a syntax error JSON.parse gives no position for is told it, quoting nothing', { given: () => createPet('{"name":"Rex","name":"Tom","b":tru}'), want: { status: 400, message: "Body is not valid JSON: unexpected token '}'" } }],
   ['a body integer of 1e400 is 400', { given: () => createPet('{"name":"Rex","categoryId":1e400}'), want: { status: 400 } }],
   ...['0x1', '+1', '%201', '01', '1e0', '1.0', '-0x1'].map((id): [string, Row] => [`petId ${id} is 400`, { given: () => request('GET', `/v1/pets/${id}`, auth()), want: { status: 400 } }]),
   ...['+5', '1e2', '1.0000000000000001', '%205', '05', '0x5'].map((limit): [string, Row] => [`limit=${limit} is 400`, { given: () => request('GET', `/v1/pets?limit=${limit}`, auth()), want: { status: 400 } }]),
