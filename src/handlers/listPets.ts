@@ -11,12 +11,12 @@ const MAX_WORDS = 8;
 const MAX_BYTES = 300;
 
 /**
- * A word of q as the database counts it (search_words: what is not a letter, a digit or an
- * accent separates words, then unaccent, then runs of what its locale calls letters and
- * digits): letters, decimal digits and Unicode's alphabetic marks (the vowel signs of Indic
- * scripts), with the accents unaccent removes inside it (`Re\u0301e` is one word, as `Renée`
- * is). Any other mark or symbol separates words, as the database splits there (U+1DC0; the
- * combining Latin letters U+0363-U+036F, which unaccent keeps; `©`, `½`). A letter the
+ * A word of q as the database counts it (search_words: the symbols unaccent would spell with
+ * letters, `©` `½`, separate words; then unaccent, then runs of what its locale calls letters
+ * and digits): letters, decimal digits and Unicode's alphabetic marks (the vowel signs of
+ * Indic scripts), with the accents unaccent removes inside it (`Re\u0301e` is one word, as
+ * `Renée` is). Any other mark or symbol separates words, as the database splits there
+ * (U+1DC0; the combining Latin letters U+0363-U+036F, which unaccent keeps). A letter the
  * locale does not know splits a word in the database alone: it searches a q by its first
  * MAX_WORDS words (search_query, migrations/1763700000030).
  */
