@@ -74,6 +74,9 @@ export function parameterDefault<K extends OperationId, N extends DefaultedParam
   return found.default as ParameterDefault<K, N>;
 }
 
+/** The operations that take no request body (deletePet): one sent anyway is read and ignored. */
+export const bodilessOperations: ReadonlySet<string> = new Set(operations.filter((o) => requestBodyOf(o) === undefined).map((o) => o.operationId));
+
 /** The operations whose request body the contract marks optional (cancelOrder: nothing, or `{}`). */
 export const optionalBodies: ReadonlySet<string> = new Set(operations.filter((o) => requestBodyOf(o)?.required === false).map((o) => o.operationId));
 

@@ -28,7 +28,8 @@ export function payloadTooLarge(request: FastifyRequest): ApiError {
 /** Several Content-Type headers (also when the first is not JSON). */
 export function repeatedContentType(request: FastifyRequest): ApiError | undefined {
   if (!repeatsHeader(request.raw.rawHeaders, 'content-type')) return undefined;
-  return new ApiError('bad_request', 'Send one Content-Type header, not several');
+  const message = 'is sent more than once: send it once';
+  return new ApiError('bad_request', `header Content-Type: ${message}`, { details: [{ location: 'header', field: 'Content-Type', rule: 'once', message }] });
 }
 
 /** The media types the request's operation declares for its body (none: it takes no body). */

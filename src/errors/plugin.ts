@@ -18,7 +18,6 @@ import { validationBody } from './validation-messages.js';
 
 // Fastify's own errors (body parsing), as the catalogue's.
 const fastifyCodes: Record<string, [ErrorCode, string]> = {
-  FST_ERR_CTP_EMPTY_JSON_BODY: ['bad_request', 'Body is empty; send a JSON object'],
   FST_ERR_CTP_INVALID_JSON_BODY: ['bad_request', 'Body is not valid JSON'],
   FST_ERR_CTP_INVALID_MEDIA_TYPE: ['unsupported_media_type', 'Content-Type must be application/json'],
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: ['bad_request', 'Content-Length does not match the body'],
@@ -96,6 +95,10 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
     const repeated = repeatedContentType(request);
     if (repeated) return sendError(reply, repeated.body);
     return sendError(reply, unsupportedMediaType(request).body);
+  }
+  if (error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
+    const message = 'is empty: send a JSON object';
+    return sendError(reply, errorBody('bad_request', `Body ${message}`, [{ location: 'body', field: '', rule: 'required', message }]));
   }
   if (known) return sendError(reply, errorBody(known[0], known[1]));
   // @fastify/static refuses a path that climbs out of /docs/static with 403: there is

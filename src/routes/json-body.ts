@@ -26,7 +26,7 @@ import { parse } from 'lossless-json';
 import { ApiError, shown, type ErrorDetail } from '../errors/catalogue.js';
 import { declaredMediaTypes, encodedBody, repeatedContentType, unsupportedMediaType } from '../errors/media-type.js';
 import { problemsBody } from '../errors/validation-messages.js';
-import { operationIdOf, optionalBodies } from '../contract/spec.js';
+import { bodilessOperations, operationIdOf, optionalBodies } from '../contract/spec.js';
 import { CONTRACT_DEPTH, INEXACT_NUMBER, MAX_DEPTH, nestsDeeperThan, parseMarkingRounded, RoundedNumber, roundedMessage } from '../http/json-text.js';
 
 declare global {
@@ -180,6 +180,12 @@ export function registerJsonBody(fastify: FastifyInstance): void {
     // application/json` when there is nothing to send.
     if (buffer.length === 0 && optionalBodies.has(operationIdOf(request) ?? '')) {
       done(null, {});
+      return;
+    }
+    // An operation that takes no body (deletePet, deleteCategory) reads an empty one as none,
+    // whatever Content-Type came with it.
+    if (buffer.length === 0 && bodilessOperations.has(operationIdOf(request) ?? '')) {
+      done(null, undefined);
       return;
     }
     const utf8 = isUtf8(buffer);

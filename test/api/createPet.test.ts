@@ -92,7 +92,7 @@ describe('createPet refuses a bad body with 400 and stores nothing', () => {
     // valid JSON" alone up to 1.1.0).
     ['malformed JSON', { given: '{"name": "Rex",', want: 'Body is not valid JSON: quoted object key expected but reached end of input at line 1, column 16' }],
     ['malformed JSON over lines', { given: '{\n  "name": "Rex"\n  "categoryId": 1\n}', want: "Body is not valid JSON: comma ',' expected after value but got '\"' at line 3, column 3" }],
-    ['an empty body', { given: '', want: 'Body is empty; send a JSON object' }],
+    ['an empty body', { given: '', want: 'Body is empty: send a JSON object' }],
     ['a __proto__ key', { given: '{"name":"Rex","categoryId":1,"__proto__":{"x":1}}', want: 'Body has a property named __proto__, or constructor holding prototype, which this API refuses: no body of the contract has one' }],
     ['a constructor key holding prototype', { given: '{"name":"Rex","categoryId":1,"constructor":{"prototype":{"x":1}}}', want: 'Body has a property named __proto__, or constructor holding prototype, which this API refuses: no body of the contract has one' }],
   ])('%s', async (_title, { given, want }) => {
@@ -100,6 +100,10 @@ describe('createPet refuses a bad body with 400 and stores nothing', () => {
     expect(response.statusCode).toBe(400);
     expect(response.json()).toMatchObject({ code: 'bad_request', status: 400, ...(want ? { message: want } : {}) });
     expect(await storedPets()).toEqual(before);
+  });
+
+  it('an empty body names the body in details, as every 400 names what it refuses', async () => {
+    expect((await create('')).json().details).toEqual([{ location: 'body', field: '', rule: 'required', message: 'is empty: send a JSON object' }]);
   });
 
   it('no body and no content type is a 400', async () => {

@@ -44,6 +44,13 @@ async function walk(url: string): Promise<number[]> {
 const notFound = (id: number) => ({ code: 'not_found', message: `Pet ${id} does not exist`, status: 404 });
 
 describe('deletePet', () => {
+  it('takes an empty body sent with Content-Type: application/json as no body (clients that set it on every request)', async () => {
+    const pet = await newPet('available', 77);
+    const response = await remove(pet.id, { 'content-type': 'application/json' });
+    expect(response.statusCode, response.body).toBe(204);
+    expect((await get(`/v1/pets/${pet.id}`)).statusCode).toBe(404);
+  });
+
   it('answers 204 with no body; the pet then is gone from every read, and its row is kept', async () => {
     const pet = await newPet('available', 77);
     const keep = await newPet('available', 77);
