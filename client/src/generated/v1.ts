@@ -395,8 +395,9 @@ export interface paths {
          * Name a category
          * @description Gives the category with this `id` its name: `201` when the id had no name, `200`
          *     when it is renamed (or named the same again). Names are unique ignoring case, letter
-         *     by letter (each letter lowercased: `Dogs` and `DOGS` are one name; `Straße` and
-         *     `STRASSE`, or `ς` and `σ`, are two): a name another category holds is
+         *     by letter (each letter's simple lowercase, one letter for one: `Dogs` and `DOGS` are
+         *     one name; `Straße` and `STRASSE`, `ς` and `σ`, or `İ` and `i` followed by U+0307, are
+         *     two): a name another category holds is
          *     `409 category_name_taken`. Animals are not changed.
          */
         put: operations["putCategory"];
