@@ -17,23 +17,25 @@
 SET LOCAL lock_timeout = '1s';
 LOCK TABLE pets IN SHARE ROW EXCLUSIVE MODE;
 
-CREATE OR REPLACE FUNCTION search_words(t text) RETURNS text[]
-  LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-  SELECT array_remove(regexp_split_to_array(search_fold(regexp_replace(t, '[\u00A9\u00AE\u00BC-\u00BE\u20A0\u20A2-\u20A4\u20A7\u20B9-\u20BA\u2100-\u2101\u2103\u2105-\u2106\u2109\u2116-\u2118\u211E\u2121\u213B\u2150-\u215F\u2189\u2474-\u24B5\u3371-\u3377\u337A\u3380-\u3381\u3383-\u338B\u338E-\u3394\u3399-\u339A\u339C-\u339E\u33A7\u33A9-\u33AE\u33B0-\u33B1\u33B3-\u33B5\u33B7-\u33BB\u33BD-\u33BF\u33C2-\u33DF\U0001F100-\U0001F10A\U0001F110-\U0001F129]', ' ', 'g')), '[^[:alnum:]]+'), '')
-$$;
-
+-- search_words and pet_terms_of split at the same symbols, written once here.
 DO $do$
 DECLARE
+  symbols text := '[\u00A9\u00AE\u00BC-\u00BE\u20A0\u20A2-\u20A4\u20A7\u20B9-\u20BA\u2100-\u2101\u2103\u2105-\u2106\u2109\u2116-\u2118\u211E\u2121\u213B\u2150-\u215F\u2189\u2474-\u24B5\u3371-\u3377\u337A\u3380-\u3381\u3383-\u338B\u338E-\u3394\u3399-\u339A\u339C-\u339E\u33A7\u33A9-\u33AE\u33B0-\u33B1\u33B3-\u33B5\u33B7-\u33BB\u33BD-\u33BF\u33C2-\u33DF\U0001F100-\U0001F10A\U0001F110-\U0001F129]';
   ext text := (SELECT quote_ident(n.nspname) FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'unaccent');
 BEGIN
+  EXECUTE format($f$
+    CREATE OR REPLACE FUNCTION search_words(t text) RETURNS text[]
+      LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $b$
+      SELECT array_remove(regexp_split_to_array(search_fold(regexp_replace(t, %L, ' ', 'g')), '[^[:alnum:]]+'), '')
+    $b$$f$, symbols);
   EXECUTE format($f$
     CREATE OR REPLACE FUNCTION pet_terms_of(name text, tags text[]) RETURNS text[]
       LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $b$
     BEGIN
       RETURN array_remove(regexp_split_to_array(lower(%s.unaccent(%L::regdictionary,
-        regexp_replace(name || ' ' || coalesce(array_to_string(tags, ' '), ''), '[\u00A9\u00AE\u00BC-\u00BE\u20A0\u20A2-\u20A4\u20A7\u20B9-\u20BA\u2100-\u2101\u2103\u2105-\u2106\u2109\u2116-\u2118\u211E\u2121\u213B\u2150-\u215F\u2189\u2474-\u24B5\u3371-\u3377\u337A\u3380-\u3381\u3383-\u338B\u338E-\u3394\u3399-\u339A\u339C-\u339E\u33A7\u33A9-\u33AE\u33B0-\u33B1\u33B3-\u33B5\u33B7-\u33BB\u33BD-\u33BF\u33C2-\u33DF\U0001F100-\U0001F10A\U0001F110-\U0001F129]', ' ', 'g'))), '[^[:alnum:]]+'), '');
+        regexp_replace(name || ' ' || coalesce(array_to_string(tags, ' '), ''), %L, ' ', 'g'))), '[^[:alnum:]]+'), '');
     END;
-    $b$$f$, ext, ext || '.unaccent');
+    $b$$f$, ext, ext || '.unaccent', symbols);
 END;
 $do$;
 

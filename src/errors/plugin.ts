@@ -11,13 +11,16 @@ import fp from 'fastify-plugin';
 import { payloadTooLarge, repeatedContentType, unsupportedMediaType } from './media-type.js';
 import { basePath, declaredHeaderNames } from '../contract/spec.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
-import { ApiError, errorBody, type ErrorCode } from './catalogue.js';
+import { ApiError, errorBody, type ErrorCode, type ErrorDetail } from './catalogue.js';
 import { allowedMethods, indexRoutes } from '../http/allowed-methods.js';
 import { sendError } from './answer.js';
 import { validationBody } from './validation-messages.js';
 
-// Fastify's own errors (body parsing), as the catalogue's.
-const fastifyCodes: Record<string, [ErrorCode, string]> = {
+// Fastify's own errors (body parsing), as the catalogue's: the code, the message, and for a
+// 400 about the body as a field, its details.
+const EMPTY = 'is empty: send a JSON object';
+const fastifyCodes: Record<string, [ErrorCode, string, ErrorDetail[]?]> = {
+  FST_ERR_CTP_EMPTY_JSON_BODY: ['bad_request', `Body ${EMPTY}`, [{ location: 'body', field: '', rule: 'required', message: EMPTY }]],
   FST_ERR_CTP_INVALID_JSON_BODY: ['bad_request', 'Body is not valid JSON'],
   FST_ERR_CTP_INVALID_MEDIA_TYPE: ['unsupported_media_type', 'Content-Type must be application/json'],
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: ['bad_request', 'Content-Length does not match the body'],
@@ -96,11 +99,7 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
     if (repeated) return sendError(reply, repeated.body);
     return sendError(reply, unsupportedMediaType(request).body);
   }
-  if (error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
-    const message = 'is empty: send a JSON object';
-    return sendError(reply, errorBody('bad_request', `Body ${message}`, [{ location: 'body', field: '', rule: 'required', message }]));
-  }
-  if (known) return sendError(reply, errorBody(known[0], known[1]));
+  if (known) return sendError(reply, errorBody(known[0], known[1], known[2]));
   // @fastify/static refuses a path that climbs out of /docs/static with 403: there is
   // nothing to forbid, only no such page.
   if (error.statusCode === 403) return notFound(request, reply);
