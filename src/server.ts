@@ -4,7 +4,7 @@
 // migrator, the pools) is imported while the embedded PostgreSQL starts in its own process,
 // not before it, so that the two overlap.
 import closeWithGrace from 'close-with-grace';
-import { newSecret } from './api-keys/verifier.js';
+import { newSecret, type ApiKeyVerifier } from './api-keys/verifier.js';
 import { ConfigError, loadConfig, readEnvFile, type Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
 import { asciiOnlyWords } from './db/locale.js';
@@ -115,7 +115,7 @@ async function main(config: Config): Promise<void> {
   void asciiOnlyWords(pool).then((warning) => warning && served.log.warn(warning), () => undefined);
   if (db.embedded) note(`Using the embedded PostgreSQL in ${config.DATA_DIR} (port ${db.embedded.port}); set DATABASE_URL to use your own server.`);
   try {
-    await showDevelopmentKey(createApiKeysRepository(pool), db, address);
+    await showDevelopmentKey(createApiKeysRepository(pool), app.apiKeyVerifier, db, address);
     startedUp = true;
   } catch (error) {
     // Ctrl-C while the key is stored ends the pool under it: that is the shutdown asked
@@ -129,13 +129,15 @@ async function main(config: Config): Promise<void> {
 
 /**
  * A development database starts with one key, shown once; never with DATABASE_URL. It is
- * stored only once the service listens, and printed right after: a start that fails
- * earlier leaves no key, so the next start makes and shows one.
+ * stored only once the service listens, and printed once the key cache holds it (it would
+ * learn of it later, by NOTIFY: a request sent at once with the key was 401): a start that
+ * fails earlier leaves no key, so the next start makes and shows one.
  */
-async function showDevelopmentKey(apiKeys: ApiKeysRepository, db: Database, address: string): Promise<void> {
+async function showDevelopmentKey(apiKeys: ApiKeysRepository, verifier: ApiKeyVerifier, db: Database, address: string): Promise<void> {
   if (!db.embedded || (await apiKeys.count()) > 0) return;
   const { secret: developmentKey, hash, prefix } = newSecret();
-  await apiKeys.create({ name: 'development', hash, prefix });
+  const created = await apiKeys.create({ name: 'development', hash, prefix });
+  await verifier.refresh(created.id);
   note(
     [
       '',
